@@ -1,0 +1,1 @@
+"""inferbench.launch"""
