@@ -3,7 +3,7 @@
     InferbenchError              a problem the user can fix; the CLI prints one line, exits 2
      +-- InputError              unreadable or invalid input (file, line, column, key path, hint)
      +-- ConfigError             an InputError raised while loading benchmark-tree files
-     +-- ExternalToolError       a required external program (srtctl, sbatch, ...) is missing or refused
+     +-- ExternalToolError       an external program (srtctl, sbatch, ...) is missing or refused
 
 Anything else that escapes is a bug in inferbench and shows a traceback only with --debug.
 """

@@ -18,7 +18,9 @@ class FailureKind(StrEnum):
     CONNECT = "connect"  # refused, reset before response, DNS, TLS
     TIMEOUT = "timeout"  # exceeded --request-timeout
     HTTP_STATUS = "http_status"  # 4xx / 5xx
-    STREAM_ERROR = "stream_error"  # malformed SSE / JSON, error event, connection dropped mid-stream
+    STREAM_ERROR = (
+        "stream_error"  # malformed SSE / JSON, error event, connection dropped mid-stream
+    )
     TRUNCATED = "truncated"  # fewer (or more) output tokens than asked with ignore_eos
     PROMPT_MISMATCH = "prompt_mismatch"  # usage.prompt_tokens far from the intended length
 
