@@ -1,0 +1,126 @@
+"""What a sweep selects: the filters of `inferbench sweep`, as one frozen value.
+
+Semantics follow InferenceX's `generate_sweep_configs.py`:
+- `config_keys`: exact keys or globs (`*`, `?`); a glob that matches nothing, or an exact key
+  that does not exist, is an error (so a typo never silently sweeps nothing).
+- `model_prefixes`: the config key starts with one of them (InferenceX filters the key, not the
+  `model-prefix` field; keys begin with the model prefix by convention).
+- `precisions`, `frameworks`, `runner_types`: exact matches on the master entry's fields; a
+  runner type that `runners.yaml` does not define is an error.
+- `seq_lens`: (isl, osl) pairs, e.g. from `1k1k,8k1k`.
+- `min_conc` / `max_conc`: see `inferbench.matrix.conc`.
+- `max_tp`: drops single-node search-space entries with a larger `tp` (multinode entries are not
+  filtered, as in InferenceX).
+- `node_type`: single-node only, multinode only, or both.
+- `scenario_types`: fixed-seq-len and/or agentic-coding (empty: both).
+- `evals`: the eval policy, see `inferbench.matrix.evals`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+from inferbench.errors import InputError
+from inferbench.matrix.conc import DEFAULT_STEP
+from inferbench.matrix.job import Scenario
+
+NodeType = Literal["all", "single-node", "multi-node"]
+
+
+class EvalMode(StrEnum):
+    """`default`: mark evals on the usual rows; `none`: --no-evals; `only`: --evals-only;
+    `all`: --all-evals (every eligible row is an eval, and only eval rows are emitted)."""
+
+    DEFAULT = "default"
+    NONE = "none"
+    ONLY = "only"
+    ALL = "all"
+
+
+@dataclass(frozen=True)
+class SweepFilters:
+    config_keys: tuple[str, ...] = ()
+    model_prefixes: tuple[str, ...] = ()
+    precisions: tuple[str, ...] = ()
+    frameworks: tuple[str, ...] = ()
+    runner_types: tuple[str, ...] = ()
+    seq_lens: tuple[tuple[int, int], ...] = ()
+    min_conc: int | None = None
+    max_conc: int | None = None
+    max_tp: int | None = None
+    node_type: NodeType = "all"
+    scenario_types: tuple[Scenario, ...] = ()
+    evals: EvalMode = EvalMode.DEFAULT
+    step: int = DEFAULT_STEP
+
+    def __post_init__(self) -> None:
+        for name in ("min_conc", "max_conc", "max_tp"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                flag = "--" + name.replace("_", "-")
+                raise InputError(f"{flag} must be a positive integer, got {value}")
+        low, high = self.min_conc, self.max_conc
+        if low is not None and high is not None and low > high:
+            raise InputError(
+                f"--min-conc {low} is above --max-conc {high}",
+                hint="pass a --min-conc no larger than --max-conc",
+            )
+        if self.step <= 1:
+            raise InputError(f"--step-size must be greater than 1, got {self.step}")
+
+    def wants_node_type(self, multinode: bool) -> bool:
+        if self.node_type == "all":
+            return True
+        return (self.node_type == "multi-node") == multinode
+
+    def wants_scenario(self, scenario: Scenario) -> bool:
+        return not self.scenario_types or scenario in self.scenario_types
+
+    def wants_entry(self, key: str, precision: str, framework: str, runner: str) -> bool:
+        """The per-entry filters other than config keys (resolved once by `select_keys`)."""
+        if self.model_prefixes and not any(key.startswith(p) for p in self.model_prefixes):
+            return False
+        if self.precisions and precision not in self.precisions:
+            return False
+        if self.frameworks and framework not in self.frameworks:
+            return False
+        return not (self.runner_types and runner not in self.runner_types)
+
+    def wants_seq_len(self, isl: int, osl: int) -> bool:
+        return not self.seq_lens or (isl, osl) in self.seq_lens
+
+
+def is_glob(pattern: str) -> bool:
+    return "*" in pattern or "?" in pattern
+
+
+def select_keys(patterns: Sequence[str], available: Iterable[str]) -> list[str]:
+    """Resolve exact keys and globs against `available`, in tree order, without duplicates.
+
+    Raises InputError naming the first pattern that matches nothing.
+    """
+    keys = list(available)
+    known = set(keys)
+    wanted: set[str] = set()
+    for pattern in patterns:
+        if is_glob(pattern):
+            matches = fnmatch.filter(keys, pattern)
+            if not matches:
+                raise InputError(
+                    f"config-key pattern {pattern!r} matches no master entry",
+                    hint="check the spelling; `inferbench sweep --format table` lists the keys",
+                )
+            wanted.update(matches)
+        elif pattern in known:
+            wanted.add(pattern)
+        else:
+            close = [k for k in keys if k.startswith(pattern.split("-")[0])][:3]
+            raise InputError(
+                f"config key {pattern!r} is not in any master file",
+                hint=f"did you mean one of {', '.join(close)}?" if close else None,
+            )
+    return [k for k in keys if k in wanted]

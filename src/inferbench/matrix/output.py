@@ -1,0 +1,121 @@
+"""Render a sweep: a JSON list of jobs, a GitHub Actions matrix split into chunks, or a table.
+
+GitHub Actions rejects a matrix of more than 256 jobs, and InferenceX's workflows call one
+reusable template per kind of job (`benchmark-tmpl.yml` for single-node rows,
+`benchmark-multinode-tmpl.yml` for rows with `prefill`), reading each row as `matrix.config.*`.
+The `github` shape keeps both habits:
+
+    {
+      "total": 1834,
+      "chunk-size": 256,
+      "single_node": {"1k1k": [{"config": [job, ...]}, ...], "8k1k": [...], "agentic": [...]},
+      "multi_node":  {"8k1k": [{"config": [job, ...]}], "agentic": [...]}
+    }
+
+Each `{"config": [...]}` chunk holds at most 256 jobs of one kind and is itself a valid
+`strategy.matrix` value: `matrix: ${{ fromJson(needs.sweep.outputs.m).single_node['8k1k'][0] }}`
+gives `matrix.config.tp` and so on, as InferenceX's `run-sweep.yml` reads its buckets. To fan out
+over however many chunks there are, iterate the chunk list in an outer matrix and hand each chunk
+to a reusable workflow whose own matrix is `fromJson(inputs.chunk)`. Buckets are keyed by the
+sequence-length name (`seq_len_name`) or `agentic`; empty buckets are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from rich.table import Table
+
+from inferbench.matrix.job import Job, WorkerBlock
+from inferbench.matrix.seqlen import seq_len_name
+
+GITHUB_MATRIX_LIMIT = 256
+
+
+def jobs_to_json(jobs: Sequence[Job]) -> str:
+    """The JSON list of jobs, InferenceX field names, one job per line-free object."""
+    return orjson.dumps([job.to_wire() for job in jobs], option=orjson.OPT_INDENT_2).decode()
+
+
+def chunked(items: Sequence[Any], size: int = GITHUB_MATRIX_LIMIT) -> list[list[Any]]:
+    """`items` in order, split into lists of at most `size`."""
+    if size <= 0:
+        raise ValueError("chunk size must be positive")
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def _bucket(job: Job) -> tuple[str, str]:
+    group = "multi_node" if job.is_multinode else "single_node"
+    if job.is_agentic or job.isl is None or job.osl is None:
+        return group, "agentic"
+    return group, seq_len_name(job.isl, job.osl)
+
+
+def github_matrix(jobs: Sequence[Job], chunk_size: int = GITHUB_MATRIX_LIMIT) -> dict[str, Any]:
+    """The chunked GitHub Actions matrix object described in the module docstring."""
+    buckets: dict[str, dict[str, list[dict[str, Any]]]] = {"single_node": {}, "multi_node": {}}
+    for job in jobs:
+        group, name = _bucket(job)
+        buckets[group].setdefault(name, []).append(job.to_wire())
+    out: dict[str, Any] = {"total": len(jobs), "chunk-size": chunk_size}
+    for group, named in buckets.items():
+        out[group] = {
+            name: [{"config": chunk} for chunk in chunked(rows, chunk_size)]
+            for name, rows in named.items()
+        }
+    return out
+
+
+def github_to_json(jobs: Sequence[Job], chunk_size: int = GITHUB_MATRIX_LIMIT) -> str:
+    """Compact JSON (one line), as `$GITHUB_OUTPUT` wants it."""
+    return orjson.dumps(github_matrix(jobs, chunk_size)).decode()
+
+
+def _worker(block: WorkerBlock) -> str:
+    if block.dp_attn and block.ep > 1:
+        shape = f"DEP{block.tp * block.pp}"
+    elif block.ep > 1:
+        shape = f"TEP{block.tp}"
+    else:
+        shape = f"TP{block.tp}"
+    return f"{block.num_worker}x{shape}"
+
+
+def topology(job: Job) -> str:
+    """A short topology label: `TP8`, `TP8 EP8 DPA`, or `2xDEP2 / 1xDEP8` for multinode."""
+    if job.prefill is not None and job.decode is not None:
+        if job.decode.num_worker == 0:
+            return f"agg {_worker(job.prefill)}"
+        return f"{_worker(job.prefill)} / {_worker(job.decode)}"
+    parts = [f"TP{job.tp}"]
+    if job.pp and job.pp > 1:
+        parts.append(f"PP{job.pp}")
+    if job.ep and job.ep > 1:
+        parts.append(f"EP{job.ep}")
+    if job.dp_attn:
+        parts.append("DPA")
+    return " ".join(parts)
+
+
+def jobs_table(jobs: Sequence[Job]) -> Table:
+    """A Rich table, one row per job."""
+    table = Table(title=f"{len(jobs)} jobs", show_lines=False)
+    for column in ("config-key", "runner", "seq", "topology", "spec", "conc", "eval", "fp"):
+        table.add_column(column, no_wrap=column in ("conc", "fp"))
+    for job in jobs:
+        seq = "agentic" if job.is_agentic else seq_len_name(job.isl or 0, job.osl or 0)
+        conc = ",".join(str(c) for c in job.concurrencies)
+        evals = "eval-only" if job.eval_only else ("yes" if job.run_eval else "")
+        table.add_row(
+            job.config_key,
+            job.runner,
+            seq,
+            topology(job),
+            "" if job.spec_decoding == "none" else job.spec_decoding,
+            conc,
+            evals,
+            job.fingerprint_short,
+        )
+    return table

@@ -1,0 +1,63 @@
+import json
+
+from rich.console import Console
+
+from inferbench.matrix.job import Job
+from inferbench.matrix.output import (
+    GITHUB_MATRIX_LIMIT,
+    chunked,
+    github_matrix,
+    github_to_json,
+    jobs_table,
+    jobs_to_json,
+    topology,
+)
+
+from .jobs import agentic_single, multi, single, worker
+
+
+def test_chunks_of_at_most_256() -> None:
+    assert GITHUB_MATRIX_LIMIT == 256
+    sizes = [len(c) for c in chunked(list(range(600)))]
+    assert sizes == [256, 256, 88]
+    assert chunked([]) == []
+    assert [len(c) for c in chunked(list(range(512)))] == [256, 256]
+
+
+def test_github_matrix_buckets_and_chunks() -> None:
+    jobs = [single(c) for c in range(1, 301)] + [multi((c,)) for c in (1, 2)] + [agentic_single()]
+    matrix = json.loads(github_to_json(jobs))
+    assert matrix["total"] == 303
+    sn = matrix["single_node"]
+    assert [len(c["config"]) for c in sn["8k1k"]] == [256, 44]
+    assert len(sn["agentic"][0]["config"]) == 1
+    assert list(matrix["multi_node"]) == ["8k1k"]
+    for chunks in (*sn.values(), *matrix["multi_node"].values()):
+        for chunk in chunks:
+            assert list(chunk) == ["config"]  # a chunk is a valid strategy.matrix by itself
+    first = sn["8k1k"][0]["config"][0]
+    assert Job.model_validate(first) == jobs[0]
+
+
+def test_github_matrix_of_nothing() -> None:
+    assert github_matrix([]) == {"total": 0, "chunk-size": 256, "single_node": {}, "multi_node": {}}
+
+
+def test_json_list_round_trips() -> None:
+    jobs = [single(16), multi(), agentic_single()]
+    back = [Job.model_validate(obj) for obj in json.loads(jobs_to_json(jobs))]
+    assert back == jobs
+
+
+def test_topology_labels() -> None:
+    assert topology(single()) == "TP8"
+    assert topology(single(ep=8, dp_attn=True)) == "TP8 EP8 DPA"
+    assert topology(multi()) == "2xDEP2 / 1xDEP8"
+    assert topology(multi(decode=worker(0, 8))).startswith("agg")
+
+
+def test_table_renders_every_job() -> None:
+    console = Console(width=200, record=True)
+    console.print(jobs_table([single(16), multi()]))
+    text = console.export_text()
+    assert "dsr1-fp8-h200-vllm" in text and "2xDEP2 / 1xDEP8" in text and "2 jobs" in text

@@ -1,0 +1,24 @@
+import pytest
+
+from inferbench.matrix.seqlen import parse_seq_len, seq_len_name
+
+
+def test_names_follow_inferencex() -> None:
+    assert seq_len_name(1024, 1024) == "1k1k"
+    assert seq_len_name(8192, 1024) == "8k1k"
+    assert seq_len_name(1024, 8192) == "1k8k"
+    assert seq_len_name(1000, 200) == "1000_200"
+
+
+def test_parse_both_spellings_round_trip() -> None:
+    assert parse_seq_len("8k1k") == (8192, 1024)
+    assert parse_seq_len(" 1K8K ") == (1024, 8192)
+    assert parse_seq_len("1000_200") == (1000, 200)
+    for isl, osl in [(1024, 1024), (8192, 1024), (3000, 7)]:
+        assert parse_seq_len(seq_len_name(isl, osl)) == (isl, osl)
+
+
+@pytest.mark.parametrize("bad", ["", "8k", "1k1", "0k1k", "abc", "1_0"])
+def test_parse_rejects_garbage(bad: str) -> None:
+    with pytest.raises(ValueError):
+        parse_seq_len(bad)
