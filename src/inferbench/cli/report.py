@@ -1,9 +1,31 @@
-"""`inferbench report` command group."""
+"""`inferbench report`: PNG plots and the static HTML dashboard from the store."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
+
+from inferbench.results.store import DEFAULT_DB_URL
+
+
+def report(
+    db: str = typer.Option(DEFAULT_DB_URL, "--db", envvar="INFERBENCH_DB", help="Database URL."),
+    output: Path = typer.Option(Path("runs/report"), "--output", help="Folder to write into."),
+    plots: bool = typer.Option(True, "--plots/--no-plots", help="Also write PNG plots."),
+) -> None:
+    """Write the dashboard (index.html, opens offline) and PNG Pareto plots."""
+    from inferbench.report import build_report
+
+    with Console(stderr=True).status("building report..."):
+        paths = build_report(db, output, plots=plots)
+    typer.echo(
+        f"dashboard: {paths.dashboard} ({paths.points} points in {paths.series} series, "
+        f"{paths.stored} stored); plots: {len(paths.plots)} PNG in {paths.output_dir}"
+    )
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app (filled in by the owning issue)."""
+    """Add `inferbench report` to the root app."""
+    app.command("report")(report)

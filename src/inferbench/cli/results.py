@@ -1,9 +1,223 @@
-"""`inferbench results` command group."""
+"""`inferbench results` command group: ingest, list, show, export, compare."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import orjson
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from inferbench.errors import InputError, Location
+from inferbench.results.store import DEFAULT_DB_URL, RecordFilter, open_store
+
+results_app = typer.Typer(
+    help="Store, list, export and compare benchmark results.", no_args_is_help=True
+)
+
+DB_OPTION = typer.Option(
+    DEFAULT_DB_URL,
+    "--db",
+    envvar="INFERBENCH_DB",
+    help="Database URL: sqlite:///file.sqlite (default under runs/) or postgresql+psycopg://...",
+)
+
+
+def _identity(value: str | None) -> dict[str, Any] | None:
+    if not value:
+        return None
+    path = Path(value)
+    if path.suffix in (".yaml", ".yml"):
+        from ruamel.yaml import YAML, YAMLError
+
+        if not path.is_file():
+            raise InputError("identity file not found", location=Location(file=path))
+        try:
+            loaded = YAML(typ="safe").load(path.read_text())
+        except YAMLError as exc:
+            raise InputError(f"invalid YAML: {exc}", location=Location(file=path)) from None
+        if not isinstance(loaded, dict):
+            raise InputError("identity YAML must be a mapping", location=Location(file=path))
+        return {str(k): v for k, v in loaded.items()}
+    from inferbench.results.identity import parse_identity_arg
+
+    return parse_identity_arg(value)
+
+
+def ingest(
+    paths: list[Path] = typer.Argument(..., help="Run directories, result files or folders."),
+    db: str = DB_OPTION,
+    identity: str | None = typer.Option(
+        None, "--identity", help="key=value,... or a YAML file: identity for plain sa-bench files."
+    ),
+    strict: bool = typer.Option(False, "--strict", help="Write nothing if any point is invalid."),
+) -> None:
+    """Ingest benchmark points (idempotent: the same point twice is stored once)."""
+    from inferbench.results.ingest import ingest_paths
+
+    console = Console(stderr=True)
+    with console.status("ingesting results..."):
+        report = ingest_paths(paths, db, identity=_identity(identity), strict=strict)
+    for skipped in report.skipped:
+        console.print(f"[red]skipped[/] {skipped.reason}", markup=True, highlight=False)
+    written = not (strict and report.skipped)
+    typer.echo(
+        f"{report.found} points found: {report.inserted} new, {report.updated} updated, "
+        f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
+        + ("" if written else " (strict: nothing written)")
+        + (f"; runs: {', '.join(report.run_ids)}" if report.run_ids else "")
+    )
+    if report.skipped:
+        raise typer.Exit(2)
+
+
+def _filter(
+    run: str | None,
+    tag: str | None,
+    model: str | None,
+    precision: str | None,
+    framework: str | None,
+    hardware: str | None,
+    isl: int | None,
+    osl: int | None,
+) -> RecordFilter:
+    return RecordFilter(
+        run_id=run,
+        tag=tag,
+        model_prefix=model,
+        precision=precision,
+        framework=framework,
+        hardware=hardware,
+        isl=isl,
+        osl=osl,
+    )
+
+
+def list_cmd(
+    db: str = DB_OPTION,
+    fmt: str = typer.Option("table", "--format", help="table or json"),
+    run: str | None = typer.Option(None, "--run"),
+    tag: str | None = typer.Option(None, "--tag"),
+    model: str | None = typer.Option(None, "--model", help="model prefix"),
+    precision: str | None = typer.Option(None, "--precision"),
+    framework: str | None = typer.Option(None, "--framework"),
+    hardware: str | None = typer.Option(None, "--hardware"),
+    isl: int | None = typer.Option(None, "--isl"),
+    osl: int | None = typer.Option(None, "--osl"),
+    limit: int = typer.Option(200, "--limit", help="rows in table format (0 = all)"),
+) -> None:
+    """List stored points."""
+    from inferbench.results.export import flat_row
+
+    if fmt not in ("table", "json"):
+        raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
+    stored = open_store(db).query(
+        _filter(run, tag, model, precision, framework, hardware, isl, osl)
+    )
+    rows = [flat_row(s) for s in stored]
+    if fmt == "json":
+        typer.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
+        return
+    table = Table(title=f"{len(rows)} points")
+    cols = (
+        "id",
+        "run_id",
+        "model_prefix",
+        "hardware",
+        "framework",
+        "precision",
+        "isl",
+        "osl",
+        "topology",
+        "concurrency",
+        "total_tput_per_gpu",
+        "interactivity_median",
+        "failure_rate",
+        "official",
+    )
+    for col in cols:
+        table.add_column(col)
+    for row in rows[:limit] if limit else rows:
+        table.add_row(*(_fmt(row[c]) for c in cols))
+    Console().print(table)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "-" if value is None else str(value)
+
+
+def show(
+    record_id: int = typer.Argument(..., help="Record id from `results list`."), db: str = DB_OPTION
+) -> None:
+    """Show one stored point in full (JSON)."""
+    found = open_store(db).get(record_id)
+    if found is None:
+        raise InputError(
+            f"no stored result with id {record_id}", hint="see `inferbench results list`"
+        )
+    typer.echo(found.record.model_dump_json(indent=2))
+
+
+def export(
+    fmt: str = typer.Option(..., "--format", help="csv, json or parquet"),
+    output: Path = typer.Option(..., "--output", help="File to write."),
+    db: str = DB_OPTION,
+    run: str | None = typer.Option(None, "--run"),
+    tag: str | None = typer.Option(None, "--tag"),
+) -> None:
+    """Export stored points."""
+    from inferbench.results.export import export_records
+
+    stored = open_store(db).query(RecordFilter(run_id=run, tag=tag))
+    count = export_records(stored, fmt, output)
+    typer.echo(f"wrote {count} points to {output}")
+
+
+def compare(
+    base: str = typer.Argument(..., help="run id, run:<id>, tag:<name> or key=value,... filters"),
+    head: str = typer.Argument(..., help="same forms as BASE"),
+    db: str = DB_OPTION,
+    threshold: float = typer.Option(0.05, "--threshold", help="relative change treated as noise"),
+    fmt: str = typer.Option("table", "--format", help="table or markdown"),
+    fail_on_regression: bool = typer.Option(
+        False, "--fail-on-regression", help="exit 1 on any regression"
+    ),
+) -> None:
+    """Per-point deltas between two sets of results (regressions first)."""
+    from inferbench.report.markdown import comparison_markdown
+    from inferbench.results.compare import compare_selectors
+
+    if fmt not in ("table", "markdown"):
+        raise InputError(f"unknown --format {fmt!r}", hint="use table or markdown")
+    cmp = compare_selectors(open_store(db), base, head, threshold=threshold)
+    if fmt == "markdown":
+        typer.echo(comparison_markdown(cmp), nl=False)
+    else:
+        table = Table(title=f"{head} vs {base} (noise ±{threshold:.0%})")
+        for col in (
+            "verdict",
+            "point",
+            *(d.metric.label for d in (cmp.points[0].deltas if cmp.points else ())),
+        ):
+            table.add_column(col)
+        for p in cmp.points:
+            cells = [f"{d.change:+.1%}" if d.change is not None else "-" for d in p.deltas]
+            table.add_row(p.verdict, p.label, *cells)
+        Console().print(table)
+        typer.echo(f"{len(cmp.only_base)} only in base, {len(cmp.only_head)} only in head")
+    if fail_on_regression and cmp.count("regression"):
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app (filled in by the owning issue)."""
+    """Add `inferbench results ...` to the root app."""
+    results_app.command("ingest")(ingest)
+    results_app.command("list")(list_cmd)
+    results_app.command("show")(show)
+    results_app.command("export")(export)
+    results_app.command("compare")(compare)
+    app.add_typer(results_app, name="results")

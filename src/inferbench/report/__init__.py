@@ -1,1 +1,46 @@
-"""inferbench.report"""
+"""inferbench.report: PNG plots, the static HTML dashboard, markdown comparisons."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from inferbench.fsio import atomic_write_text
+from inferbench.report.dashboard import latest_per_point, render_dashboard
+from inferbench.report.plots import write_plots
+from inferbench.results.store import DEFAULT_DB_URL, open_store
+
+__all__ = ["ReportPaths", "build_report"]
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    """What `build_report` wrote."""
+
+    output_dir: Path
+    dashboard: Path
+    plots: tuple[Path, ...]
+    points: int  # points on the dashboard
+    series: int
+    stored: int  # records in the store
+
+
+def build_report(
+    db_url: str = DEFAULT_DB_URL, output_dir: Path | str = "runs/report", *, plots: bool = True
+) -> ReportPaths:
+    """Write `index.html` (the dashboard) and one PNG per model/lengths into output_dir."""
+    out = Path(output_dir)
+    store = open_store(db_url)
+    stored = store.query()
+    dash = render_dashboard(stored, store.outcomes())
+    dashboard = out / "index.html"
+    atomic_write_text(dashboard, dash.html)
+    pngs = write_plots(latest_per_point(stored), out) if plots else []
+    return ReportPaths(
+        output_dir=out,
+        dashboard=dashboard,
+        plots=tuple(pngs),
+        points=dash.points,
+        series=dash.series,
+        stored=len(stored),
+    )

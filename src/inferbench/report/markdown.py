@@ -1,0 +1,60 @@
+"""A comparison as markdown fit for a PR comment: regressions first, worst first."""
+
+from __future__ import annotations
+
+from inferbench.results.compare import Comparison, Delta, PointDelta
+
+_ICON = {"regression": "🔴", "improvement": "🟢", "noise": "⚪"}
+_SHOWN = (
+    "total_tput_per_gpu",
+    "interactivity_median",
+    "ttft_median",
+    "e2el_median",
+    "failure_rate",
+)
+
+
+def _cell(d: Delta) -> str:
+    if d.base is None or d.head is None or d.change is None:
+        return "-"
+    if d.metric.name == "failure_rate":
+        text = f"{d.base:.1%} → {d.head:.1%}"
+    else:
+        text = f"{d.base:.4g} → {d.head:.4g} ({d.change:+.1%})"
+    return f"**{text}**" if d.verdict == "regression" else text
+
+
+def _row(p: PointDelta) -> str:
+    cells = [_cell(d) for d in p.deltas if d.metric.name in _SHOWN]
+    return f"| {_ICON[p.verdict]} | {p.label} | " + " | ".join(cells) + " |"
+
+
+def comparison_markdown(cmp: Comparison, *, max_rows: int = 60) -> str:
+    reg, imp, noise = (cmp.count(v) for v in ("regression", "improvement", "noise"))
+    lines = [
+        f"### inferbench: `{cmp.head_label}` vs `{cmp.base_label}`",
+        "",
+        f"{len(cmp.points)} matched points: **{reg} regressions**, {imp} improvements, "
+        f"{noise} within the ±{cmp.threshold:.0%} noise threshold.",
+    ]
+    if cmp.only_base or cmp.only_head:
+        lines.append(
+            f"{len(cmp.only_base)} points only in base (missing from head), "
+            f"{len(cmp.only_head)} only in head."
+        )
+    if cmp.points:
+        header = [d.metric.label for d in cmp.points[0].deltas if d.metric.name in _SHOWN]
+        lines += ["", "| | point | " + " | ".join(header) + " |", "|---" * (len(header) + 2) + "|"]
+        shown = [p for p in cmp.points if p.verdict != "noise"][:max_rows]
+        lines += [_row(p) for p in shown]
+        hidden = len(cmp.points) - len(shown)
+        if hidden:
+            lines.append(f"| | … {hidden} more points within noise or beyond {max_rows} rows | |")
+    if cmp.only_base:
+        lines += ["", "<details><summary>Missing from head</summary>", ""]
+        lines += [
+            f"- {p.identity.model_prefix} {p.identity.topology()} conc {p.identity.concurrency}"
+            for p in cmp.only_base[:max_rows]
+        ]
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,67 @@
+"""Assemble a Record from identity, provenance and a bench file, deriving its metrics."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from inferbench.errors import InputError, Location
+from inferbench.results.benchfile import BenchFile
+from inferbench.results.derived import energy_per_token, per_gpu_throughput
+from inferbench.results.record import Derived, Energy, Identity, Metrics, Provenance, Record
+
+
+def derive(identity: Identity, metrics: Metrics, bench: BenchFile | None = None) -> Derived:
+    """Every derived metric of a point, each from its one definition."""
+    input_tps = metrics.total_input_tokens / metrics.duration_s
+    tput = per_gpu_throughput(
+        identity,
+        total_tps=metrics.total_token_throughput,
+        output_tps=metrics.output_throughput,
+        input_tps=input_tps,
+    )
+    attempted = metrics.completed + metrics.failed
+    energy: Energy | None = None
+    if bench is not None and bench.power:
+        if bench.window is None:
+            energy = Energy(
+                joules=None,
+                joules_per_output_token=None,
+                joules_per_total_token=None,
+                gpus=len({s.gpu for s in bench.power}),
+                samples=len(bench.power),
+                valid=False,
+                reasons=("result has no benchmark window (start/end times)",),
+            )
+        else:
+            energy = energy_per_token(
+                bench.power,
+                window=bench.window,
+                output_tokens=metrics.total_output_tokens,
+                total_tokens=metrics.total_input_tokens + metrics.total_output_tokens,
+            )
+    return Derived(
+        total_tput_per_gpu=tput.total_per_gpu,
+        output_tput_per_gpu=tput.output_per_gpu,
+        input_tput_per_gpu=tput.input_per_gpu,
+        output_tput_per_decode_gpu=tput.output_per_decode_gpu,
+        input_tput_per_prefill_gpu=tput.input_per_prefill_gpu,
+        interactivity=bench.interactivity if bench is not None else None,
+        failure_rate=metrics.failed / attempted if attempted else 0.0,
+        energy=energy,
+    )
+
+
+def build_record(identity: Identity, provenance: Provenance, bench: BenchFile) -> Record:
+    try:
+        return Record(
+            identity=identity,
+            provenance=provenance,
+            metrics=bench.metrics,
+            derived=derive(identity, bench.metrics, bench),
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise InputError(
+            f"invalid record: {key}: {first['msg']}", location=Location(bench.path)
+        ) from None

@@ -1,0 +1,249 @@
+"""The stored benchmark point: identity + provenance + metrics, versioned.
+
+A `Record` is what every ingest path produces and what the store, the analysis and
+the report read. It is frozen once validated. `SCHEMA_VERSION` grows when a field is
+added or changes meaning; a record written by a newer inferbench is refused with a
+clear message instead of being half-understood.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+from inferbench.errors import InputError, Location
+
+SCHEMA_VERSION = 1
+
+PoolRole = Literal["worker", "prefill", "decode"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Pool(_Frozen):
+    """One worker pool: `workers` engine instances of `gpus_per_worker` GPUs each."""
+
+    role: PoolRole
+    workers: int = Field(ge=0)
+    gpus_per_worker: int = Field(ge=1)
+    tp: int = Field(ge=1)
+    dp: int = Field(default=1, ge=1)
+    ep: int = Field(default=1, ge=1)
+    pp: int = Field(default=1, ge=1)
+    pcp: int = Field(default=1, ge=1)
+    dp_attn: bool = False
+    hardware: str
+    layout_note: str | None = None  # which DEP spelling was assumed, when ambiguous
+
+    @property
+    def gpus(self) -> int:
+        return self.workers * self.gpus_per_worker
+
+    def short(self) -> str:
+        par = f"tp{self.tp}"
+        if self.dp > 1:
+            par += f"dp{self.dp}"
+        if self.ep > 1:
+            par += f"ep{self.ep}"
+        if self.pp > 1:
+            par += f"pp{self.pp}"
+        return f"{self.workers}x{par}"
+
+
+class Identity(_Frozen):
+    """What produced the point: model, engine, image, hardware, topology, workload."""
+
+    model: str
+    model_prefix: str
+    precision: str
+    framework: str
+    image: str | None = None  # normalised container reference
+    hardware_prefill: str
+    hardware_decode: str
+    runner: str | None = None
+    disagg: bool = False
+    pools: tuple[Pool, ...] = Field(min_length=1)
+    spec_decoding: str = "none"
+    isl: int = Field(ge=1)
+    osl: int = Field(ge=1)
+    concurrency: int = Field(ge=1)
+    range_ratio: float | None = Field(default=None, ge=0)
+    range_mode: str | None = None  # which length convention range_ratio follows
+    dataset: str = "random"
+    recipe_fingerprint: str | None = None
+    job_fingerprint: str | None = None
+
+    def pool(self, role: PoolRole) -> Pool | None:
+        return next((p for p in self.pools if p.role == role), None)
+
+    @property
+    def total_gpus(self) -> int:
+        return sum(p.gpus for p in self.pools)
+
+    def topology(self) -> str:
+        """A short name like `1P(1xtp8) 2D(2xtp4ep4)` or `tp8` for a single node."""
+        if len(self.pools) == 1 and self.pools[0].role == "worker":
+            return self.pools[0].short().removeprefix("1x")
+        parts = []
+        for p in self.pools:
+            if p.workers:
+                parts.append(f"{p.workers}{p.role[0].upper()}({p.short()})")
+        return " ".join(parts)
+
+    def hardware(self) -> str:
+        if self.hardware_prefill == self.hardware_decode:
+            return self.hardware_prefill
+        return f"{self.hardware_prefill}/{self.hardware_decode}"
+
+
+class Provenance(_Frozen):
+    """Where and when the point was measured, and whether it is official."""
+
+    run_id: str
+    attempt: int = Field(default=1, ge=1)
+    backend: str | None = None
+    engine: str | None = None
+    host: str | None = None
+    cluster: str | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    inferbench_version: str | None = None
+    official: bool = False
+    source: str | None = None  # the file the point came from
+    command: str | None = None  # how the server / client was launched, when known
+    tag: str | None = None
+
+
+class Stats(_Frozen):
+    """A distribution summary in the unit its field name says (ms for latencies)."""
+
+    mean: float | None = None
+    median: float | None = None
+    std: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    p999: float | None = None
+
+
+class Interactivity(_Frozen):
+    """Tokens/s/user percentiles over the per-request distribution.
+
+    `source` says how they were obtained: `per_request` (computed from each request's
+    TPOT), or `tpot_percentiles` (interactivity p_k = 1000 / TPOT p_(100-k), exact for
+    order statistics; the mean cannot be recovered that way and stays None).
+    """
+
+    p1: float | None = None
+    p10: float | None = None
+    median: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    mean: float | None = None
+    source: Literal["per_request", "tpot_percentiles"]
+
+
+class Energy(_Frozen):
+    """GPU energy over the benchmark window, with a verdict on whether to trust it."""
+
+    joules: float | None
+    joules_per_output_token: float | None
+    joules_per_total_token: float | None
+    gpus: int
+    samples: int
+    valid: bool
+    reasons: tuple[str, ...] = ()
+
+
+class Derived(_Frozen):
+    """Metrics with one definition each (see `inferbench.results.derived`)."""
+
+    total_tput_per_gpu: float
+    output_tput_per_gpu: float
+    input_tput_per_gpu: float
+    output_tput_per_decode_gpu: float | None = None
+    input_tput_per_prefill_gpu: float | None = None
+    interactivity: Interactivity | None = None
+    failure_rate: float = Field(ge=0, le=1)
+    energy: Energy | None = None
+
+
+class Metrics(_Frozen):
+    """Every bench metric (sa-bench names, grouped) plus failures by category."""
+
+    duration_s: float = Field(gt=0)
+    completed: int = Field(ge=0)
+    failed: int = Field(default=0, ge=0)
+    failures: dict[str, int] = Field(default_factory=dict)
+    num_prompts: int | None = None
+    request_rate: float | None = None  # None = unlimited (closed loop at concurrency)
+    max_concurrency: int | None = None
+    total_input_tokens: int = Field(ge=0)
+    total_output_tokens: int = Field(ge=0)
+    request_throughput: float = Field(ge=0)
+    output_throughput: float = Field(ge=0)
+    total_token_throughput: float = Field(ge=0)
+    ttft_ms: Stats = Stats()
+    tpot_ms: Stats = Stats()
+    itl_ms: Stats = Stats()
+    e2el_ms: Stats = Stats()
+    queue_ms: Stats | None = None
+    goodput: float | None = None
+
+
+class Record(_Frozen):
+    """One benchmark point as stored."""
+
+    schema_version: int = SCHEMA_VERSION
+    identity: Identity
+    provenance: Provenance
+    metrics: Metrics
+    derived: Derived
+
+    def natural_key(self) -> str:
+        """Same run, same point -> same key: re-ingesting replaces, never duplicates."""
+        return _digest({"run": self.provenance.run_id, "point": self.identity.model_dump()})
+
+    def point_key(self) -> str:
+        """Identifies a point across runs (image and recipe may change between them)."""
+        ident = self.identity.model_dump(exclude={"image", "recipe_fingerprint", "model"})
+        return _digest(ident)
+
+    def series_label(self) -> str:
+        i = self.identity
+        return f"{i.model_prefix} {i.hardware()} {i.framework} {i.precision}"
+
+
+def _digest(obj: object) -> str:
+    data = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def check_schema_version(version: object, *, location: Location | None = None) -> int:
+    """Refuse records this inferbench cannot read (newer, or not a version at all)."""
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise InputError(
+            f"schema_version must be a positive integer, got {version!r}", location=location
+        )
+    if version > SCHEMA_VERSION:
+        raise InputError(
+            f"record schema version {version} is newer than this inferbench understands "
+            f"(up to {SCHEMA_VERSION})",
+            location=location,
+            hint="upgrade inferbench to read it",
+        )
+    return version
+
+
+def record_from_json(data: bytes | str, *, location: Location | None = None) -> Record:
+    """Parse a stored record, refusing newer schema versions before validating."""
+    raw = orjson.loads(data)
+    if not isinstance(raw, dict):
+        raise InputError("a stored record must be a JSON object", location=location)
+    check_schema_version(raw.get("schema_version"), location=location)
+    return Record.model_validate(raw)

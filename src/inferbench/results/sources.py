@@ -1,0 +1,212 @@
+"""Find benchmark points under the paths a user names and turn each into a Record.
+
+Three kinds of input:
+- run directories (`run.json`, `<job>/job.json`, `<job>/outcome.json`,
+  `<job>/results/conc<C>.json`): identity from the job, provenance from run + outcome;
+- inferbench result files (sa-bench fields + an `inferbench` block);
+- plain sa-bench result JSONs, whose identity is supplied (`--identity`) or read from
+  InferenceX / srt-slurm style file names.
+Every point comes back as a Record or as the InputError that explains why not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from inferbench import __version__
+from inferbench.errors import InputError, Location
+from inferbench.results.benchfile import BenchFile, load_json_object, read_bench_file
+from inferbench.results.build import build_record
+from inferbench.results.identity import identity_from_job, nest
+from inferbench.results.names import identity_from_name
+from inferbench.results.power import read_power_csv
+from inferbench.results.record import Provenance, Record
+
+RUN_FILES = {"run.json", "state.json", "job.json", "plan.json", "outcome.json", "env.json"}
+_CONC_FILE = re.compile(r"^conc(\d+)$")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One result file's outcome: a Record, or the reason it was skipped."""
+
+    path: Path
+    record: Record | None = None
+    error: InputError | None = None
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """A job's final state from outcome.json (kept so failure rates stay visible)."""
+
+    run_id: str
+    job_fingerprint: str
+    label: str
+    status: str
+    attempt: int
+    reason: str | None
+
+
+def discover(
+    paths: list[Path], identity: Mapping[str, Any] | None = None
+) -> Iterator[Point | JobOutcome]:
+    for path in paths:
+        if not path.exists():
+            raise InputError("no such file or directory", location=Location(file=path))
+        if path.is_file():
+            yield _file_point(path, identity)
+            continue
+        jobs = sorted(p.parent for p in path.rglob("job.json"))
+        if jobs:
+            for job_dir in jobs:
+                yield from _job_points(job_dir, identity)
+        else:
+            for file in sorted(path.rglob("*.json")):
+                if file.name not in RUN_FILES:
+                    yield _file_point(file, identity)
+
+
+def _safe(path: Path, make: Any) -> Point:
+    try:
+        return Point(path, record=make())
+    except InputError as exc:
+        if exc.location.file is None:
+            exc.location = Location(path, exc.location.line, exc.location.column, exc.location.key)
+        return Point(path, error=exc)
+
+
+def _optional_json(path: Path) -> dict[str, Any]:
+    return load_json_object(path) if path.is_file() else {}
+
+
+def _stamp(value: Any) -> datetime | None:
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, tz=UTC)
+    if isinstance(value, str) and value:
+        try:
+            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            try:
+                stamp = datetime.strptime(value, "%Y%m%d-%H%M%S")
+            except ValueError:
+                return None
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+    return None
+
+
+def _first(d: Mapping[str, Any], *keys: str) -> Any:
+    return next((d[k] for k in keys if d.get(k) not in (None, "")), None)
+
+
+def _command(job_dir: Path, bench: BenchFile) -> str | None:
+    plan = _optional_json(job_dir / "plan.json") if (job_dir / "plan.json").is_file() else {}
+    cmd = _first(plan, "command", "commands", "server_command") or _first(bench.block, "command")
+    if isinstance(cmd, list):
+        parts = [" ".join(map(str, c)) if isinstance(c, list) else str(c) for c in cmd]
+        return " && ".join(parts)[:2000]
+    return str(cmd)[:2000] if cmd else None
+
+
+def _power_for(results_dir: Path, conc: int, bench: BenchFile) -> BenchFile:
+    for name in (f"power_conc{conc}.csv", f"gpu_metrics_conc{conc}.csv"):
+        if (results_dir / name).is_file():
+            samples = read_power_csv(results_dir / name)
+            return BenchFile(**{**bench.__dict__, "power": bench.power + samples})
+    return bench
+
+
+def _job_points(job_dir: Path, identity: Mapping[str, Any] | None) -> Iterator[Point | JobOutcome]:
+    try:
+        job = load_json_object(job_dir / "job.json")
+        outcome = _optional_json(job_dir / "outcome.json")
+        run = _optional_json(job_dir.parent / "run.json")
+    except InputError as exc:
+        yield Point(job_dir, error=exc)
+        return
+    job = {**nest(job), **nest(identity or {})}
+    run_id = str(_first(run, "run_id", "run-id", "id") or job_dir.parent.name)
+    times: dict[str, Any] = (
+        dict(outcome["times"]) if isinstance(outcome.get("times"), Mapping) else {}
+    )
+    prov = {
+        "run_id": run_id,
+        "attempt": int(outcome.get("attempt") or 1),
+        "backend": _first(outcome, "backend") or _first(run, "backend"),
+        "engine": _first(outcome, "engine") or _first(run, "engine"),
+        "host": _first(outcome, "host") or _first(run, "host"),
+        "cluster": _first(outcome, "cluster") or _first(run, "cluster"),
+        "started_at": _stamp(_first({**outcome, **times}, "started", "start", "started_at")),
+        "ended_at": _stamp(_first({**outcome, **times}, "ended", "finished", "end", "ended_at")),
+        "inferbench_version": _first(run, "version", "inferbench_version"),
+        "official": bool(run.get("official", False) or job.get("official") in (True, "true")),
+        "tag": job.get("tag"),
+    }
+    if outcome:
+        yield JobOutcome(
+            run_id=run_id,
+            job_fingerprint=str(job.get("fingerprint") or job_dir.name),
+            label=str(job.get("exp-name") or job_dir.name),
+            status=str(outcome.get("status") or "unknown"),
+            attempt=prov["attempt"],
+            reason=str(outcome["reason"]) if outcome.get("reason") else None,
+        )
+    results = job_dir / "results"
+    for file in sorted(results.glob("conc*.json")) if results.is_dir() else []:
+        m = _CONC_FILE.match(file.stem)
+        if not m:
+            continue
+        conc = int(m.group(1))
+
+        def make(file: Path = file, conc: int = conc) -> Record:
+            bench = _power_for(results, conc, read_bench_file(file))
+            ident = identity_from_job(
+                job, concurrency=conc, location=Location(job_dir / "job.json")
+            )
+            return build_record(
+                ident,
+                Provenance(**prov, source=str(file), command=_command(job_dir, bench)),
+                bench,
+            )
+
+        yield _safe(file, make)
+
+
+def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
+    def make() -> Record:
+        raw = load_json_object(path)
+        bench = read_bench_file(path, raw)
+        job_dir = path.parent.parent
+        if path.parent.name == "results" and (job_dir / "job.json").is_file():
+            base: dict[str, Any] = nest(load_json_object(job_dir / "job.json"))
+        else:
+            base = nest(identity_from_name(path))
+        block_job = bench.block.get("job")
+        if isinstance(block_job, Mapping):
+            base.update(nest(block_job))
+        if raw.get("model_id") and "model" not in base:
+            base["model"] = raw["model_id"]
+        merged = {**base, **nest(identity or {})}
+        ident = identity_from_job(merged, location=Location(path))
+        run_id = (
+            merged.get("run-id") or "file-" + hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        )
+        prov = Provenance(
+            run_id=str(run_id),
+            backend=merged.get("backend") or raw.get("backend"),
+            started_at=_stamp(raw.get("date")),
+            inferbench_version=bench.block.get("client_version")
+            or (__version__ if bench.has_block else None),
+            official=str(merged.get("official", "false")).lower() == "true",
+            source=str(path),
+            command=str(bench.block["command"]) if bench.block.get("command") else None,
+            tag=merged.get("tag"),
+        )
+        return build_record(ident, prov, bench)
+
+    return _safe(path, make)

@@ -1,0 +1,252 @@
+"""The results store: SQLite by default, PostgreSQL by URL (SQLAlchemy 2.0 Core).
+
+`open_store(url)` connects, checks the database answers, and migrates it to the
+latest schema. Writes go through `Store.write`, one transaction for the whole batch:
+a failure leaves nothing half-written. An unreachable, locked or newer database is a
+`StoreError` (one line, exit 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+from sqlalchemy import Connection, Engine, bindparam, create_engine, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+from inferbench.errors import InferbenchError
+from inferbench.results.migrations import LATEST, current_version, job_outcomes, migrate, records
+from inferbench.results.record import Record, record_from_json
+from inferbench.results.sources import JobOutcome
+
+DEFAULT_DB_URL = "sqlite:///runs/results.sqlite"
+_CHUNK = 500
+
+
+class StoreError(InferbenchError):
+    """The results database cannot be used (unreachable, locked, newer schema, bad URL)."""
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    id: int
+    record: Record
+
+
+@dataclass(frozen=True)
+class WriteCounts:
+    inserted: int
+    updated: int
+    unchanged: int
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Equality filters on the indexed columns; None means any."""
+
+    run_id: str | None = None
+    tag: str | None = None
+    model_prefix: str | None = None
+    precision: str | None = None
+    framework: str | None = None
+    hardware: str | None = None
+    isl: int | None = None
+    osl: int | None = None
+    official: bool | None = None
+
+
+def _redact(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable URL>"
+
+
+def _engine(url: str, busy_timeout_s: float) -> Engine:
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError(
+            f"not a database URL: {url!r}",
+            hint="use sqlite:///path/results.sqlite or postgresql+psycopg://user@host/db",
+        ) from None
+    if parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    connect_args: dict[str, object] = {}
+    if parsed.drivername.startswith("sqlite"):
+        connect_args["timeout"] = busy_timeout_s
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    elif parsed.drivername.startswith("postgresql"):
+        connect_args["connect_timeout"] = max(1, int(busy_timeout_s))
+    try:
+        return create_engine(parsed, connect_args=connect_args)
+    except (NoSuchModuleError, ImportError) as exc:
+        raise StoreError(f"no database driver for {parsed.drivername}: {exc}") from None
+
+
+class Store:
+    """A migrated results database."""
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+
+    @contextmanager
+    def _begin(self) -> Iterator[Connection]:
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except DBAPIError as exc:
+            raise _store_error(exc, self.url) from None
+
+    def write(self, batch: Sequence[Record], outcomes: Sequence[JobOutcome] = ()) -> WriteCounts:
+        """Upsert records by natural key and outcomes by (run, job), all in one transaction."""
+        now = datetime.now(UTC).isoformat()
+        rows = [_row(r, now) for r in batch]
+        inserted = updated = unchanged = 0
+        with self._begin() as conn:
+            for start in range(0, len(rows), _CHUNK * 10):
+                chunk = rows[start : start + _CHUNK * 10]
+                existing = _existing(conn, [str(r["natural_key"]) for r in chunk])
+                fresh = [r for r in chunk if r["natural_key"] not in existing]
+                changed = [
+                    {**r, "b_key": r["natural_key"]}
+                    for r in chunk
+                    if r["natural_key"] in existing
+                    and existing[r["natural_key"]] != r["content_hash"]
+                ]
+                if fresh:
+                    conn.execute(records.insert(), fresh)
+                if changed:
+                    stmt = (
+                        update(records)
+                        .where(records.c.natural_key == bindparam("b_key"))
+                        .values({c: bindparam(c) for c in _ROW_COLUMNS if c != "natural_key"})
+                    )
+                    conn.execute(stmt, changed)
+                inserted += len(fresh)
+                updated += len(changed)
+                unchanged += len(chunk) - len(fresh) - len(changed)
+            for o in outcomes:
+                _upsert_outcome(conn, o)
+        return WriteCounts(inserted, updated, unchanged)
+
+    def query(self, flt: RecordFilter | None = None) -> list[StoredRecord]:
+        stmt = select(records.c.id, records.c.record_json).order_by(records.c.id)
+        for name, value in flt.__dict__.items() if flt else ():
+            if value is not None:
+                stmt = stmt.where(records.c[name] == value)
+        with self._begin() as conn:
+            rows = conn.execute(stmt).all()
+        return [StoredRecord(row_id, record_from_json(payload)) for row_id, payload in rows]
+
+    def get(self, record_id: int) -> StoredRecord | None:
+        stmt = select(records.c.id, records.c.record_json).where(records.c.id == record_id)
+        with self._begin() as conn:
+            row = conn.execute(stmt).first()
+        return StoredRecord(row[0], record_from_json(row[1])) if row else None
+
+    def outcomes(self) -> list[JobOutcome]:
+        with self._begin() as conn:
+            rows = conn.execute(select(job_outcomes)).mappings().all()
+        return [JobOutcome(**dict(r)) for r in rows]
+
+    def count(self) -> int:
+        with self._begin() as conn:
+            return len(conn.execute(select(records.c.id)).all())
+
+
+_ROW_COLUMNS = (
+    "natural_key", "point_key", "content_hash", "run_id", "model_prefix", "precision",
+    "framework", "hardware", "isl", "osl", "concurrency", "official", "ingested_at",
+    "record_json", "tag",
+)  # fmt: skip
+
+
+def _row(r: Record, now: str) -> dict[str, object]:
+    payload = r.model_dump_json()
+    i = r.identity
+    return {
+        "natural_key": r.natural_key(),
+        "point_key": r.point_key(),
+        "content_hash": hashlib.sha256(payload.encode()).hexdigest()[:32],
+        "run_id": r.provenance.run_id,
+        "model_prefix": i.model_prefix,
+        "precision": i.precision,
+        "framework": i.framework,
+        "hardware": i.hardware(),
+        "isl": i.isl,
+        "osl": i.osl,
+        "concurrency": i.concurrency,
+        "official": r.provenance.official,
+        "ingested_at": now,
+        "record_json": payload,
+        "tag": r.provenance.tag,
+    }
+
+
+def _existing(conn: Connection, keys: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for start in range(0, len(keys), _CHUNK):
+        part = keys[start : start + _CHUNK]
+        stmt = select(records.c.natural_key, records.c.content_hash).where(
+            records.c.natural_key.in_(part)
+        )
+        found.update({k: h for k, h in conn.execute(stmt).all()})
+    return found
+
+
+def _upsert_outcome(conn: Connection, o: JobOutcome) -> None:
+    where = (job_outcomes.c.run_id == o.run_id) & (
+        job_outcomes.c.job_fingerprint == o.job_fingerprint
+    )
+    values = dict(o.__dict__)
+    if conn.execute(select(job_outcomes.c.run_id).where(where)).first():
+        conn.execute(update(job_outcomes).where(where).values(values))
+    else:
+        conn.execute(job_outcomes.insert().values(values))
+
+
+def _store_error(exc: DBAPIError, url: str) -> StoreError:
+    detail = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+    if "locked" in detail.lower():
+        return StoreError(
+            f"database {_redact(url)} is locked by another writer: {detail}",
+            hint="wait for the other ingest to finish, or use PostgreSQL for concurrent writers",
+        )
+    return StoreError(
+        f"cannot use database {_redact(url)}: {detail}",
+        hint="check that the server is running and the URL, user and password are right",
+    )
+
+
+def open_store(url: str = DEFAULT_DB_URL, *, busy_timeout_s: float = 5.0) -> Store:
+    """Connect, verify the schema is not newer than ours, and migrate to the latest."""
+    engine = _engine(url, busy_timeout_s)
+    store = Store(engine, url)
+    try:
+        with store._begin() as conn:
+            have = current_version(conn)
+            if have > LATEST:
+                raise StoreError(
+                    f"database {_redact(url)} has schema v{have}, newer than this "
+                    f"inferbench (v{LATEST})",
+                    hint="upgrade inferbench",
+                )
+            if have < LATEST:
+                migrate(conn)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot use database {_redact(url)}: {exc}") from None
+    return store
+
+
+def iter_json(stored: Iterable[StoredRecord]) -> Iterator[bytes]:
+    for s in stored:
+        yield orjson.dumps({"id": s.id, **s.record.model_dump(mode="json")})

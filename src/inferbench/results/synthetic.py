@@ -1,0 +1,155 @@
+"""Synthetic benchmark points with a plausible throughput/latency trade-off.
+
+Used by the ingest benchmark (100,000 points) and by tests that need run directories
+shaped like the run engineer's layout before real runs exist. The curve: TPOT grows
+linearly with concurrency past a knee, so throughput per GPU rises and interactivity
+falls as concurrency grows. Nothing here is a measurement.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from inferbench.fsio import atomic_write_bytes
+
+
+@dataclass(frozen=True)
+class SyntheticConfig:
+    model_prefix: str = "dsr1"
+    model: str = "deepseek-ai/DeepSeek-R1"
+    precision: str = "fp8"
+    framework: str = "sglang"
+    runner: str = "h200"
+    image: str = "lmsysorg/sglang:v0.5.0"
+    tp: int = 8
+    ep: int = 1
+    isl: int = 1024
+    osl: int = 1024
+    base_tpot_ms: float = 8.0
+    knee: float = 32.0
+
+
+def sa_bench_result(
+    cfg: SyntheticConfig, conc: int, *, rng: random.Random, speedup: float = 1.0, failed: int = 0
+) -> dict[str, Any]:
+    """A sa-bench style result dict (summary fields only) for one concurrency."""
+    tpot = cfg.base_tpot_ms * (1 + conc / cfg.knee) / speedup * rng.uniform(0.98, 1.02)
+    ttft = 40.0 * (1 + conc / 16) * cfg.isl / 1024
+    prompts = conc * 10
+    completed = prompts - failed
+    e2el = ttft + tpot * (cfg.osl - 1)
+    duration = completed / conc * e2el / 1000.0
+    out_tokens = completed * int(cfg.osl * 0.9)
+    in_tokens = completed * int(cfg.isl * 0.9)
+    result: dict[str, Any] = {
+        "date": "20260101-120000",
+        "backend": "openai",
+        "model_id": cfg.model,
+        "tokenizer_id": cfg.model,
+        "num_prompts": prompts,
+        "request_rate": "inf",
+        "burstiness": 1.0,
+        "max_concurrency": conc,
+        "duration": duration,
+        "completed": completed,
+        "total_input_tokens": in_tokens,
+        "total_output_tokens": out_tokens,
+        "request_throughput": completed / duration,
+        "output_throughput": out_tokens / duration,
+        "total_token_throughput": (in_tokens + out_tokens) / duration,
+    }
+    for metric, centre in (("ttft", ttft), ("tpot", tpot), ("itl", tpot), ("e2el", e2el)):
+        for stat, factor in (
+            ("mean", 1.0),
+            ("median", 0.97),
+            ("std", 0.1),
+            ("p90", 1.2),
+            ("p99", 1.5),
+            ("p99.9", 1.8),
+        ):
+            result[f"{stat}_{metric}_ms"] = centre * factor
+    return result
+
+
+def job_json(cfg: SyntheticConfig, fingerprint: str) -> dict[str, Any]:
+    """A single-node job with InferenceX field names."""
+    return {
+        "image": cfg.image,
+        "model": cfg.model,
+        "model-prefix": cfg.model_prefix,
+        "precision": cfg.precision,
+        "framework": cfg.framework,
+        "runner": cfg.runner,
+        "isl": cfg.isl,
+        "osl": cfg.osl,
+        "tp": cfg.tp,
+        "pp": 1,
+        "dcp-size": 1,
+        "pcp-size": 1,
+        "ep": cfg.ep,
+        "dp-attn": False,
+        "spec-decoding": "none",
+        "conc": 0,
+        "max-model-len": cfg.isl + cfg.osl + 256,
+        "exp-name": f"{cfg.model_prefix}_{cfg.isl // 1024}k{cfg.osl // 1024}k",
+        "disagg": False,
+        "run-eval": False,
+        "fingerprint": fingerprint,
+    }
+
+
+def write_run_dir(
+    root: Path,
+    run_id: str,
+    configs: list[SyntheticConfig],
+    concurrencies: tuple[int, ...] = (4, 8, 16, 32, 64),
+    *,
+    seed: int = 0,
+    speedup: float = 1.0,
+) -> Path:
+    """A run directory in the shared layout: run.json, <job>/job.json, outcome, results."""
+    rng = random.Random(seed)
+    run_dir = root / run_id
+    _write(
+        run_dir / "run.json",
+        {
+            "run_id": run_id,
+            "backend": "sim",
+            "engine": "sim",
+            "version": "0.1.0",
+            "host": "localhost",
+            "created": "2026-01-01T12:00:00+00:00",
+        },
+    )
+    for n, cfg in enumerate(configs):
+        fp = f"job{n:04d}{cfg.framework}"
+        job = job_json(cfg, fp)
+        job["conc"] = list(concurrencies)
+        _write(run_dir / fp / "job.json", job)
+        for conc in concurrencies:
+            bench = sa_bench_result(cfg, conc, rng=rng, speedup=speedup)
+            _write(run_dir / fp / "results" / f"conc{conc}.json", bench)
+        _write(
+            run_dir / fp / "outcome.json",
+            {
+                "status": "succeeded",
+                "attempt": 1,
+                "backend": "sim",
+                "engine": "sim",
+                "host": "localhost",
+                "times": {
+                    "started": "2026-01-01T12:00:00+00:00",
+                    "finished": "2026-01-01T12:10:00+00:00",
+                },
+            },
+        )
+    return run_dir
+
+
+def _write(path: Path, obj: object) -> None:
+    atomic_write_bytes(path, orjson.dumps(obj, option=orjson.OPT_INDENT_2))
