@@ -1,8 +1,9 @@
 """What a sweep selects: the filters of `inferbench sweep`, as one frozen value.
 
 Semantics follow InferenceX's `generate_sweep_configs.py`:
-- `config_keys`: exact keys or globs (`*`, `?`); a glob that matches nothing, or an exact key
-  that does not exist, is an error (so a typo never silently sweeps nothing).
+- `config_keys`: exact keys or globs (`*`, `?`, `[...]`, matched case-sensitively as the
+  changelog's keys are); a glob that matches nothing, or an exact key that does not exist, is an
+  error (so a typo never silently sweeps nothing).
 - `model_prefixes`: the config key starts with one of them (InferenceX filters the key, not the
   `model-prefix` field; keys begin with the model prefix by convention).
 - `precisions`, `frameworks`, `runner_types`: exact matches on the master entry's fields; a
@@ -18,12 +19,12 @@ Semantics follow InferenceX's `generate_sweep_configs.py`:
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from inferbench.config.changelog import is_glob, key_matches
 from inferbench.errors import InputError
 from inferbench.matrix.conc import DEFAULT_STEP
 from inferbench.matrix.job import Scenario
@@ -94,10 +95,6 @@ class SweepFilters:
         return not self.seq_lens or (isl, osl) in self.seq_lens
 
 
-def is_glob(pattern: str) -> bool:
-    return "*" in pattern or "?" in pattern
-
-
 def select_keys(patterns: Sequence[str], available: Iterable[str]) -> list[str]:
     """Resolve exact keys and globs against `available`, in tree order, without duplicates.
 
@@ -108,7 +105,7 @@ def select_keys(patterns: Sequence[str], available: Iterable[str]) -> list[str]:
     wanted: set[str] = set()
     for pattern in patterns:
         if is_glob(pattern):
-            matches = fnmatch.filter(keys, pattern)
+            matches = [k for k in keys if key_matches(pattern, k)]
             if not matches:
                 raise InputError(
                     f"config-key pattern {pattern!r} matches no master entry",

@@ -1,0 +1,330 @@
+"""Expand master entries into sweep jobs (InferenceX's `generate_sweep_configs.py` semantics).
+
+- Fixed-seq-len single-node: one job per concurrency (`conc` an int).
+- Fixed-seq-len multinode: one job per search-space entry, `conc` the whole list, run in
+  sequence on one deployment.
+- Agentic single-node: one job per concurrency; agentic multinode: one job per concurrency too
+  (InferenceX allocates one deployment per agentic concurrency), `conc` a one-element list.
+- `max-model-len` = isl + osl + 256; `exp-name` = `<model-prefix>_<seq-len name>` (fixed-seq-len),
+  `<model-prefix>_tp<tp>_conc<c>_<kv>[_spec-<s>]` (agentic single-node) and
+  `<model-prefix>_p<n>x<tp>[ep<e>][dpa]_d..._conc<c>[_kv...]` (agentic multinode), as InferenceX.
+- `total-cpu-dram-gb` (agentic): the runner's available CPU DRAM (capped at 3 TB) x the
+  scenario's `dram-utilization` x the share of the node's GPUs one server uses; 0 without
+  offloading.
+Filters are described in `inferbench.matrix.filters`, eval marking in `inferbench.matrix.evals`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from inferbench.config.master import (
+    AgenticMultiNodeSearchSpace,
+    AgenticSingleNodeSearchSpace,
+    MasterConfig,
+    MultiNodeSearchSpace,
+    SearchSpacePoint,
+    SingleNodeSearchSpace,
+)
+from inferbench.config.master import WorkerBlock as MasterWorker
+from inferbench.errors import ConfigError, InputError
+from inferbench.matrix.conc import expand_concurrency
+from inferbench.matrix.evals import apply_eval_mode
+from inferbench.matrix.filters import SweepFilters, select_keys
+from inferbench.matrix.job import Job, KvOffloadBackend, ResolvedSettings, Router, WorkerBlock
+from inferbench.matrix.seqlen import seq_len_name
+
+MAX_MODEL_LEN_MARGIN = 256
+DEFAULT_AGENTIC_DURATION_S = 3600
+MAX_AGENTIC_CPU_DRAM_MIB = 2_861_022  # 3 TB (decimal) in MiB, InferenceX's cap
+_MIB, _GB = 1024 * 1024, 1_000_000_000
+
+
+@dataclass(frozen=True)
+class NodeHardware:
+    """What agentic DRAM sizing needs from `runners.yaml` `hardware:`."""
+
+    gpus_per_node: int
+    available_cpu_dram_mib: int | None = None
+
+
+HardwareLookup = Callable[[str], NodeHardware | None]
+RecipeResolver = Callable[[str], str]  # CONFIG_FILE path as written -> tree-relative path
+
+
+@dataclass(frozen=True)
+class ExpandContext:
+    """Everything expansion needs besides the master entries."""
+
+    runner_labels: frozenset[str] = frozenset()
+    hardware: HardwareLookup = lambda _label: None
+    resolve_recipe: RecipeResolver = lambda path: path
+
+
+def expand_masters(
+    masters: Mapping[str, MasterConfig], filters: SweepFilters, context: ExpandContext
+) -> list[Job]:
+    """All jobs of the selected master entries, filtered, with evals marked per the filters."""
+    unknown = [r for r in filters.runner_types if r not in context.runner_labels]
+    if unknown and context.runner_labels:
+        raise InputError(
+            f"unknown runner type {unknown[0]!r}",
+            hint=f"runners.yaml defines: {', '.join(sorted(context.runner_labels))}",
+        )
+    keys = select_keys(filters.config_keys, masters) if filters.config_keys else list(masters)
+    jobs: list[Job] = []
+    for key in keys:
+        config = masters[key]
+        entry = config.entry
+        if not filters.wants_node_type(entry.multinode):
+            continue
+        if not filters.wants_entry(key, entry.precision, entry.framework, entry.runner):
+            continue
+        for point in entry.search_spaces():
+            if filters.wants_scenario(point.scenario):
+                jobs.extend(_point_jobs(config, point, filters, context))
+    return apply_eval_mode(jobs, filters.evals)
+
+
+def _concurrencies(space: Any, filters: SweepFilters) -> list[int]:
+    return expand_concurrency(
+        conc_list=space.conc_list,
+        conc_start=space.conc_start,
+        conc_end=space.conc_end,
+        step=filters.step,
+        min_conc=filters.min_conc,
+        max_conc=filters.max_conc,
+    )
+
+
+def _common(config: MasterConfig, space: Any) -> dict[str, Any]:
+    entry = config.entry
+    router = entry.router_for(space)
+    return dict(
+        config_key=config.key,
+        image=entry.image,
+        model=entry.model,
+        model_prefix=entry.model_prefix,
+        precision=entry.precision,
+        framework=entry.framework,
+        runner=entry.runner,
+        spec_decoding=space.spec_decoding,
+        disagg=entry.disagg,
+        router=Router(name=router.name, version=router.version) if router else None,
+    )
+
+
+def _point_jobs(
+    config: MasterConfig, point: SearchSpacePoint, filters: SweepFilters, context: ExpandContext
+) -> list[Job]:
+    space = point.space
+    if point.scenario == "fixed-seq-len":
+        assert point.isl is not None and point.osl is not None
+        if not filters.wants_seq_len(point.isl, point.osl):
+            return []
+        fixed = dict(
+            isl=point.isl,
+            osl=point.osl,
+            max_model_len=point.isl + point.osl + MAX_MODEL_LEN_MARGIN,
+            exp_name=f"{config.entry.model_prefix}_{seq_len_name(point.isl, point.osl)}",
+        )
+    elif filters.seq_lens:  # agentic jobs have no sequence lengths to match
+        return []
+    else:
+        fixed = {}
+    if isinstance(space, MultiNodeSearchSpace):
+        return _multinode_jobs(config, point, space, filters, context, fixed)
+    assert isinstance(space, SingleNodeSearchSpace)
+    if filters.max_tp is not None and space.tp > filters.max_tp:
+        return []
+    return _single_node_jobs(config, point, space, filters, context, fixed)
+
+
+def _single_node_jobs(
+    config: MasterConfig,
+    point: SearchSpacePoint,
+    space: SingleNodeSearchSpace,
+    filters: SweepFilters,
+    context: ExpandContext,
+    fixed: dict[str, Any],
+) -> list[Job]:
+    base = _common(config, space)
+    base.update(
+        tp=space.tp,
+        pp=space.pp,
+        dcp_size=space.dcp_size,
+        pcp_size=space.pcp_size,
+        ep=space.ep,
+        dp_attn=space.dp_attn,
+    )
+    concs = _concurrencies(space, filters)
+    if isinstance(space, AgenticSingleNodeSearchSpace):
+        agentic = _agentic_fields(
+            config, point, space, context, space.tp * space.pp * space.pcp_size
+        )
+        prefix, kv = config.entry.model_prefix, _kv_suffix(space)
+        spec = f"_spec-{space.spec_decoding}" if space.spec_decoding != "none" else ""
+        return [
+            Job(**base, **agentic, conc=c, exp_name=f"{prefix}_tp{space.tp}_conc{c}_{kv}{spec}")
+            for c in concs
+        ]
+    return [Job(**base, **fixed, conc=c) for c in concs]
+
+
+def _multinode_jobs(
+    config: MasterConfig,
+    point: SearchSpacePoint,
+    space: MultiNodeSearchSpace,
+    filters: SweepFilters,
+    context: ExpandContext,
+    fixed: dict[str, Any],
+) -> list[Job]:
+    concs = _concurrencies(space, filters)
+    if not concs:
+        return []
+    base = _common(config, space)
+    base.update(
+        prefill=_worker(space.prefill),
+        decode=_worker(space.decode),
+        kv_p2p_transfer=config.entry.kv_p2p_for(space),
+        resolved_settings=_resolved_settings(config, point, space, context),
+    )
+    if not isinstance(space, AgenticMultiNodeSearchSpace):
+        return [Job(**base, **fixed, conc=tuple(concs))]
+    agentic = _agentic_fields(config, point, space, context, _replica_gpus(space.prefill))
+    kv = f"_{_kv_suffix(space)}" if space.kv_offloading not in (None, "none") else ""
+    tags = f"{_worker_tag(space.prefill, 'p')}_{_worker_tag(space.decode, 'd')}"
+    return [
+        Job(
+            **base,
+            **agentic,
+            conc=(c,),
+            exp_name=f"{config.entry.model_prefix}_{tags}_conc{c}{kv}",
+        )
+        for c in concs
+    ]
+
+
+def _worker(block: MasterWorker) -> WorkerBlock:
+    return WorkerBlock(
+        num_worker=block.num_worker,
+        tp=block.tp,
+        ep=block.ep,
+        dp_attn=block.dp_attn,
+        pp=block.pp,
+        dcp_size=block.dcp_size,
+        pcp_size=block.pcp_size,
+        hardware=block.hardware,
+        additional_settings=tuple(block.additional_settings.raw),
+    )
+
+
+def _worker_tag(block: MasterWorker, role: str) -> str:
+    tag = f"{role}{block.num_worker}x{block.tp}"
+    if block.ep != 1:
+        tag += f"ep{block.ep}"
+    return tag + ("dpa" if block.dp_attn else "")
+
+
+def _split_ref(text: str | None) -> tuple[str | None, str | None]:
+    if text is None:
+        return None, None
+    path, sep, selector = text.rpartition(":")
+    if sep and path and selector and "/" not in selector:
+        return path, selector
+    return text, None
+
+
+def _resolved_settings(
+    config: MasterConfig,
+    point: SearchSpacePoint,
+    space: MultiNodeSearchSpace,
+    context: ExpandContext,
+) -> ResolvedSettings:
+    env: dict[str, str] = {}
+    for block in (space.prefill, space.decode):
+        for item in block.additional_settings.raw:
+            name, _, value = item.partition("=")
+            env.setdefault(name.strip(), value.strip())
+    config_file = space.config_file
+    eval_path, eval_selector = _split_ref(env.get("EVAL_CONFIG_FILE"))
+    try:
+        return ResolvedSettings(
+            env=env,
+            config_file=context.resolve_recipe(config_file.path) if config_file else None,
+            config_selector=config_file.selector if config_file else None,
+            eval_config_file=context.resolve_recipe(eval_path) if eval_path else None,
+            eval_config_selector=eval_selector,
+        )
+    except InputError as exc:
+        raise ConfigError(exc.message, location=config.locate(point.path), hint=exc.hint) from None
+
+
+def _kv_suffix(space: AgenticSingleNodeSearchSpace | AgenticMultiNodeSearchSpace) -> str:
+    if space.kv_offloading in (None, "none") or space.kv_offload_backend is None:
+        return "kvnone"
+    return f"kv{space.kv_offloading}-{space.kv_offload_backend.name}"
+
+
+def _replica_gpus(block: MasterWorker) -> int:
+    """GPUs of one prefill replica (only prefill offloads KV to DRAM; it sizes the budget)."""
+    return block.tp * block.pp * block.pcp_size
+
+
+def _agentic_fields(
+    config: MasterConfig,
+    point: SearchSpacePoint,
+    space: AgenticSingleNodeSearchSpace | AgenticMultiNodeSearchSpace,
+    context: ExpandContext,
+    server_gpus: int,
+) -> dict[str, Any]:
+    backend = space.kv_offload_backend
+    return dict(
+        scenario="agentic-coding",
+        kv_offloading=space.kv_offloading or "none",
+        kv_offload_backend=KvOffloadBackend(name=backend.name, version=backend.version)
+        if backend
+        else None,
+        duration=DEFAULT_AGENTIC_DURATION_S,
+        total_cpu_dram_gb=_dram_gb(config, point, space, context, server_gpus),
+    )
+
+
+def _dram_gb(
+    config: MasterConfig,
+    point: SearchSpacePoint,
+    space: AgenticSingleNodeSearchSpace | AgenticMultiNodeSearchSpace,
+    context: ExpandContext,
+    server_gpus: int,
+) -> int:
+    if space.kv_offloading != "dram":
+        return 0
+    hardware = context.hardware(config.entry.runner)
+    if hardware is None or hardware.available_cpu_dram_mib is None:
+        raise ConfigError(
+            f"runner {config.entry.runner!r} has no hardware facts to size the DRAM offload",
+            location=config.locate((*point.path, "kv-offloading")),
+            hint="add gpus-per-node and available-cpu-dram-mib for it under hardware: in "
+            "runners.yaml",
+        )
+    gpus_per_node = hardware.gpus_per_node
+    share = min(server_gpus, gpus_per_node)  # a server spanning nodes fills each of them
+    available = min(hardware.available_cpu_dram_mib, MAX_AGENTIC_CPU_DRAM_MIB)
+    utilization = Decimal(str(point.dram_utilization or 1))
+    budget = Decimal(available) * _MIB * utilization * share / gpus_per_node
+    return int(budget / _GB)
+
+
+def dedupe(jobs: Iterable[Job]) -> list[Job]:
+    """Drop repeated jobs (same fingerprint, concurrencies and eval marks), keeping the first."""
+    seen: set[tuple[Any, ...]] = set()
+    out: list[Job] = []
+    for job in jobs:
+        key = (job.fingerprint, job.concurrencies, job.run_eval, job.eval_only, job.eval_conc)
+        if key not in seen:
+            seen.add(key)
+            out.append(job)
+    return out

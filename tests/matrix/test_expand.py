@@ -1,0 +1,144 @@
+from pathlib import Path
+
+import pytest
+
+from inferbench.errors import InputError
+from inferbench.matrix.expand import expand_masters
+from inferbench.matrix.filters import EvalMode, SweepFilters
+from inferbench.matrix.job import Job
+
+from .masters import CONTEXT, write_masters
+
+
+def _sweep(tmp_path: Path, **filters: object) -> list[Job]:
+    return expand_masters(write_masters(tmp_path), SweepFilters(**filters), CONTEXT)  # type: ignore[arg-type]
+
+
+def test_full_sweep_counts_and_kinds(tmp_path: Path) -> None:
+    jobs = _sweep(tmp_path)
+    by_key: dict[str, list[Job]] = {}
+    for job in jobs:
+        by_key.setdefault(job.config_key, []).append(job)
+    # 1k1k 4..100 -> 6; 8k1k 4..64 -> 5; list [16, 128] -> 2
+    assert len(by_key["dsr1-fp8-h200-vllm"]) == 13
+    assert len(by_key["dsr1-fp4-b200-sglang"]) == 2
+    assert [j.concurrencies for j in by_key["minimaxm3-fp4-b200-dynamo-vllm"]] == [
+        (2048,),
+        (8, 64, 512),
+    ]
+    assert len(by_key["gptoss-fp4-gb300-agentic"]) == 3
+
+
+def test_single_node_fields(tmp_path: Path) -> None:
+    job = _sweep(tmp_path, config_keys=("dsr1-fp8-h200-vllm",), seq_lens=((1024, 1024),))[0]
+    assert (job.tp, job.pp, job.ep, job.dp_attn, job.dcp_size, job.pcp_size) == (
+        8,
+        1,
+        1,
+        False,
+        1,
+        1,
+    )
+    assert job.max_model_len == 1024 + 1024 + 256
+    assert job.exp_name == "dsr1_1k1k"
+    assert job.conc == 4 and job.scenario == "fixed-seq-len"
+
+
+def test_exp_name_for_1k8k_and_router(tmp_path: Path) -> None:
+    jobs = _sweep(tmp_path, config_keys=("dsr1-fp4-b200-sglang",))
+    assert {j.exp_name for j in jobs} == {"dsr1_1k8k"}
+    assert jobs[0].router is not None and jobs[0].router.name == "sglang-router"
+    assert jobs[0].spec_decoding == "mtp"
+
+
+def test_multinode_job_carries_blocks_and_resolved_settings(tmp_path: Path) -> None:
+    job = _sweep(tmp_path, node_type="multi-node")[0]
+    assert job.is_multinode and job.disagg and job.kv_p2p_transfer == "nixl"
+    assert job.prefill is not None and job.prefill.num_worker == 2 and job.prefill.gpus == 4
+    assert job.decode is not None and job.decode.additional_settings == ("DECODE_NODES=1",)
+    settings = job.resolved_settings
+    assert settings is not None
+    assert settings.config_file == (
+        "benchmarks/multi_node/srt-slurm-recipes/vllm/minimax-m3/b200-fp4/8k1k/2p1d-dep2-dep8-8k1k.yaml"
+    )
+    assert settings.env["DECODE_NODES"] == "1"
+    second = _sweep(tmp_path, node_type="multi-node")[1]
+    assert second.resolved_settings is not None
+    assert second.resolved_settings.config_selector == "override_a"
+
+
+def test_agentic_jobs(tmp_path: Path) -> None:
+    jobs = _sweep(tmp_path, config_keys=("gptoss-*",))
+    assert [j.exp_name for j in jobs] == [
+        "gptoss_tp2_conc4_kvdram-lmcache",
+        "gptoss_tp2_conc32_kvdram-lmcache",
+        "gptoss_tp1_conc8_kvnone_spec-mtp",
+    ]
+    dram = jobs[0]
+    assert dram.is_agentic and dram.duration == 3600 and dram.isl is None
+    # 1,000,000 MiB * 1 MiB * utilization 1 * 2/4 GPUs / 1e9
+    assert dram.total_cpu_dram_gb == int(1_000_000 * 1024 * 1024 * 2 / 4 / 1e9)
+    assert jobs[2].total_cpu_dram_gb == 0
+    assert dram.kv_offload_backend is not None and dram.kv_offload_backend.name == "lmcache"
+
+
+def test_filters(tmp_path: Path) -> None:
+    assert {j.precision for j in _sweep(tmp_path, precisions=("fp4",))} == {"fp4"}
+    assert {j.framework for j in _sweep(tmp_path, frameworks=("sglang",))} == {"sglang"}
+    assert {j.runner for j in _sweep(tmp_path, runner_types=("h200",))} == {"h200"}
+    assert {j.model_prefix for j in _sweep(tmp_path, model_prefixes=("dsr1",))} == {"dsr1"}
+    assert all(not j.is_multinode for j in _sweep(tmp_path, node_type="single-node"))
+    assert all(j.is_multinode for j in _sweep(tmp_path, node_type="multi-node"))
+    seq = _sweep(tmp_path, seq_lens=((8192, 1024),))
+    assert seq and all((j.isl, j.osl) == (8192, 1024) for j in seq)
+    assert all(j.tp is None or j.tp <= 4 for j in _sweep(tmp_path, max_tp=4))
+    agentic = _sweep(tmp_path, scenario_types=("agentic-coding",))
+    assert agentic and all(j.is_agentic for j in agentic)
+
+
+def test_conc_filters_apply_to_every_kind(tmp_path: Path) -> None:
+    jobs = _sweep(tmp_path, min_conc=16, max_conc=100)
+    assert all(16 <= c <= 100 for j in jobs for c in j.concurrencies)
+    capped = _sweep(tmp_path, config_keys=("minimaxm3-*",), max_conc=4)
+    assert [j.concurrencies for j in capped] == [(4,), (4,)]
+
+
+def test_config_key_globs(tmp_path: Path) -> None:
+    keys = {j.config_key for j in _sweep(tmp_path, config_keys=("dsr1-fp?-*",))}
+    assert keys == {"dsr1-fp8-h200-vllm", "dsr1-fp4-b200-sglang"}
+    with pytest.raises(InputError, match="matches no master entry"):
+        _sweep(tmp_path, config_keys=("nothing-*",))
+    with pytest.raises(InputError, match="not in any master file"):
+        _sweep(tmp_path, config_keys=("dsr1-fp8-h200",))
+
+
+def test_unknown_runner_type_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="unknown runner type"):
+        _sweep(tmp_path, runner_types=("h300",))
+
+
+def test_default_evals_on_8k1k(tmp_path: Path) -> None:
+    jobs = _sweep(tmp_path)
+    marked = [(j.config_key, j.concurrencies, j.eval_conc) for j in jobs if j.run_eval]
+    # 8k1k single-node: eligible {16, 32, 64} (range) and, dp-attn being its own group, {16, 128}
+    assert ("dsr1-fp8-h200-vllm", (32,), None) in marked
+    assert ("dsr1-fp8-h200-vllm", (64,), None) in marked
+    assert ("dsr1-fp8-h200-vllm", (128,), None) in marked
+    assert ("minimaxm3-fp4-b200-dynamo-vllm", (2048,), 2048) in marked
+    assert ("minimaxm3-fp4-b200-dynamo-vllm", (8, 64, 512), 512) in marked
+    assert not any(j.run_eval for j in jobs if j.isl == 1024)
+
+
+def test_eval_modes(tmp_path: Path) -> None:
+    assert not any(j.run_eval for j in _sweep(tmp_path, evals=EvalMode.NONE))
+    only = _sweep(tmp_path, evals=EvalMode.ONLY)
+    assert only and all(j.eval_only for j in only)
+    assert any(j.is_agentic for j in only)
+    every = _sweep(tmp_path, evals=EvalMode.ALL)
+    assert len([j for j in every if not j.is_agentic and not j.is_multinode]) == 7
+
+
+def test_runs_are_identical(tmp_path: Path) -> None:
+    first = [j.to_wire() for j in _sweep(tmp_path)]
+    second = [j.to_wire() for j in _sweep(tmp_path)]
+    assert first == second
