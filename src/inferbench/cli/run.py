@@ -1,9 +1,211 @@
-"""`inferbench run` command group."""
+"""`inferbench run`, `inferbench plan` and `inferbench demo`: parse, call launch, render."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from inferbench.launch.deployment import Deployment
+from inferbench.launch.outcome import JobStatus, Outcome, PointOutcome
+from inferbench.launch.plan import Backend, Engine
+from inferbench.launch.runner import RunEvents, RunRequest, RunSummary, execute_run
+
+_console = Console(highlight=False, soft_wrap=True)
+_STATUS_STYLE = {JobStatus.COMPLETED: "green", JobStatus.POINTS_FAILED: "yellow"}
+
+
+class _Progress(RunEvents):
+    """Rich progress: one bar over the jobs; each finished point printed above it."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self.progress = progress
+        self.task = progress.add_task("jobs", total=total)
+
+    def job_started(self, dep: Deployment, attempt: int, todo: int) -> None:
+        extra = f" (attempt {attempt})" if attempt > 1 else ""
+        self.progress.update(self.task, description=f"{_label(dep)}{extra}: {todo} points")
+
+    def point_done(self, dep: Deployment, point: PointOutcome) -> None:
+        mark = "[green]ok[/]" if point.ok else f"[red]failed[/] {point.reason[:100]}"
+        self.progress.console.print(f"  {_label(dep)} conc {point.concurrency}: {mark}")
+
+    def job_finished(self, dep: Deployment, outcome: Outcome) -> None:
+        self.progress.advance(self.task)
+
+
+def _label(dep: Deployment) -> str:
+    return dep.config_key or dep.fingerprint[:12]
+
+
+def render_summary(summary: RunSummary, console: Console = _console) -> None:
+    table = Table(title=f"run {summary.run.run_id}")
+    for column in ("job", "fingerprint", "status", "points ok", "attempt", "reason"):
+        table.add_column(column)
+    for dep, outcome in summary.outcomes:
+        style = _STATUS_STYLE.get(outcome.status, "red")
+        table.add_row(
+            _label(dep),
+            dep.fingerprint[:12],
+            f"[{style}]{outcome.status}[/]",
+            f"{sum(p.ok for p in outcome.points)}/{len(dep.concurrencies)}",
+            str(outcome.attempt),
+            outcome.reason[:120],
+        )
+    for dep in summary.skipped:
+        table.add_row(_label(dep), dep.fingerprint[:12], "done earlier", "", "", "")
+    console.print(table)
+    if summary.stopped_early:
+        console.print("[yellow]stopped after the first failed job (--fail-fast)[/]")
+    console.print(f"run directory: {summary.run.path}")
+
+
+def run_with_progress(request: RunRequest) -> RunSummary:
+    total = min(len(request.deployments), request.max_jobs or len(request.deployments))
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=_console) as progress:
+        return execute_run(request, _Progress(progress, total))
+
+
+def _split(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(v.strip() for item in values or [] for v in item.split(",") if v.strip())
+
+
+def sweep_filters(**opts: Any) -> Any:
+    """The sweep's filters from the options `inferbench sweep` also takes."""
+    from inferbench.matrix.filters import SweepFilters
+    from inferbench.matrix.seqlen import parse_seq_len
+
+    node_type = "all"
+    if opts["single_node"] and not opts["multi_node"]:
+        node_type = "single-node"
+    elif opts["multi_node"] and not opts["single_node"]:
+        node_type = "multi-node"
+    return SweepFilters(
+        config_keys=_split(opts["config_keys"]),
+        model_prefixes=_split(opts["model_prefix"]),
+        precisions=_split(opts["precision"]),
+        frameworks=_split(opts["framework"]),
+        runner_types=_split(opts["runner_type"]),
+        seq_lens=tuple(parse_seq_len(s) for s in _split(opts["seq_lens"])),
+        min_conc=opts["min_conc"],
+        max_conc=opts["max_conc"],
+        max_tp=opts["max_tp"],
+        node_type=node_type,  # type: ignore[arg-type]
+    )
+
+
+_ROOT = typer.Option(Path("."), "--root", help="Benchmark tree (InferenceX layout).")
+_KEYS = typer.Option(None, "--config-keys", help="Config keys or globs (comma/repeat).")
+_PREFIX = typer.Option(None, "--model-prefix", help="Config-key prefixes.")
+_PREC = typer.Option(None, "--precision", help="Precisions (fp4, fp8, ...).")
+_FW = typer.Option(None, "--framework", help="Frameworks (vllm, sglang, dynamo-vllm, ...).")
+_RUNNER = typer.Option(None, "--runner-type", help="Runner labels from runners.yaml.")
+_SEQ = typer.Option(None, "--seq-lens", help="Sequence lengths, e.g. 1k1k,8k1k.")
+_MINC = typer.Option(None, "--min-conc", help="Lowest concurrency.")
+_MAXC = typer.Option(None, "--max-conc", help="Highest concurrency.")
+_MAXTP = typer.Option(None, "--max-tp", help="Largest single-node tp.")
+_SINGLE = typer.Option(False, "--single-node", help="Single-node jobs only.")
+_MULTI = typer.Option(False, "--multi-node", help="Multinode jobs only.")
+_BACKEND = typer.Option(Backend.LOCAL, "--backend", help="Where jobs run.")
+_ENGINE = typer.Option(None, "--engine", help="Serve with this engine (sim: the simulator).")
+_CLUSTER = typer.Option(None, "--cluster", help="Catalog cluster (slurm/srtctl backends).")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app (filled in by the owning issue)."""
+    @app.command("run")
+    def run_cmd(
+        root: Path = _ROOT,
+        config_keys: list[str] = _KEYS,
+        model_prefix: list[str] = _PREFIX,
+        precision: list[str] = _PREC,
+        framework: list[str] = _FW,
+        runner_type: list[str] = _RUNNER,
+        seq_lens: list[str] = _SEQ,
+        min_conc: int = _MINC,
+        max_conc: int = _MAXC,
+        max_tp: int = _MAXTP,
+        single_node: bool = _SINGLE,
+        multi_node: bool = _MULTI,
+        backend: Backend = _BACKEND,
+        engine: Engine = _ENGINE,
+        cluster: str = _CLUSTER,
+        runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where runs are kept."),
+        resume: str = typer.Option(None, "--resume", help="Continue this run id."),
+        retries: int = typer.Option(0, "--retries", min=0, help="Retries on infra failures."),
+        fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first failure."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plans; run nothing."),
+        max_jobs: int = typer.Option(None, "--max-jobs", min=1, help="Run at most N jobs."),
+        max_prompts: int = typer.Option(None, "--max-prompts", min=1, help="Cap per point."),
+    ) -> None:
+        """Run the sweep: plan each job, start its servers, drive its points, keep results."""
+        from inferbench.launch.planner import PlanOptions
+        from inferbench.launch.session import RunOptions, build_request
+        from inferbench.launch.sweep import load_deployments
+
+        loc = dict(locals())
+        filters = sweep_filters(**loc)
+        project, deployments = load_deployments(root, filters)
+        options = RunOptions(
+            root=root,
+            backend=backend,
+            engine=engine,
+            runs_dir=runs_dir,
+            resume=resume,
+            retries=retries,
+            fail_fast=fail_fast,
+            max_jobs=max_jobs,
+            cluster=cluster,
+            plan=PlanOptions(max_prompts=max_prompts),
+            filters={k: v for k, v in filters.__dict__.items() if v not in (None, (), "all")},
+        )
+        request = build_request(options, project, deployments)
+        if dry_run:
+            _print_plans(request)
+            return
+        summary = run_with_progress(request)
+        render_summary(summary)
+        if not summary.ok:
+            raise typer.Exit(1)
+
+    @app.command("plan")
+    def plan_cmd(
+        selector: str = typer.Argument(..., help="Config-key glob or fingerprint prefix."),
+        root: Path = _ROOT,
+        backend: Backend = _BACKEND,
+        engine: Engine = _ENGINE,
+        cluster: str = _CLUSTER,
+        as_json: bool = typer.Option(False, "--json", help="Print plans as JSON."),
+    ) -> None:
+        """Print the deployment plans of the selected jobs (nothing runs)."""
+        from inferbench.launch.session import RunOptions, build_request
+        from inferbench.launch.sweep import load_deployments, select
+        from inferbench.matrix.filters import SweepFilters
+
+        project, deployments = load_deployments(root, SweepFilters())
+        chosen = select(deployments, selector)
+        options = RunOptions(root=root, backend=backend, engine=engine, cluster=cluster)
+        _print_plans(build_request(options, project, chosen), as_json=as_json)
+
+    @app.command("demo")
+    def demo_cmd(
+        runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where runs are kept."),
+        root: Path = typer.Option(None, "--root", help="Tree to demo (default: examples/)."),
+    ) -> None:
+        """The main job: check examples/, run a small sweep on the simulator, store, report."""
+        from inferbench.launch.demo import run_demo
+
+        run_demo(root, runs_dir, _console, run_with_progress, render_summary)
+
+
+def _print_plans(request: RunRequest, as_json: bool = False) -> None:
+    from inferbench.launch.rundir import RunDir
+
+    preview = RunDir(request.runs_dir / "<run-id>")
+    for dep in request.deployments[: request.max_jobs]:
+        plan = request.planner(dep, preview.job(dep.fingerprint))
+        _console.print(plan.to_json() if as_json else plan.render_text(), markup=False)

@@ -1,0 +1,70 @@
+"""What every engine builder receives: the engine layout and limits of one server."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from inferbench.config.layout import Spelling, worker_layout
+from inferbench.launch.deployment import Deployment
+
+
+@dataclass(frozen=True)
+class EngineArgs:
+    """Engine-level parallelism and limits of one single-node server.
+
+    `tp * dp * pp == gpus`. DEP (data-parallel attention + expert parallel) is written two
+    ways in master configs (`tp: N, ep: N, dp-attn: true` and `tp: 1, ep: N, dp-attn:
+    true`); both mean N GPUs, engine TP 1, DP N, expert parallel on.
+    """
+
+    model: str
+    gpus: int
+    tp: int
+    dp: int
+    ep: int
+    pp: int
+    dp_attention: bool
+    max_model_len: int
+    max_num_seqs: int  # per DP rank: the largest concurrency spread over the ranks
+    cudagraph_max_bs: int  # capture up to the per-rank batch so decode never runs eager
+    host: str = "127.0.0.1"
+    port: int = 8000
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def expert_parallel(self) -> bool:
+        return self.ep > 1
+
+
+@dataclass(frozen=True)
+class ServerCommand:
+    argv: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # extra rendered files by name
+    health_path: str = "/health"
+
+
+def engine_args(dep: Deployment, *, host: str = "127.0.0.1", port: int = 8000) -> EngineArgs:
+    """Derive the engine layout of a single-node deployment from its master fields."""
+    layout = worker_layout(dep.tp, dep.ep, dep.dp_attn, dep.pp)
+    notes: list[str] = []
+    if layout.spelling in (Spelling.DEP_TP_IS_GPUS, Spelling.DEP_ENGINE_TP):
+        notes.append(f"{layout.describe()} (DEP written as {layout.spelling})")
+    top = max(dep.concurrencies, default=1)
+    per_rank = max(1, math.ceil(top / layout.dp))
+    return EngineArgs(
+        model=dep.model,
+        gpus=layout.gpus,
+        tp=layout.tp,
+        dp=layout.dp,
+        ep=layout.ep,
+        pp=layout.pp,
+        dp_attention=dep.dp_attn,
+        max_model_len=dep.max_model_len or dep.isl + dep.osl + 256,
+        max_num_seqs=per_rank,
+        cudagraph_max_bs=per_rank,
+        host=host,
+        port=port,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,22 @@
+"""`python -m sglang.launch_server` command line."""
+
+from __future__ import annotations
+
+from inferbench.launch.engines.common import EngineArgs, ServerCommand
+
+
+def sglang_command(args: EngineArgs, *, python: str = "python3") -> ServerCommand:
+    # SGLang's --tp is the GPU count of the server; DP attention splits attention inside it.
+    tp_size = args.tp * args.dp
+    argv = [python, "-m", "sglang.launch_server", "--model-path", args.model]
+    argv += ["--host", args.host, "--port", str(args.port), "--tp", str(tp_size)]
+    if args.pp > 1:
+        argv += ["--pp-size", str(args.pp)]
+    if args.dp_attention:
+        argv += ["--dp", str(args.dp), "--enable-dp-attention"]
+    if args.expert_parallel:
+        argv += ["--ep", str(args.ep)]
+    argv += ["--context-length", str(args.max_model_len)]
+    argv += ["--max-running-requests", str(args.max_num_seqs * args.dp)]
+    argv += ["--cuda-graph-max-bs", str(args.cudagraph_max_bs)]
+    return ServerCommand(argv=tuple(argv))

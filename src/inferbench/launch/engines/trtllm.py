@@ -1,0 +1,26 @@
+"""`trtllm-serve` command line plus its extra LLM-API options file."""
+
+from __future__ import annotations
+
+from inferbench.launch.engines.common import EngineArgs, ServerCommand
+
+EXTRA_OPTIONS_FILE = "trtllm-extra-llm-api-options.yaml"
+
+
+def trtllm_command(args: EngineArgs, *, rendered_dir: str = "rendered") -> ServerCommand:
+    # CUDA graphs and attention DP are LLM-API options, not flags: they go in a YAML file.
+    tp_size = args.tp * args.dp
+    argv = ["trtllm-serve", args.model, "--host", args.host, "--port", str(args.port)]
+    argv += ["--backend", "pytorch", "--tp_size", str(tp_size), "--pp_size", str(args.pp)]
+    if args.expert_parallel:
+        argv += ["--ep_size", str(args.ep)]
+    argv += ["--max_batch_size", str(args.max_num_seqs)]
+    argv += ["--max_seq_len", str(args.max_model_len)]
+    argv += ["--extra_llm_api_options", f"{rendered_dir}/{EXTRA_OPTIONS_FILE}"]
+    options = (
+        f"enable_attention_dp: {'true' if args.dp_attention else 'false'}\n"
+        "cuda_graph_config:\n"
+        "  enable_padding: true\n"
+        f"  max_batch_size: {args.cudagraph_max_bs}\n"
+    )
+    return ServerCommand(argv=tuple(argv), files={EXTRA_OPTIONS_FILE: options})

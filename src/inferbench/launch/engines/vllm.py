@@ -1,0 +1,21 @@
+"""`vllm serve` command line."""
+
+from __future__ import annotations
+
+from inferbench.launch.engines.common import EngineArgs, ServerCommand
+
+
+def vllm_command(args: EngineArgs) -> ServerCommand:
+    argv = ["vllm", "serve", args.model, "--host", args.host, "--port", str(args.port)]
+    argv += ["--tensor-parallel-size", str(args.tp)]
+    if args.pp > 1:
+        argv += ["--pipeline-parallel-size", str(args.pp)]
+    if args.dp > 1:
+        argv += ["--data-parallel-size", str(args.dp)]
+    if args.expert_parallel:
+        argv.append("--enable-expert-parallel")
+    argv += ["--max-model-len", str(args.max_model_len)]
+    argv += ["--max-num-seqs", str(args.max_num_seqs)]
+    argv += ["--max-cudagraph-capture-size", str(args.cudagraph_max_bs)]
+    argv.append("--no-enable-prefix-caching")  # random prompts; keep runs comparable
+    return ServerCommand(argv=tuple(argv))

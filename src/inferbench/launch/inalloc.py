@@ -1,0 +1,39 @@
+"""Inside a Slurm allocation: `python -m inferbench.launch.inalloc JOB_DIR`.
+
+Reads the job's `plan.json`, runs the points without a result file through the local
+backend, and writes `inalloc-result.json` for the orchestrator to collect.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from inferbench.fsio import atomic_write_text
+from inferbench.launch.benchpoint import bench_point_runner
+from inferbench.launch.local import run_local
+from inferbench.launch.plan import Plan
+from inferbench.launch.rundir import JobDir
+from inferbench.launch.slurm import INALLOC_RESULT
+
+
+def main(argv: list[str]) -> int:
+    job_dir = JobDir(Path(argv[0]).resolve())
+    plan = Plan.model_validate_json(job_dir.plan_json.read_text())
+    todo = [p for p in plan.bench.points if not job_dir.result_file(p.concurrency).is_file()]
+    result = run_local(plan, job_dir, todo, bench_point_runner())
+    record = {
+        "status": str(result.status),
+        "reason": result.reason,
+        "log_tail": result.log_tail,
+        "base_url": result.base_url,
+        "points": [p.model_dump(mode="json") for p in result.points],
+        "timings_s": result.timings_s,
+    }
+    atomic_write_text(job_dir.path / INALLOC_RESULT, json.dumps(record, indent=2) + "\n")
+    return 0  # the record says how it went; non-zero only when the driver itself failed
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

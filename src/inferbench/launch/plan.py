@@ -1,0 +1,126 @@
+"""Deployment plans as data: what a backend will run, printable and diffable before it runs.
+
+A `Plan` is a pure function of a job, an engine, a backend and a cluster. Nothing in it is
+executed by building it; backends (`local`, `slurm`, `srtctl`) execute plans.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Engine(StrEnum):
+    SIM = "sim"
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    TRTLLM = "trtllm"
+
+
+class Backend(StrEnum):
+    LOCAL = "local"
+    SLURM = "slurm"
+    SRTCTL = "srtctl"
+
+
+class ProcessSpec(Frozen):
+    """One server process: exact argv, extra environment, working directory, health probe.
+
+    `port` is the port the argv asks for; 0 means the process picks one and prints it on a
+    line matching `ready_pattern` (a regex with one group: the base URL).
+    """
+
+    name: str
+    argv: tuple[str, ...]
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 0
+    health_path: str = "/health"
+    ready_pattern: str | None = None
+
+    @property
+    def health_url(self) -> str | None:
+        if self.port == 0:
+            return None  # learned from the process's own stdout line
+        return f"http://{self.host}:{self.port}{self.health_path}"
+
+    def shell_line(self) -> str:
+        """The command as one shell line; every value quoted."""
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items()))
+        cmd = shlex.join(self.argv)
+        return f"env {env} {cmd}" if env else cmd
+
+
+class RenderedFile(Frozen):
+    """A file the plan writes under the job's `rendered/` folder before anything runs."""
+
+    name: str  # a plain file name, no folders
+    content: str
+    executable: bool = False
+
+
+class BenchPoint(Frozen):
+    """One concurrency point of a deployment, in sa-bench's closed-loop convention."""
+
+    concurrency: int
+    num_prompts: int
+    num_warmups: int
+
+
+class BenchSpec(Frozen):
+    """How the load generator drives the deployment (the same for every point but conc)."""
+
+    model: str
+    isl: int
+    osl: int
+    random_range_ratio: float = 0.8
+    points: tuple[BenchPoint, ...]
+    max_failure_rate: float = 0.05
+
+
+class Plan(Frozen):
+    """Everything a backend needs to run one deployment and nothing it must guess."""
+
+    backend: Backend
+    engine: Engine
+    fingerprint: str
+    config_key: str | None = None
+    processes: tuple[ProcessSpec, ...] = ()
+    files: tuple[RenderedFile, ...] = ()
+    submit: tuple[str, ...] = ()  # argv that hands the job to a scheduler (sbatch, srtctl)
+    submit_env: dict[str, str] = Field(default_factory=dict)
+    bench: BenchSpec
+    notes: tuple[str, ...] = ()  # assumptions the planner made, for the reader
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+    def render_text(self) -> str:
+        """A human-readable, copy-pasteable rendering (what `inferbench plan` prints)."""
+        lines = [f"# plan {self.fingerprint} backend={self.backend} engine={self.engine}"]
+        if self.config_key:
+            lines.append(f"# config-key {self.config_key}")
+        lines += [f"# note: {note}" for note in self.notes]
+        for proc in self.processes:
+            lines.append(f"## process {proc.name} (health {proc.health_url or 'from stdout'})")
+            if proc.cwd:
+                lines.append(f"cd {shlex.quote(proc.cwd)}")
+            lines.append(proc.shell_line())
+        for file in self.files:
+            lines.append(f"## file rendered/{file.name}")
+            lines.append(file.content.rstrip("\n"))
+        if self.submit:
+            env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.submit_env.items()))
+            lines.append("## submit")
+            lines.append((f"env {env} " if env else "") + shlex.join(self.submit))
+        concs = ", ".join(str(p.concurrency) for p in self.bench.points)
+        lines.append(f"## bench isl={self.bench.isl} osl={self.bench.osl} concurrencies=[{concs}]")
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,143 @@
+"""Build the `Plan` of one deployment for a backend and an engine: a pure function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from inferbench.errors import InputError, Location
+from inferbench.launch.deployment import Deployment
+from inferbench.launch.engines import build_server, detect_engine, engine_args
+from inferbench.launch.engines.sim import READY_PATTERN
+from inferbench.launch.plan import (
+    Backend,
+    BenchPoint,
+    BenchSpec,
+    Engine,
+    Plan,
+    ProcessSpec,
+    RenderedFile,
+)
+from inferbench.launch.sbatch import SCRIPT_NAME, container_wrap, render_sbatch
+from inferbench.launch.site import SlurmSite
+
+JOB_FILE = "job.json"  # relative to the job directory, the server's working directory
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """Knobs of a plan that do not come from the job (the sa-bench defaults otherwise)."""
+
+    num_prompts_mult: int = 10
+    num_warmup_mult: int = 2
+    max_prompts: int | None = None  # cap per point (the demo keeps runs short)
+    max_warmups: int | None = None
+    max_failure_rate: float = 0.05
+    host: str = "127.0.0.1"
+    port: int | None = None  # None: 0 for the simulator, 8000 for real engines
+    python: str | None = None  # interpreter that runs inferbench (sim, bench) on the node
+
+
+def bench_spec(dep: Deployment, options: PlanOptions) -> BenchSpec:
+    points = []
+    for conc in dep.concurrencies:
+        prompts = conc * options.num_prompts_mult
+        warmups = conc * options.num_warmup_mult
+        if options.max_prompts is not None:
+            prompts = max(1, min(prompts, options.max_prompts))
+        if options.max_warmups is not None:
+            warmups = min(warmups, options.max_warmups)
+        points.append(BenchPoint(concurrency=conc, num_prompts=prompts, num_warmups=warmups))
+    return BenchSpec(
+        model=dep.model,
+        isl=dep.isl,
+        osl=dep.osl,
+        points=tuple(points),
+        max_failure_rate=options.max_failure_rate,
+    )
+
+
+def resolve_engine(dep: Deployment, engine: Engine | None) -> Engine:
+    """The engine asked for, else the job's own GPU engine, else the simulator."""
+    return engine if engine is not None else detect_engine(dep)
+
+
+def server_process(dep: Deployment, engine: Engine, options: PlanOptions) -> ProcessSpec:
+    """The one server process of a single-node deployment, run from the job directory."""
+    if dep.multinode and engine is not Engine.SIM:
+        raise InputError(
+            f"{dep.config_key or dep.fingerprint}: a multinode job runs through srtctl, "
+            f"not as one {engine} process",
+            location=Location(key="backend"),
+            hint="use --backend srtctl, or --engine sim to simulate it on this machine",
+        )
+    port = options.port if options.port is not None else (0 if engine is Engine.SIM else 8000)
+    args = engine_args(dep, host=options.host, port=port)
+    cmd = build_server(engine, args, job_file=JOB_FILE, python=options.python)
+    return ProcessSpec(
+        name=f"{engine}-server",
+        argv=cmd.argv,
+        env=dict(cmd.env),
+        host=options.host,
+        port=port,
+        health_path=cmd.health_path,
+        ready_pattern=READY_PATTERN if engine is Engine.SIM else None,
+    )
+
+
+def local_plan(
+    dep: Deployment, engine: Engine | None = None, options: PlanOptions | None = None
+) -> Plan:
+    """Plan for the local backend: one server process on this machine plus the bench."""
+    options = options or PlanOptions()
+    chosen = resolve_engine(dep, engine)
+    proc = server_process(dep, chosen, options)
+    args = engine_args(dep, host=options.host, port=proc.port)
+    files = build_server(chosen, args, job_file=JOB_FILE, python=options.python).files
+    notes = list(args.notes)
+    if chosen is Engine.SIM and detect_engine(dep) is not Engine.SIM:
+        notes.append(f"simulating {dep.framework} on {dep.runner} instead of starting it")
+    return Plan(
+        backend=Backend.LOCAL,
+        engine=chosen,
+        fingerprint=dep.fingerprint,
+        config_key=dep.config_key,
+        processes=(proc,),
+        files=tuple(RenderedFile(name=n, content=c) for n, c in sorted(files.items())),
+        bench=bench_spec(dep, options),
+        notes=tuple(notes),
+    )
+
+
+def slurm_plan(
+    dep: Deployment,
+    site: SlurmSite,
+    job_dir: str,
+    engine: Engine | None = None,
+    options: PlanOptions | None = None,
+) -> Plan:
+    """Plan for the slurm backend: the local plan inside one allocation, via sbatch."""
+    options = options or PlanOptions()
+    if site.python and options.python is None:
+        options = replace(options, python=site.python)
+    base = local_plan(dep, engine, options)
+    gpus = 0 if base.engine is Engine.SIM else engine_args(dep).gpus
+    server = container_wrap(base.processes[0], site, dep.image, job_dir)
+    name = f"inferbench-{dep.fingerprint[:12]}"
+    script = render_sbatch(name, site, gpus, job_dir)
+    notes = list(base.notes)
+    if gpus and site.gpus_per_node == 0:
+        notes.append(f"cluster {site.name} declares no GPUs: none requested")
+    return base.model_copy(
+        update={
+            "backend": Backend.SLURM,
+            "processes": (server,),
+            "files": (*base.files, RenderedFile(name=SCRIPT_NAME, content=script, executable=True)),
+            "submit": (
+                "sbatch",
+                "--parsable",
+                f"--chdir={job_dir}",
+                f"{job_dir}/rendered/{SCRIPT_NAME}",
+            ),
+            "notes": tuple(notes),
+        }
+    )

@@ -1,0 +1,164 @@
+"""The run directory layout (a shared contract; the results store reads it).
+
+    runs/<run-id>/run.json                    RunInfo
+    runs/<run-id>/state.json                  RunState (see state.py)
+    runs/<run-id>/<fp>/job.json               the sweep Job (InferenceX names)
+    runs/<run-id>/<fp>/plan.json              the Plan that ran
+    runs/<run-id>/<fp>/rendered/              recipe.yaml, srtslurm.yaml, sbatch.sh, ...
+    runs/<run-id>/<fp>/logs/                  server.log, client.log, ...
+    runs/<run-id>/<fp>/results/conc<C>.json   one bench result file per concurrency
+    runs/<run-id>/<fp>/outcome.json           Outcome
+    runs/<run-id>/<fp>/env.json               environment and versions (no secrets)
+
+`<fp>` is the job's 12-digit short fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import secrets
+import socket
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from inferbench import __version__
+from inferbench.errors import InputError, Location
+from inferbench.fsio import atomic_write_text
+
+SHORT_FP = 12
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
+# Environment variables worth recording; anything that looks like a secret is never kept.
+_ENV_KEEP = re.compile(r"^(CUDA_|NCCL_|VLLM_|SGLANG_|TRTLLM_|SLURM_JOB|SLURM_NODELIST|HF_HUB_OFF)")
+_SECRET = re.compile(r"(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+class RunInfo(BaseModel):
+    """`run.json`: what was asked for, by whom, with which inferbench."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str
+    created: str
+    backend: str
+    engine: str | None
+    root: str
+    filters: dict[str, object] = Field(default_factory=dict)
+    version: str = __version__
+    host: str = Field(default_factory=socket.gethostname)
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class JobDir:
+    path: Path
+
+    @property
+    def job_json(self) -> Path:
+        return self.path / "job.json"
+
+    @property
+    def plan_json(self) -> Path:
+        return self.path / "plan.json"
+
+    @property
+    def rendered(self) -> Path:
+        return self.path / "rendered"
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    @property
+    def results(self) -> Path:
+        return self.path / "results"
+
+    @property
+    def outcome_json(self) -> Path:
+        return self.path / "outcome.json"
+
+    @property
+    def env_json(self) -> Path:
+        return self.path / "env.json"
+
+    def result_file(self, concurrency: int) -> Path:
+        return self.results / f"conc{concurrency}.json"
+
+    def make(self) -> None:
+        for folder in (self.rendered, self.logs, self.results):
+            folder.mkdir(parents=True, exist_ok=True)
+
+
+@dataclass(frozen=True)
+class RunDir:
+    path: Path
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def run_json(self) -> Path:
+        return self.path / "run.json"
+
+    @property
+    def state_json(self) -> Path:
+        return self.path / "state.json"
+
+    def job(self, fingerprint: str) -> JobDir:
+        return JobDir(self.path / fingerprint[:SHORT_FP])
+
+
+def run_dir(runs_dir: Path, run_id: str) -> RunDir:
+    if not _RUN_ID.match(run_id):
+        raise InputError(
+            f"run id {run_id!r} is not a plain name", location=Location(key="--resume")
+        )
+    return RunDir(runs_dir / run_id)
+
+
+def read_run_info(run: RunDir) -> RunInfo:
+    if not run.run_json.is_file():
+        raise InputError(
+            f"no run {run.run_id!r} under {run.path.parent}",
+            location=Location(file=run.run_json),
+            hint="pass the run id printed by `inferbench run` and the same --runs-dir",
+        )
+    return RunInfo.model_validate_json(run.run_json.read_text())
+
+
+def write_run_info(run: RunDir, info: RunInfo) -> None:
+    atomic_write_text(run.run_json, info.model_dump_json(indent=2) + "\n")
+
+
+def environment_record(extra: dict[str, str] | None = None) -> dict[str, object]:
+    """`env.json`: versions and the relevant environment, secrets left out by name."""
+    env = {
+        k: v for k, v in sorted(os.environ.items()) if _ENV_KEEP.match(k) and not _SECRET.search(k)
+    }
+    return {
+        "inferbench": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "host": socket.gethostname(),
+        "environment": env,
+        **(extra or {}),
+    }
+
+
+def write_json(path: Path, data: object) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,112 @@
+"""Turn `inferbench run` / `plan` options into a RunRequest: tree, sweep, planner, executor."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inferbench.errors import InputError, Location
+from inferbench.launch.benchpoint import bench_point_runner
+from inferbench.launch.deployment import Deployment
+from inferbench.launch.execute import Executor
+from inferbench.launch.local import LocalExecutor, LocalOptions
+from inferbench.launch.plan import Backend, Engine, Plan
+from inferbench.launch.planner import PlanOptions, local_plan, slurm_plan
+from inferbench.launch.rundir import JobDir
+from inferbench.launch.runner import RunRequest
+from inferbench.launch.site import SlurmSite, site_from_cluster
+from inferbench.launch.slurm import SlurmExecutor
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    root: Path
+    backend: Backend = Backend.LOCAL
+    engine: Engine | None = None
+    runs_dir: Path = Path("runs")
+    resume: str | None = None
+    retries: int = 0
+    fail_fast: bool = False
+    max_jobs: int | None = None
+    cluster: str | None = None
+    plan: PlanOptions = field(default_factory=PlanOptions)
+    local: LocalOptions = field(default_factory=LocalOptions)
+    slurm_poll_s: float = 1.0
+    filters: dict[str, object] = field(default_factory=dict)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def find_site(project: Any, name: str | None) -> SlurmSite:
+    """The Slurm view of the named catalog cluster; a plain local Slurm when none is named."""
+    if name is None:
+        return SlurmSite()
+    clusters = getattr(project, "clusters", None) or {}
+    cluster = clusters.get(name) if hasattr(clusters, "get") else None
+    if cluster is None:
+        known = ", ".join(sorted(clusters)) if clusters else "none"
+        raise InputError(
+            f"unknown cluster {name!r}",
+            location=Location(key="--cluster"),
+            hint=f"the cluster catalog defines: {known}",
+        )
+    return site_from_cluster(cluster)
+
+
+def planner_for(
+    options: RunOptions, site: SlurmSite, project: Any = None
+) -> Callable[[Deployment, JobDir], Plan]:
+    def plan(dep: Deployment, job: JobDir) -> Plan:
+        engine = options.engine
+        job_dir = str(job.path.resolve())
+        if options.backend is Backend.SRTCTL:
+            from inferbench.launch.srtplan import srtctl_plan
+
+            return srtctl_plan(dep, project, options.cluster, job_dir, options.plan)
+        popts = options.plan
+        if engine not in (None, Engine.SIM) and popts.port is None:
+            popts = PlanOptions(**{**popts.__dict__, "port": free_port(popts.host)})
+        if options.backend is Backend.SLURM:
+            return slurm_plan(dep, site, job_dir, engine, popts)
+        return local_plan(dep, engine, popts)
+
+    return plan
+
+
+def executor_for(options: RunOptions) -> Executor:
+    if options.backend is Backend.LOCAL:
+        return LocalExecutor(bench_point_runner(), options.local)
+    if options.backend is Backend.SLURM:
+        return SlurmExecutor(poll_s=options.slurm_poll_s)
+    from inferbench.launch.srtctl import SrtctlExecutor
+
+    return SrtctlExecutor(poll_s=options.slurm_poll_s)
+
+
+def build_request(
+    options: RunOptions, project: Any, deployments: Sequence[Deployment]
+) -> RunRequest:
+    """The request `execute_run` takes."""
+    site = find_site(project, options.cluster) if options.backend is Backend.SLURM else SlurmSite()
+    return RunRequest(
+        deployments=deployments,
+        backend=options.backend,
+        engine=options.engine,
+        runs_dir=options.runs_dir.resolve(),
+        root=options.root.resolve(),
+        planner=planner_for(options, site, project),
+        executor=executor_for(options),
+        resume=options.resume,
+        retries=options.retries,
+        fail_fast=options.fail_fast,
+        max_jobs=options.max_jobs,
+        filters=options.filters,
+        cluster=options.cluster,
+    )
