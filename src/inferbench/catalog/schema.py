@@ -1,0 +1,191 @@
+"""Typed, frozen entries of the hardware and model catalogs (the YAML data files)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Precision(StrEnum):
+    """Precision of weights or of tensor-core math."""
+
+    BF16 = "bf16"
+    FP8 = "fp8"
+    FP4 = "fp4"
+
+
+# Spellings engines and recipes use for the three precisions we model.
+PRECISION_SPELLINGS: dict[str, Precision] = {
+    "bf16": Precision.BF16,
+    "fp16": Precision.BF16,
+    "bfloat16": Precision.BF16,
+    "float16": Precision.BF16,
+    "auto": Precision.BF16,
+    "fp8": Precision.FP8,
+    "fp8_e4m3": Precision.FP8,
+    "fp8_e5m2": Precision.FP8,
+    "mxfp8": Precision.FP8,
+    "fp4": Precision.FP4,
+    "nvfp4": Precision.FP4,
+    "mxfp4": Precision.FP4,
+}
+
+# Bytes per weight: NVFP4 stores 4 bits plus one FP8 scale per 16 values (4.5 bits).
+WEIGHT_BYTES: dict[Precision, float] = {
+    Precision.BF16: 2.0,
+    Precision.FP8: 1.0,
+    Precision.FP4: 0.5625,
+}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GpuSpec(_Frozen):
+    """One GPU: dense tensor throughput, HBM, scale-up and scale-out links."""
+
+    key: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    tflops: dict[Precision, Annotated[float, Field(gt=0)]]
+    hbm_gb: float = Field(gt=0)
+    hbm_tbps: float = Field(gt=0)
+    scale_up_gbps: float = Field(gt=0)
+    scale_up_domain: int = Field(ge=1)
+    scale_out_gbps: float = Field(gt=0)
+    gpus_per_node: int = Field(ge=1)
+    sources: dict[str, str]
+
+    @property
+    def hbm_bytes(self) -> float:
+        return self.hbm_gb * 1e9
+
+    @property
+    def hbm_gib(self) -> float:
+        return self.hbm_bytes / 2**30
+
+    def flops(self, precision: Precision) -> float:
+        """Dense FLOP/s at `precision`; a GPU without that format runs it at the next wider one."""
+        for p in (precision, Precision.FP8, Precision.BF16):
+            if p in self.tflops and _wider_or_equal(p, precision):
+                return self.tflops[p] * 1e12
+        return self.tflops[Precision.BF16] * 1e12
+
+    @model_validator(mode="after")
+    def _needs_bf16(self) -> GpuSpec:
+        if Precision.BF16 not in self.tflops:
+            raise ValueError("tflops must give at least bf16")
+        return self
+
+
+def _wider_or_equal(have: Precision, want: Precision) -> bool:
+    order = [Precision.FP4, Precision.FP8, Precision.BF16]
+    return order.index(have) >= order.index(want)
+
+
+class GqaAttention(_Frozen):
+    kind: Literal["gqa", "mha"]
+    heads: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    head_dim: int = Field(ge=1)
+
+    @property
+    def kv_elements_per_layer(self) -> int:
+        return 2 * self.kv_heads * self.head_dim
+
+    @property
+    def score_dims(self) -> tuple[int, int]:
+        """(q.k width, p.v width) per head, for attention FLOPs per context token."""
+        return self.head_dim, self.head_dim
+
+
+class MlaAttention(_Frozen):
+    kind: Literal["mla"]
+    heads: int = Field(ge=1)
+    kv_lora_rank: int = Field(ge=1)
+    qk_rope_head_dim: int = Field(ge=0)
+
+    @property
+    def kv_heads(self) -> int:
+        return 1  # one latent shared by all heads
+
+    @property
+    def kv_elements_per_layer(self) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
+    def score_dims(self) -> tuple[int, int]:
+        # absorbed MLA: scores against the latent plus rope part, values from the latent
+        return self.kv_lora_rank + self.qk_rope_head_dim, self.kv_lora_rank
+
+
+Attention = Annotated[GqaAttention | MlaAttention, Field(discriminator="kind")]
+
+KV_BYTES_PER_ELEMENT: dict[Precision, float] = {
+    Precision.BF16: 2.0,
+    Precision.FP8: 1.0,
+    Precision.FP4: 0.5625,
+}
+
+
+class ModelSpec(_Frozen):
+    """One model architecture, enough for a roofline: sizes, attention shape, experts."""
+
+    key: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    params_b: float = Field(gt=0)
+    active_params_b: float = Field(gt=0)
+    expert_params_b: float = Field(ge=0)
+    layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=1)
+    vocab_size: int = Field(ge=1)
+    attention: Attention
+    experts: int = Field(ge=0)
+    experts_per_token: int = Field(ge=0)
+    kv_bytes_per_token: dict[Precision, int] = Field(default_factory=dict)
+    source: str
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelSpec:
+        if self.active_params_b > self.params_b:
+            raise ValueError("active_params_b exceeds params_b")
+        if self.expert_params_b >= self.params_b:
+            raise ValueError("expert_params_b must be below params_b")
+        if (self.experts == 0) != (self.expert_params_b == 0):
+            raise ValueError("experts and expert_params_b must both be zero or both positive")
+        if self.experts and not 0 < self.experts_per_token <= self.experts:
+            raise ValueError("experts_per_token must be in 1..experts")
+        for precision, given in self.kv_bytes_per_token.items():
+            want = self.kv_bytes(precision)
+            if abs(given - want) > 0.5:
+                raise ValueError(
+                    f"kv_bytes_per_token.{precision.value} is {given} but the attention shape "
+                    f"gives {want:.0f}"
+                )
+        return self
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def dense_params(self) -> float:
+        """Parameters outside the routed experts (attention, embeddings, shared experts)."""
+        return (self.params_b - self.expert_params_b) * 1e9
+
+    @property
+    def expert_params(self) -> float:
+        return self.expert_params_b * 1e9
+
+    @property
+    def params_per_expert(self) -> float:
+        return self.expert_params / self.experts if self.experts else 0.0
+
+    def kv_bytes(self, precision: Precision) -> float:
+        """KV-cache bytes one token occupies, summed over layers."""
+        per_layer = self.attention.kv_elements_per_layer * KV_BYTES_PER_ELEMENT[precision]
+        return float(self.layers * per_layer)

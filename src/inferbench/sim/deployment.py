@@ -1,0 +1,209 @@
+"""What the simulator runs: a typed deployment (model, GPU, pools, engine limits, workload).
+
+Built from an srt-slurm recipe, a sweep job (InferenceX field names) or flags;
+`validate` refuses topologies a real cluster would refuse, naming the limit and
+by how much it is missed.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from inferbench.catalog.schema import GpuSpec, ModelSpec, Precision
+from inferbench.errors import InputError, Location
+from inferbench.sim.engine import EngineLimits
+from inferbench.sim.perf import EfficiencyParams, Parallelism, StepModel
+
+
+class Mode(StrEnum):
+    AGGREGATED = "aggregated"
+    DISAGGREGATED = "disaggregated"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PoolSpec(_Frozen):
+    """A pool of identical workers and the engine flags they run with."""
+
+    role: str  # prefill, decode or aggregated
+    workers: int = Field(ge=1)
+    tp: int = Field(1, ge=1)
+    dp: int = Field(1, ge=1)
+    pp: int = Field(1, ge=1)
+    expert_parallel: bool = False
+    max_num_seqs: int = Field(256, ge=1)
+    max_num_batched_tokens: int = Field(8192, ge=1)
+    max_model_len: int | None = Field(None, ge=1)
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    block_size: int = Field(16, ge=1)
+    kv_cache_dtype: Precision | None = None
+    stream_interval: int = Field(1, ge=1)
+
+    @property
+    def gpus_per_worker(self) -> int:
+        return self.tp * self.dp * self.pp
+
+    @property
+    def gpus(self) -> int:
+        return self.workers * self.gpus_per_worker
+
+    @property
+    def parallelism(self) -> Parallelism:
+        return Parallelism(self.tp, self.dp, self.pp, self.expert_parallel)
+
+    def describe(self) -> str:
+        if self.dp > 1 and self.expert_parallel:
+            shape = f"DEP{self.dp * self.tp}" + (f"(TP{self.tp})" if self.tp > 1 else "")
+        elif self.expert_parallel:
+            shape = f"TEP{self.tp}"
+        else:
+            shape = f"TP{self.tp}" + (f"DP{self.dp}" if self.dp > 1 else "")
+        return shape + (f"PP{self.pp}" if self.pp > 1 else "")
+
+
+class Workload(_Frozen):
+    """The load: lengths (sa-bench random: U[floor(L*r), L]) and concurrencies."""
+
+    isl: int = Field(ge=1)
+    osl: int = Field(ge=1)
+    concurrencies: tuple[int, ...] = Field(min_length=1)
+    num_prompts: int | None = Field(None, ge=1)  # None: concurrency x num_prompts_mult
+    num_prompts_mult: int = Field(10, ge=1)
+    random_range_ratio: float = Field(0.8, ge=0, le=1)
+
+    def prompts_for(self, concurrency: int) -> int:
+        return self.num_prompts or concurrency * self.num_prompts_mult
+
+
+class Deployment(_Frozen):
+    """Everything one simulated deployment needs, validated and frozen."""
+
+    name: str
+    served_model: str  # the id the server answers to (the recipe's model.path)
+    model: ModelSpec
+    gpu: GpuSpec
+    precision: Precision
+    gpus_per_node: int = Field(ge=1)
+    mode: Mode
+    prefill: PoolSpec | None = None
+    decode: PoolSpec  # the aggregated pool when mode is aggregated
+    workload: Workload
+    efficiency: EfficiencyParams = EfficiencyParams()
+    source: str = "flags"
+
+    @property
+    def pools(self) -> tuple[PoolSpec, ...]:
+        return (self.prefill, self.decode) if self.prefill else (self.decode,)
+
+    @property
+    def total_gpus(self) -> int:
+        return sum(p.gpus for p in self.pools)
+
+    @property
+    def max_model_len(self) -> int:
+        lens = [p.max_model_len for p in self.pools if p.max_model_len]
+        return min(lens) if lens else self.workload.isl + self.workload.osl
+
+    @property
+    def stream_interval(self) -> int:
+        return self.decode.stream_interval
+
+    def describe(self) -> str:
+        if self.prefill is None:
+            return f"{self.decode.workers}x {self.decode.describe()} aggregated"
+        return (
+            f"{self.prefill.workers}P{self.decode.workers}D "
+            f"{self.prefill.describe()}/{self.decode.describe()}"
+        )
+
+    def step_model(self, pool: PoolSpec) -> StepModel:
+        return StepModel(
+            self.model,
+            self.gpu,
+            pool.parallelism,
+            precision=self.precision,
+            kv_precision=pool.kv_cache_dtype or Precision.BF16,
+            eff=self.efficiency,
+            multi_node=pool.gpus_per_worker > self.gpus_per_node,
+        )
+
+    def limits(self, pool: PoolSpec) -> EngineLimits:
+        return EngineLimits(
+            max_num_seqs=pool.max_num_seqs,
+            max_num_batched_tokens=max(pool.max_num_batched_tokens, pool.max_num_seqs),
+            block_size=pool.block_size,
+            gpu_memory_utilization=pool.gpu_memory_utilization,
+            max_model_len=pool.max_model_len or self.max_model_len,
+            stream_interval=pool.stream_interval,
+        )
+
+
+def _refuse(message: str, hint: str, where: str) -> InputError:
+    return InputError(message, hint=hint, location=Location(key=where))
+
+
+def validate(dep: Deployment) -> Deployment:
+    """Refuse an impossible topology, saying which limit and by how much."""
+    for pool in dep.pools:
+        _check_pool(dep, pool)
+    want = dep.workload.isl + dep.workload.osl
+    if want > dep.max_model_len:
+        raise _refuse(
+            f"isl + osl = {want} tokens is above max-model-len {dep.max_model_len} "
+            f"by {want - dep.max_model_len}; a server would answer every request with 400",
+            "raise max-model-len or shorten isl/osl",
+            "max-model-len",
+        )
+    return dep
+
+
+def _check_pool(dep: Deployment, pool: PoolSpec) -> None:
+    m, g, where = dep.model, dep.gpu, pool.role
+    gpus = pool.gpus_per_worker
+    if gpus > dep.gpus_per_node and gpus > g.scale_up_domain:
+        raise _refuse(
+            f"a {where} worker needs {gpus} GPUs but a {g.key} node holds {dep.gpus_per_node} "
+            f"({gpus - dep.gpus_per_node} over) and its scale-up domain is {g.scale_up_domain}",
+            "lower tp x dp x pp of the worker",
+            where,
+        )
+    heads = m.attention.heads
+    if heads % pool.tp:
+        raise _refuse(
+            f"{where} tensor-parallel-size {pool.tp} does not divide the {heads} attention heads "
+            f"of {m.key} ({heads} % {pool.tp} = {heads % pool.tp})",
+            "pick a TP that divides the head count",
+            where,
+        )
+    if m.is_moe and pool.expert_parallel and m.experts % (pool.tp * pool.dp):
+        raise _refuse(
+            f"{where} expert-parallel size {pool.tp * pool.dp} does not divide the {m.experts} "
+            f"experts of {m.key}",
+            "pick an EP size that divides the expert count",
+            where,
+        )
+    model = dep.step_model(pool)
+    usable = g.hbm_bytes * pool.gpu_memory_utilization - dep.efficiency.activation_reserve_gb * 1e9
+    if model.weight_bytes_per_gpu >= usable:
+        raise _refuse(
+            f"{m.key} at {dep.precision.value} needs {model.weight_bytes_per_gpu / 1e9:.1f} GB of "
+            f"weights per GPU in the {where} pool but a {g.key} leaves {usable / 1e9:.1f} GB "
+            f"(HBM {g.hbm_gb:g} GB x gpu-memory-utilization {pool.gpu_memory_utilization} - "
+            f"{dep.efficiency.activation_reserve_gb:g} GB activations): "
+            f"{(model.weight_bytes_per_gpu - usable) / 1e9:.1f} GB over",
+            "use more GPUs per worker (TP/EP), a smaller precision, or a bigger GPU",
+            where,
+        )
+    capacity = model.kv_capacity_tokens(pool.gpu_memory_utilization)
+    max_len = pool.max_model_len or dep.max_model_len
+    if capacity < max_len:
+        raise _refuse(
+            f"max-model-len {max_len} needs {max_len} tokens of KV for one sequence but a "
+            f"{where} rank holds only {capacity} ({max_len - capacity} short)",
+            "lower max-model-len, raise gpu-memory-utilization, use fp8 KV or more TP",
+            where,
+        )

@@ -1,0 +1,238 @@
+"""Workers, the router and the cluster: the engine both drivers run.
+
+`Cluster` is a state machine with an injected notion of time: callers `submit`
+requests at `now`, ask `next_time()` for the next moment something happens, and
+`advance(now)` to apply everything due by then and start the next steps. The
+offline estimate drives it with a virtual clock (jumping from event to event, no
+sleeping); the HTTP server drives it with the real monotonic clock, sleeping until
+`next_time()`. Nothing here reads a clock itself.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from inferbench.sim.kv import BlockPool
+from inferbench.sim.perf import StepModel
+from inferbench.sim.scheduler import RankScheduler, Seq, SeqState
+
+
+@dataclass(frozen=True)
+class EngineLimits:
+    """The vLLM engine flags the scheduler honours."""
+
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    block_size: int = 16
+    gpu_memory_utilization: float = 0.9
+    max_model_len: int = 8192
+    stream_interval: int = 1
+
+
+class Listener(Protocol):
+    """Who hears about tokens: the HTTP server (every token) or the estimate (finishes)."""
+
+    per_token: bool
+
+    def on_tokens(self, seq: Seq, time: float, count: int) -> None: ...
+
+    def on_finish(self, seq: Seq, time: float) -> None: ...
+
+
+class Worker:
+    """One engine instance: `dp` rank schedulers stepping in lockstep on one StepModel."""
+
+    def __init__(self, wid: str, model: StepModel, limits: EngineLimits, blocks_per_rank: int):
+        self.wid = wid
+        self.model = model
+        self.limits = limits
+        self.ranks = [
+            RankScheduler(
+                i,
+                BlockPool(blocks_per_rank, limits.block_size),
+                max_num_seqs=limits.max_num_seqs,
+                max_num_batched_tokens=limits.max_num_batched_tokens,
+            )
+            for i in range(model.par.dp)
+        ]
+        self.step_times: list[float] = []
+        self.busy_until: float | None = None
+        self._chunks: list[list[tuple[Seq, int]]] = []
+        self.busy_time = 0.0
+
+    def try_start(self, now: float) -> list[Seq] | None:
+        """Start a step if there is work; returns remote-KV sequences admitted (or None)."""
+        if self.busy_until is not None or not any(r.has_work() for r in self.ranks):
+            return None
+        step = len(self.step_times)
+        batches, self._chunks, loading = [], [], []
+        for rank in self.ranks:
+            batch, chunks = rank.schedule(step)
+            batches.append(batch)
+            self._chunks.append(chunks)
+            loading.extend(rank.loading_admitted)
+            rank.loading_admitted.clear()
+        duration = self.model.step_time(batches)
+        if duration > 0:
+            self.busy_until = now + duration
+            self.busy_time += duration
+        return loading
+
+    def finish(self) -> tuple[float, list[Seq], list[Seq]]:
+        """End the running step: (end time, finished sequences, sequences that prefilled)."""
+        assert self.busy_until is not None
+        end, self.busy_until = self.busy_until, None
+        step = len(self.step_times)
+        self.step_times.append(end)
+        finished: list[Seq] = []
+        prefilled: list[Seq] = []
+        for rank, chunks in zip(self.ranks, self._chunks, strict=True):
+            done, pre = rank.complete(step, chunks, end)
+            finished += done
+            prefilled += pre
+        return end, finished, prefilled
+
+
+class Router:
+    """Sends each request to the least-loaded DP rank of a pool, round-robin on ties."""
+
+    def __init__(self, workers: list[Worker], *, by_prefill_tokens: bool) -> None:
+        self.slots = [(w, r) for w in workers for r in w.ranks]
+        self.by_prefill_tokens = by_prefill_tokens
+        self._turn = itertools.count()
+
+    def pick(self) -> tuple[Worker, RankScheduler]:
+        start = next(self._turn) % len(self.slots)
+        best = None
+        best_load = 0
+        for i in range(len(self.slots)):
+            worker, rank = self.slots[(start + i) % len(self.slots)]
+            load = rank.queued_prefill_tokens if self.by_prefill_tokens else rank.load
+            if best is None or load < best_load:
+                best, best_load = (worker, rank), load
+        assert best is not None
+        return best
+
+
+class Cluster:
+    """Aggregated workers, or an xPyD pool pair joined by KV transfers."""
+
+    def __init__(
+        self,
+        decode_workers: list[Worker],
+        prefill_workers: list[Worker] | None = None,
+        *,
+        transfer_time: Callable[[int], float] | None = None,
+        listener: Listener | None = None,
+    ) -> None:
+        self.decode_workers = decode_workers
+        self.prefill_workers = prefill_workers or []
+        self.workers = [*self.prefill_workers, *self.decode_workers]
+        self.disaggregated = bool(self.prefill_workers)
+        self.transfer_time = transfer_time or (lambda tokens: 0.0)
+        self.listener = listener
+        self._decode_router = Router(decode_workers, by_prefill_tokens=False)
+        self._prefill_router = (
+            Router(self.prefill_workers, by_prefill_tokens=True) if (self.prefill_workers) else None
+        )
+        self._transfers: list[tuple[float, int, Seq]] = []
+        self.in_flight = 0
+
+    # -- input --------------------------------------------------------------------------
+    def submit(self, seq: Seq, now: float) -> None:
+        """Accept one request at `now` (its prompt and output length already checked)."""
+        self.in_flight += 1
+        if self._prefill_router is not None:
+            seq.prefill_only = True
+            _, rank = self._prefill_router.pick()
+        else:
+            worker, rank = self._decode_router.pick()
+            seq.step_times = worker.step_times
+        rank.enqueue(seq)
+        self._start_idle(now)
+
+    # -- time ---------------------------------------------------------------------------
+    def next_time(self) -> float | None:
+        times = [w.busy_until for w in self.workers if w.busy_until is not None]
+        if self._transfers:
+            times.append(self._transfers[0][0])
+        return min(times) if times else None
+
+    def advance(self, now: float) -> None:
+        """Apply every step end and KV arrival due by `now`, then start idle workers."""
+        while True:
+            due = self.next_time()
+            if due is None or due > now:
+                break
+            if self._transfers and self._transfers[0][0] == due:
+                self._arrive(heapq.heappop(self._transfers)[2], due)
+                continue
+            for worker in self.workers:
+                if worker.busy_until == due:
+                    self._end_step(worker)
+                    break
+            self._start_idle(now)
+        self._start_idle(now)
+
+    def _start_idle(self, now: float) -> None:
+        for worker in self.workers:
+            loading = worker.try_start(now)
+            for seq in loading or ():
+                seq.ready_at = now + self.transfer_time(seq.prompt)
+                heapq.heappush(self._transfers, (seq.ready_at, seq.rid, seq))
+
+    def _arrive(self, seq: Seq, time: float) -> None:
+        if seq.state != SeqState.LOADING:
+            return  # preempted while its KV was in flight; it recomputes instead
+        seq.state = SeqState.READY
+        seq.first_token = time
+        seq.pieces.append(time)
+        for worker in self.decode_workers:
+            if worker.step_times is seq.step_times:
+                worker.ranks[seq.rank].ready.append(seq)
+        if self.listener is not None:
+            self.listener.on_tokens(seq, time, 1)
+
+    def _end_step(self, worker: Worker) -> None:
+        end, finished, prefilled = worker.finish()
+        listener = self.listener
+        if listener is not None:
+            for seq in prefilled:
+                if not seq.prefill_only:
+                    listener.on_tokens(seq, end, 1)
+            if listener.per_token:
+                for rank in worker.ranks:
+                    for seq in rank.decoding():
+                        if seq.s0 < len(worker.step_times):
+                            listener.on_tokens(seq, end, 1)
+        for seq in finished:
+            if seq.prefill_only:
+                self._hand_off(seq)
+                continue
+            self.in_flight -= 1
+            if listener is not None:
+                if listener.per_token and seq.finish_step == len(worker.step_times) - 1:
+                    listener.on_tokens(seq, end, 1)
+                listener.on_finish(seq, end)
+
+    def _hand_off(self, seq: Seq) -> None:
+        """A prefill finished: send it to a decode rank, whose admission starts the transfer."""
+        seq.prefill_only = False
+        seq.state, seq.done, seq.computed = SeqState.LOADING, None, 0
+        worker, rank = self._decode_router.pick()
+        seq.step_times = worker.step_times
+        rank.enqueue(seq)
+
+    def kv_usage(self) -> float:
+        pools = [r.pool for w in self.decode_workers for r in w.ranks]
+        return sum(p.used for p in pools) / max(sum(p.total for p in pools), 1)
+
+    def counts(self) -> tuple[int, int]:
+        """(running, waiting) over all ranks, as vLLM's gauges report them."""
+        running = sum(len(r.running) for w in self.workers for r in w.ranks)
+        waiting = sum(len(r.waiting) for w in self.workers for r in w.ranks)
+        return running, waiting

@@ -1,0 +1,293 @@
+"""Build a `Deployment` from an srt-slurm recipe, a sweep job JSON, or flags."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from inferbench.catalog import Catalog, load_catalog, parse_precision
+from inferbench.catalog.schema import Precision
+from inferbench.config.layout import WorkerLayout, engine_layout, worker_layout
+from inferbench.config.recipe import Recipe, load_recipe, locate, split_reference
+from inferbench.config.recipe_schema import WorkerMode
+from inferbench.errors import InputError, Location
+from inferbench.sim.deployment import Deployment, Mode, PoolSpec, Workload, validate
+from inferbench.sim.perf import EfficiencyParams
+
+
+class Overrides(BaseModel):
+    """Command-line values that replace what the recipe or job says."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gpu: str | None = None
+    model_spec: str | None = None
+    isl: int | None = None
+    osl: int | None = None
+    concurrency: tuple[int, ...] | None = None
+    num_prompts: int | None = None
+    catalog_files: tuple[str, ...] = ()
+
+
+# engine flag -> PoolSpec field, for the flags the simulator honours
+_VLLM_FLAGS = {
+    "max-num-seqs": "max_num_seqs",
+    "max-num-batched-tokens": "max_num_batched_tokens",
+    "max-model-len": "max_model_len",
+    "gpu-memory-utilization": "gpu_memory_utilization",
+    "block-size": "block_size",
+    "stream-interval": "stream_interval",
+}
+_SGLANG_FLAGS = {
+    "max-running-requests": "max_num_seqs",
+    "chunked-prefill-size": "max_num_batched_tokens",
+    "context-length": "max_model_len",
+    "mem-fraction-static": "gpu_memory_utilization",
+    "page-size": "block_size",
+    "stream-interval": "stream_interval",
+}
+
+
+def concurrency_list(value: Any) -> tuple[int, ...]:
+    """`2048`, `"4x8x16"` or `[4, 8]` -> (4, 8, 16)."""
+    if isinstance(value, int):
+        return (value,)
+    if isinstance(value, str):
+        parts = [p for p in value.replace(",", "x").split("x") if p.strip()]
+        return tuple(int(p) for p in parts)
+    if isinstance(value, list | tuple):
+        return tuple(int(v) for v in value)
+    raise InputError(f"cannot read concurrencies from {value!r}")
+
+
+def _pool(
+    role: str,
+    workers: int,
+    layout: WorkerLayout,
+    flags: Mapping[str, Any],
+    names: Mapping[str, str],
+) -> PoolSpec:
+    fields: dict[str, Any] = {
+        "role": role,
+        "workers": workers,
+        "tp": layout.tp,
+        "dp": layout.dp,
+        "pp": layout.pp,
+        "expert_parallel": layout.ep > 1,
+    }
+    for flag, field in names.items():
+        if flags.get(flag) is not None:
+            fields[field] = flags[flag]
+    kv = flags.get("kv-cache-dtype")
+    if kv is not None:
+        fields["kv_cache_dtype"] = parse_precision(str(kv), where="kv-cache-dtype")
+    try:
+        return PoolSpec.model_validate(fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(
+            f"{role} engine flags: {err['msg']}", location=Location(key=role)
+        ) from None
+
+
+def from_recipe(spec: str, overrides: Overrides) -> Deployment:
+    """`FILE[:selector]` (an srt-slurm recipe) -> a validated Deployment."""
+    text, selector = split_reference(spec)
+    if not Path(text).is_file():
+        raise InputError("recipe file not found", location=Location(Path(text)))
+    recipe = load_recipe(Path(text), selector)
+    res, backend = recipe.resources, recipe.backend
+    names = _SGLANG_FLAGS if backend.type == "sglang" else _VLLM_FLAGS
+    modes: tuple[WorkerMode, ...] = ("prefill", "decode") if res.disaggregated else ("aggregated",)
+    pools: dict[str, PoolSpec] = {}
+    for mode in modes:
+        flags = backend.flags(mode)
+        layout = engine_layout(backend.type, flags.get)
+        _check_fits(recipe, mode, layout)
+        wanted = {name: flags.get(name) for name in (*names, "kv-cache-dtype")}
+        pools["decode" if mode == "aggregated" else mode] = _pool(
+            mode, res.workers(mode) or 1, layout, wanted, names
+        )
+    bench = recipe.benchmark
+    workload: dict[str, Any] = {"concurrencies": (1,)}
+    if bench is not None:
+        workload = {
+            "isl": bench.isl,
+            "osl": bench.osl,
+            "concurrencies": bench.concurrencies or (1,),
+            "num_prompts_mult": bench.num_prompts_mult,
+            "random_range_ratio": bench.random_range_ratio,
+        }
+    return _build(
+        name=recipe.name,
+        served=recipe.model.path,
+        precision=recipe.model.precision,
+        gpu=res.gpu_type,
+        per_node=res.gpus_per_node,
+        pools=pools,
+        workload=workload,
+        overrides=overrides,
+        source=f"recipe {text}" + (f":{selector}" if selector else ""),
+    )
+
+
+def _check_fits(recipe: Recipe, mode: WorkerMode, layout: WorkerLayout) -> None:
+    """Engine TP x DP x PP must equal the worker's GPUs, and the workers must fit their nodes."""
+    res = recipe.resources
+    gpus, workers = res.gpus_per_worker(mode), res.workers(mode) or 1
+    if layout.gpus != gpus:
+        diff = abs(layout.gpus - gpus)
+        raise InputError(
+            f"{mode} engine layout {layout.describe()} uses {layout.gpus} GPUs but each {mode} "
+            f"worker has {gpus} ({diff} {'over' if layout.gpus > gpus else 'idle'})",
+            location=locate(recipe, ("backend", f"{recipe.backend.type}_config", mode)),
+            hint="make tp x dp x pp equal the GPUs per worker",
+        )
+    nodes = {"prefill": res.prefill_nodes, "decode": res.decode_nodes, "aggregated": res.agg_nodes}
+    have = (nodes[mode] or 0) * res.gpus_per_node
+    if have and workers * gpus > have:
+        raise InputError(
+            f"{workers} {mode} workers x {gpus} GPUs need {workers * gpus} GPUs but "
+            f"{nodes[mode]} node(s) hold {have} ({workers * gpus - have} over)",
+            location=locate(recipe, ("resources",)),
+            hint="add nodes or lower the workers",
+        )
+
+
+def from_job(spec: str, overrides: Overrides) -> Deployment:
+    """A sweep job as JSON (one object, or a list with `FILE:INDEX`) -> a Deployment."""
+    text, _, index = (
+        spec.rpartition(":") if ":" in spec and not Path(spec).exists() else (spec, "", "")
+    )
+    path = Path(text)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read sweep job JSON: {exc}", location=Location(path)) from None
+    if isinstance(data, list):
+        data = data[int(index or 0)]
+    if not isinstance(data, dict):
+        raise InputError("a sweep job is a JSON object", location=Location(path))
+    pools: dict[str, PoolSpec] = {}
+    mml = data.get("max-model-len")
+    common = {"max-model-len": mml} if mml else {}
+    if isinstance(data.get("decode"), dict):
+        for role in ("prefill", "decode"):
+            block = data.get(role) or {}
+            layout = worker_layout(
+                int(block.get("tp", 1)),
+                int(block.get("ep", 1)),
+                bool(block.get("dp-attn")),
+                int(block.get("pp", 1)),
+            )
+            pools[role] = _pool(role, int(block.get("num-worker", 1)), layout, common, _VLLM_FLAGS)
+    else:
+        layout = worker_layout(
+            int(data.get("tp", 1)),
+            int(data.get("ep", 1)),
+            bool(data.get("dp-attn")),
+            int(data.get("pp", 1)),
+        )
+        pools["decode"] = _pool("aggregated", 1, layout, common, _VLLM_FLAGS)
+    workload = {
+        "isl": data.get("isl"),
+        "osl": data.get("osl"),
+        "concurrencies": concurrency_list(data.get("conc", 1)),
+    }
+    runner = str(data.get("runner", ""))
+    return _build(
+        name=str(data.get("exp-name") or data.get("config-key") or path.stem),
+        served=str(data.get("model", "")),
+        precision=str(data.get("precision") or "bf16"),
+        gpu=runner,
+        per_node=0,
+        pools=pools,
+        workload=workload,
+        overrides=overrides,
+        source=f"job {path}",
+    )
+
+
+def from_flags(
+    *,
+    model: str,
+    gpu: str,
+    precision: str,
+    tp: int,
+    dp: int,
+    pp: int,
+    expert_parallel: bool,
+    workers: int,
+    engine: Mapping[str, Any],
+    isl: int,
+    osl: int,
+    concurrency: tuple[int, ...],
+    overrides: Overrides,
+) -> Deployment:
+    """An aggregated deployment from command-line flags."""
+    layout = WorkerLayout(tp * dp * pp, tp, dp, tp * dp if expert_parallel else 1, pp)
+    pools = {"decode": _pool("aggregated", workers, layout, engine, _VLLM_FLAGS)}
+    workload = {"isl": isl, "osl": osl, "concurrencies": concurrency}
+    return _build(
+        name=f"{model}-{gpu}",
+        served=model,
+        precision=precision,
+        gpu=gpu,
+        per_node=0,
+        pools=pools,
+        workload=workload,
+        overrides=overrides,
+        source="flags",
+    )
+
+
+def _build(
+    *,
+    name: str,
+    served: str,
+    precision: str,
+    gpu: str,
+    per_node: int,
+    pools: dict[str, PoolSpec],
+    workload: dict[str, Any],
+    overrides: Overrides,
+    source: str,
+) -> Deployment:
+    catalog: Catalog = load_catalog(overrides.catalog_files)
+    gpu_spec = catalog.gpu(overrides.gpu or gpu)
+    model_spec = catalog.model(overrides.model_spec or served)
+    for key, value in (
+        ("isl", overrides.isl),
+        ("osl", overrides.osl),
+        ("concurrencies", overrides.concurrency),
+        ("num_prompts", overrides.num_prompts),
+    ):
+        if value is not None:
+            workload[key] = value
+    if workload.get("isl") is None or workload.get("osl") is None:
+        raise InputError("the workload needs isl and osl", hint="pass --isl and --osl")
+    try:
+        load = Workload.model_validate(workload)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(f"workload: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    prec: Precision = parse_precision(precision)
+    dep = Deployment(
+        name=name,
+        served_model=served or model_spec.key,
+        model=model_spec,
+        gpu=gpu_spec,
+        precision=prec,
+        gpus_per_node=per_node or gpu_spec.gpus_per_node,
+        mode=Mode.DISAGGREGATED if "prefill" in pools else Mode.AGGREGATED,
+        prefill=pools.get("prefill"),
+        decode=pools["decode"],
+        workload=load,
+        efficiency=EfficiencyParams(),
+        source=source,
+    )
+    return validate(dep)

@@ -1,0 +1,292 @@
+"""Continuous batching of one DP rank, after vLLM's V1 scheduler.
+
+Each step: every running sequence in decode takes one token; in-progress prefills
+take chunks of the remaining token budget (`max_num_batched_tokens`, chunked
+prefill); then waiting sequences are admitted first-come-first-served while
+`max_num_seqs`, the budget and free KV blocks allow. When a running sequence
+needs a block and none is free, the most recently admitted running sequence is
+preempted (its blocks freed, recomputed later from the start, as vLLM's
+recompute preemption does).
+
+Decode sequences are kept in aggregate (sums and per-residue counts), so a
+step costs O(1) per rank however many sequences are decoding: a sequence that
+entered decode at step `s0` with `g0` tokens generated has, at step `s`,
+generated `g0 + s - s0` tokens and writes the KV of position
+`prompt + g0 - 1 + s - s0`; it needs a new block when that position is a
+multiple of the block size.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from inferbench.sim.kv import BlockPool
+from inferbench.sim.perf import RankBatch
+
+
+class SeqState(IntEnum):
+    WAITING = 0
+    PREFILL = 1
+    DECODE = 2
+    LOADING = 3  # disaggregated decode: blocks held, KV arriving from a prefill worker
+    READY = 4  # KV arrived; joins decode at the next step
+    DONE = 5
+
+
+@dataclass(slots=True, eq=False)
+class Seq:
+    """One request inside the engine."""
+
+    rid: int
+    prompt: int
+    output: int  # tokens to generate (max_tokens; the simulator always honours ignore_eos)
+    arrival: float
+    prefill_only: bool = False  # disaggregated prefill: stop after the first token
+    state: SeqState = SeqState.WAITING
+    generated: int = 0
+    computed: int = 0  # tokens of the current prefill target whose KV exists
+    blocks: int = 0
+    s0: int = 0
+    g0: int = 0
+    finish_step: int = -1
+    # emitted token times: floats, or (start, stop) slices of the worker's step_times
+    pieces: list[float | tuple[int, int]] = field(default_factory=list)
+    preemptions: int = 0
+    first_token: float | None = None
+    done: float | None = None
+    ready_at: float = 0.0
+    rank: int = -1
+    tag: object = None  # the driver's handle (an HTTP stream, a client slot)
+    step_times: list[float] | None = None  # end times of the decoding worker's steps
+
+    def token_times(self) -> list[float]:
+        """When each output token was produced, in order."""
+        times: list[float] = []
+        steps = self.step_times or []
+        for piece in self.pieces:
+            if isinstance(piece, tuple):
+                times.extend(steps[piece[0] : piece[1]])
+            else:
+                times.append(piece)
+        return times
+
+    @property
+    def prefill_target(self) -> int:
+        """Tokens a prefill must compute: the prompt plus any output lost to preemption."""
+        return self.prompt + self.generated
+
+
+_IDLE = RankBatch()
+
+
+class RankScheduler:
+    """Waiting queue, running set and KV blocks of one DP rank."""
+
+    def __init__(
+        self, index: int, pool: BlockPool, *, max_num_seqs: int, max_num_batched_tokens: int
+    ) -> None:
+        self.index = index
+        self.pool = pool
+        self.max_num_seqs = max_num_seqs
+        self.max_num_batched_tokens = max_num_batched_tokens
+        self.waiting: deque[Seq] = deque()
+        self.running: dict[int, Seq] = {}  # admission order; preemption pops the newest
+        self.prefilling: dict[int, Seq] = {}
+        self.ready: list[Seq] = []
+        self.decode_count = 0
+        self._ctx_base = 0  # sum over decode seqs of prompt + g0 - s0
+        self._residue = [0] * pool.block_size
+        self._finish: list[tuple[int, int, Seq]] = []
+        self.preemptions = 0
+        self.queued_prefill_tokens = 0  # router load signal
+        self.loading_admitted: list[Seq] = []  # remote-KV sequences given blocks this step
+        self._allocated_step = -1  # the step whose decode blocks are already taken
+
+    # -- queue --------------------------------------------------------------------------
+    def enqueue(self, seq: Seq) -> None:
+        seq.rank = self.index
+        self.waiting.append(seq)
+        if seq.state != SeqState.LOADING:
+            self.queued_prefill_tokens += seq.prefill_target
+
+    @property
+    def load(self) -> int:
+        return len(self.running) + len(self.waiting)
+
+    def has_work(self) -> bool:
+        return bool(self.running) or bool(self.waiting) or bool(self.ready)
+
+    # -- decode aggregate ---------------------------------------------------------------
+    def _residue_of(self, seq: Seq) -> int:
+        return (seq.prompt + seq.g0 - 1 - seq.s0) % self.pool.block_size
+
+    def _enter_decode(self, seq: Seq, step: int) -> None:
+        seq.state = SeqState.DECODE
+        seq.s0, seq.g0 = step, seq.generated
+        seq.finish_step = step + seq.output - seq.generated - 1
+        self.decode_count += 1
+        self._ctx_base += seq.prompt + seq.g0 - seq.s0
+        self._residue[self._residue_of(seq)] += 1
+        heapq.heappush(self._finish, (seq.finish_step, seq.rid, seq))
+
+    def _leave_decode(self, seq: Seq, step: int) -> None:
+        """Take `seq` out of the aggregate before step `step`; settle its tokens and blocks."""
+        seq.generated = seq.g0 + (step - seq.s0)
+        seq.blocks = self.pool.blocks_for(seq.prompt + seq.generated - 1)
+        if step > seq.s0:
+            seq.pieces.append((seq.s0, step))
+        self.decode_count -= 1
+        self._ctx_base -= seq.prompt + seq.g0 - seq.s0
+        self._residue[self._residue_of(seq)] -= 1
+
+    def decode_ctx(self, step: int) -> int:
+        return self._ctx_base + self.decode_count * step
+
+    # -- preemption ---------------------------------------------------------------------
+    def _preempt_newest(self, step: int) -> Seq | None:
+        if not self.running:
+            return None
+        _, victim = self.running.popitem()
+        if victim.state == SeqState.DECODE:
+            bs = self.pool.block_size
+            took_block = self._allocated_step == step and self._residue_of(victim) == (-step) % bs
+            self._leave_decode(victim, step)
+            victim.blocks += int(took_block)
+        elif victim.state == SeqState.READY:
+            self.ready.remove(victim)
+        self.prefilling.pop(victim.rid, None)
+        self.pool.give_back(victim.blocks)
+        victim.blocks, victim.computed = 0, 0
+        victim.state = SeqState.WAITING
+        victim.preemptions += 1
+        self.preemptions += 1
+        self.waiting.appendleft(victim)
+        self.queued_prefill_tokens += victim.prefill_target
+        return victim
+
+    # -- one step -----------------------------------------------------------------------
+    def schedule(self, step: int) -> tuple[RankBatch, list[tuple[Seq, int]]]:
+        """Choose this rank's batch for worker step `step`: (batch, prefill chunks)."""
+        for seq in self.ready:
+            self._enter_decode(seq, step)
+        self.ready.clear()
+        bs = self.pool.block_size
+        need = self._residue[(-step) % bs]
+        while need > self.pool.free and self.decode_count:
+            self._preempt_newest(step)
+            need = self._residue[(-step) % bs]
+        self.pool.free -= need
+        self._allocated_step = step
+        budget = self.max_num_batched_tokens - self.decode_count
+        chunks: list[tuple[Seq, int]] = []
+        for seq in list(self.prefilling.values()):
+            if budget <= 0 or seq.rid not in self.prefilling:
+                break
+            budget -= self._continue_prefill(seq, step, budget, chunks)
+        budget = self._admit(step, budget, chunks)
+        return self._batch(step, chunks), chunks
+
+    def _continue_prefill(
+        self, seq: Seq, step: int, budget: int, chunks: list[tuple[Seq, int]]
+    ) -> int:
+        chunk = min(seq.prefill_target - seq.computed, budget)
+        extra = self.pool.blocks_for(seq.computed + chunk) - seq.blocks
+        while extra > self.pool.free:
+            victim = self._preempt_newest(step)
+            if victim is None or victim is seq:
+                return 0
+        self.pool.free -= extra
+        seq.blocks += extra
+        chunks.append((seq, chunk))
+        return chunk
+
+    def _admit(self, step: int, budget: int, chunks: list[tuple[Seq, int]]) -> int:
+        while self.waiting and len(self.running) < self.max_num_seqs:
+            seq = self.waiting[0]
+            if seq.state == SeqState.LOADING:  # remote KV: reserve blocks, no compute
+                blocks = self.pool.blocks_for(seq.prompt)
+                if not self.pool.take(blocks):
+                    break
+                self.waiting.popleft()
+                seq.blocks = blocks
+                self.running[seq.rid] = seq
+                self.loading_admitted.append(seq)
+                continue
+            if budget <= 0:
+                break
+            chunk = min(seq.prefill_target, budget)
+            blocks = self.pool.blocks_for(chunk)
+            if not self.pool.take(blocks):
+                break
+            self.waiting.popleft()
+            seq.blocks, seq.computed, seq.state = blocks, 0, SeqState.PREFILL
+            self.running[seq.rid] = seq
+            self.prefilling[seq.rid] = seq
+            chunks.append((seq, chunk))
+            budget -= chunk
+        return budget
+
+    def _batch(self, step: int, chunks: list[tuple[Seq, int]]) -> RankBatch:
+        if not chunks:
+            n = self.decode_count
+            return RankBatch(0, 0.0, 0, n, self._ctx_base + n * step) if n else _IDLE
+        tokens = attn = kv_read = 0.0
+        for seq, chunk in chunks:
+            tokens += chunk
+            attn += chunk * (seq.computed + chunk / 2)
+            kv_read += seq.computed
+            self.queued_prefill_tokens -= chunk
+        return RankBatch(
+            prefill_tokens=int(tokens),
+            prefill_attention_ctx=attn,
+            prefill_kv_read_tokens=int(kv_read),
+            decode_seqs=self.decode_count,
+            decode_ctx_tokens=self.decode_ctx(step) if self.decode_count else 0,
+        )
+
+    def complete(
+        self, step: int, chunks: list[tuple[Seq, int]], end: float
+    ) -> tuple[list[Seq], list[Seq]]:
+        """End step `step`: (sequences that finished, prefills that produced a token)."""
+        finished: list[Seq] = []
+        prefilled: list[Seq] = []
+        for seq, chunk in chunks:
+            if seq.state != SeqState.PREFILL:
+                continue
+            seq.computed += chunk
+            if seq.computed >= seq.prefill_target:
+                del self.prefilling[seq.rid]
+                seq.generated += 1
+                if not seq.prefill_only:  # a disaggregated first token reaches the user later
+                    seq.pieces.append(end)
+                    if seq.first_token is None:
+                        seq.first_token = end
+                prefilled.append(seq)
+                if seq.prefill_only or seq.generated >= seq.output:
+                    self._release(seq, end)
+                    finished.append(seq)
+                else:
+                    self._enter_decode(seq, step + 1)
+        heap = self._finish
+        while heap and heap[0][0] <= step:
+            _, _, seq = heapq.heappop(heap)
+            if seq.state != SeqState.DECODE or seq.finish_step != step:
+                continue  # stale entry of a preempted sequence
+            self._leave_decode(seq, step + 1)
+            self._release(seq, end)
+            finished.append(seq)
+        return finished, prefilled
+
+    def _release(self, seq: Seq, end: float) -> None:
+        self.running.pop(seq.rid, None)
+        self.pool.give_back(seq.blocks)
+        seq.blocks = 0
+        seq.state = SeqState.DONE
+        seq.done = end
+
+    def decoding(self) -> list[Seq]:
+        """Sequences decoding now (O(n); only the real-time server asks)."""
+        return [s for s in self.running.values() if s.state == SeqState.DECODE]
