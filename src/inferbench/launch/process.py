@@ -71,6 +71,7 @@ class ServerProcess:
         self.base_url: str | None = None
         self.started_at = 0.0
         self.ready_at = 0.0
+        self.log_offset = 0
 
     def start(self) -> None:
         if self.spec.port and not port_is_free(self.spec.host, self.spec.port):
@@ -80,6 +81,10 @@ class ServerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.spec.env}
         with self.log_path.open("ab") as log:
+            # the log is kept across attempts: scan only what this process writes
+            log.write(f"--- inferbench: starting {self.spec.name} ---\n".encode())
+            log.flush()
+            self.log_offset = log.tell()
             self.started_at = time.monotonic()
             self.proc = subprocess.Popen(
                 list(self.spec.argv),
@@ -112,7 +117,7 @@ class ServerProcess:
         assert self.proc is not None, "start() first"
         pattern = re.compile(self.spec.ready_pattern) if self.spec.ready_pattern else None
         deadline = time.monotonic() + timeout_s
-        seen = [0]
+        seen = [self.log_offset]
         base: str | None = None
         while True:
             code = self.proc.poll()
