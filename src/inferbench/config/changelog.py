@@ -1,0 +1,119 @@
+"""The perf changelog (`perf-changelog.yaml`): an append-only list of entries, oldest first.
+
+Each entry names config keys (exact or globs with `*`, `?`) that CI benchmarks.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from inferbench.config.base import FrozenModel
+from inferbench.config.validate import validate_doc
+from inferbench.config.yamlio import PositionedDoc, load_yaml, parse_yaml
+from inferbench.errors import ConfigError, Location
+
+GLOB_CHARS = frozenset("*?[")
+
+
+class ChangelogEntry(FrozenModel):
+    config_keys: tuple[str, ...] = Field(alias="config-keys", min_length=1)
+    description: tuple[str, ...] = Field(min_length=1)
+    pr_link: str | None = Field(default=None, alias="pr-link")
+    evals_only: bool = Field(default=False, alias="evals-only")
+    all_evals: bool = Field(default=False, alias="all-evals")
+    append_only: bool = Field(default=False, alias="append-only")
+    scenario_type: tuple[Literal["fixed-seq-len", "agentic-coding"], ...] | None = Field(
+        default=None, alias="scenario-type"
+    )
+
+    @field_validator("config_keys", "description", "scenario_type", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("config_keys")
+    @classmethod
+    def _no_empty_key(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not key.strip() for key in keys):
+            raise ValueError("config-keys holds an empty key")
+        return keys
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.description)
+
+    def matches(self, config_key: str) -> bool:
+        return any(key_matches(pattern, config_key) for pattern in self.config_keys)
+
+
+def is_glob(pattern: str) -> bool:
+    return any(c in GLOB_CHARS for c in pattern)
+
+
+def key_matches(pattern: str, config_key: str) -> bool:
+    """Exact match, or a glob (`*`, `?`) match; case-sensitive."""
+    if is_glob(pattern):
+        return fnmatch.fnmatchcase(config_key, pattern)
+    return pattern == config_key
+
+
+@dataclass(frozen=True)
+class ChangelogItem:
+    """One entry with its index in the list and its first line in the file."""
+
+    index: int
+    entry: ChangelogEntry
+    line: int | None
+    location: Location
+
+
+@dataclass(frozen=True)
+class Changelog:
+    items: tuple[ChangelogItem, ...]
+    doc: PositionedDoc
+
+    @property
+    def file(self) -> Path:
+        return self.doc.file
+
+    @property
+    def entries(self) -> tuple[ChangelogEntry, ...]:
+        return tuple(item.entry for item in self.items)
+
+    def resolve(self, item: ChangelogItem, config_keys: Iterable[str]) -> list[str]:
+        """The config keys (from `config_keys`) that `item` names."""
+        return [key for key in config_keys if item.entry.matches(key)]
+
+
+def parse_changelog(text: str, file: Path) -> Changelog:
+    """Parse changelog text (e.g. the base revision's copy, read with git)."""
+    return _from_doc(parse_yaml(text, file))
+
+
+def load_changelog(path: Path) -> Changelog:
+    return _from_doc(load_yaml(path))
+
+
+def _from_doc(doc: PositionedDoc) -> Changelog:
+    if doc.data is None:
+        return Changelog(items=(), doc=doc)
+    if not isinstance(doc.data, list):
+        raise ConfigError(
+            "the perf changelog must be a list of entries",
+            location=doc.locate(),
+            hint="start each entry with `- config-keys: [...]`",
+        )
+    items = []
+    for index, raw in enumerate(doc.data):
+        if not isinstance(raw, dict):
+            raise ConfigError("a changelog entry must be a mapping", location=doc.locate((index,)))
+        entry = validate_doc(doc, ChangelogEntry, path=(index,))
+        location = doc.locate((index,))
+        items.append(ChangelogItem(index, entry, location.line, location))
+    return Changelog(items=tuple(items), doc=doc)

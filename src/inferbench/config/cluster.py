@@ -1,0 +1,177 @@
+"""The cluster catalog: `clusters/<name>.yaml`, one file per cluster.
+
+It replaces the bash if/elif routing of `runners/launch_<cluster>.sh`: which runner
+labels a cluster serves, its GPUs, its scheduler defaults, the srt-slurm version
+it runs, where each model's weights are staged and under which `model_paths`
+alias, and its container aliases. `Cluster.srtslurm_config()` renders the
+srtslurm.yaml that srtctl reads on that cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from inferbench.config.base import FrozenModel, RuleViolation
+from inferbench.config.srtslurm import SbatchValue, SrtslurmConfig
+from inferbench.config.validate import validate_doc
+from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml
+from inferbench.errors import ConfigError, Location
+
+
+class Scheduler(FrozenModel):
+    type: Literal["slurm", "local"]
+    account: str | None = None
+    partition: str | None = None
+    time_limit: str | None = Field(default=None, alias="time-limit")
+    network_interface: str | None = Field(default=None, alias="network-interface")
+    sbatch_directives: dict[str, SbatchValue] = Field(
+        default_factory=dict, alias="sbatch-directives"
+    )
+    mounts: dict[str, str] = Field(default_factory=dict)
+    container_runtime: Literal["pyxis", "enroot", "none"] = Field(
+        default="none", alias="container-runtime"
+    )
+    use_exclusive_sbatch_directive: bool | None = Field(
+        default=None, alias="use-exclusive-sbatch-directive"
+    )
+
+    @model_validator(mode="after")
+    def _slurm_only_fields(self) -> Scheduler:
+        if self.type == "local":
+            for name in ("account", "partition", "time_limit"):
+                if getattr(self, name) is not None:
+                    key = name.replace("_", "-")
+                    raise RuleViolation(f"{key} is Slurm only", at=(key,))
+        return self
+
+
+class SrtSlurmVersion(FrozenModel):
+    ref: str = Field(min_length=1)  # a git ref (tag, branch or commit) of NVIDIA/srt-slurm
+    repo: str | None = None
+
+
+class ModelStoreEntry(FrozenModel):
+    """Where one model's weights are staged on the cluster, and their srtslurm alias."""
+
+    model: str = Field(min_length=1)  # Hugging Face id
+    model_prefix: str = Field(alias="model-prefix", min_length=1)
+    precision: str = Field(min_length=1)
+    path: str = Field(min_length=1)
+    alias: str | None = Field(default=None, min_length=1)
+    framework: str | None = None  # only when the launcher routed by framework too
+
+    def matches(self, model_prefix: str, precision: str, framework: str | None = None) -> bool:
+        if (self.model_prefix, self.precision) != (model_prefix, precision):
+            return False
+        return self.framework is None or framework is None or self.framework == framework
+
+
+class Cluster(FrozenModel):
+    name: str = Field(min_length=1)
+    runners: tuple[str, ...] = Field(min_length=1)
+    gpu: str = Field(min_length=1)
+    gpus_per_node: int = Field(alias="gpus-per-node", ge=1)
+    scheduler: Scheduler
+    srt_slurm: SrtSlurmVersion | None = Field(default=None, alias="srt-slurm")
+    models: tuple[ModelStoreEntry, ...] = ()
+    containers: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique_entries(self) -> Cluster:
+        seen: dict[tuple[str, str, str | None], int] = {}
+        aliases: dict[str, int] = {}
+        for i, entry in enumerate(self.models):
+            key = (entry.model_prefix, entry.precision, entry.framework)
+            if key in seen:
+                raise RuleViolation(
+                    f"models[{seen[key]}] already covers {entry.model_prefix}/{entry.precision}",
+                    at=("models", i),
+                )
+            seen[key] = i
+            if entry.alias is not None:
+                other = aliases.setdefault(entry.alias, i)
+                first = self.models[other]
+                if other != i and first.path != entry.path:
+                    raise RuleViolation(
+                        f"alias {entry.alias!r} points at two paths ({first.path}, {entry.path})",
+                        at=("models", i, "alias"),
+                    )
+        return self
+
+    def serves(self, runner_label: str) -> bool:
+        return runner_label in self.runners or runner_label == f"cluster:{self.name}"
+
+    def model_entry(
+        self, model_prefix: str, precision: str, framework: str | None = None
+    ) -> ModelStoreEntry | None:
+        """The staged weights for a (model-prefix, precision[, framework]); framework-specific
+        entries win over generic ones."""
+        hits = [e for e in self.models if e.matches(model_prefix, precision, framework)]
+        hits.sort(key=lambda e: e.framework is None)
+        return hits[0] if hits else None
+
+    def model_aliases(self) -> dict[str, str]:
+        """srtslurm `model_paths`: alias -> staged path."""
+        return {e.alias: e.path for e in self.models if e.alias is not None}
+
+    def has_alias(self, alias: str) -> bool:
+        return alias in self.model_aliases()
+
+    def srtslurm(self) -> SrtslurmConfig:
+        """The srtslurm.yaml this cluster's srtctl should read, as a validated model."""
+        sched = self.scheduler
+        return SrtslurmConfig(
+            default_account=sched.account,
+            default_partition=sched.partition,
+            default_time_limit=sched.time_limit,
+            gpus_per_node=self.gpus_per_node,
+            network_interface=sched.network_interface,
+            use_exclusive_sbatch_directive=sched.use_exclusive_sbatch_directive,
+            default_sbatch_directives=dict(sched.sbatch_directives) or None,
+            default_mounts=dict(sched.mounts) or None,
+            model_paths=self.model_aliases(),
+            containers=dict(self.containers),
+        )
+
+    def srtslurm_config(self) -> dict[str, Any]:
+        """The srtslurm.yaml mapping (model_paths, containers, defaults) to write."""
+        return self.srtslurm().as_yaml_dict()
+
+
+@dataclass(frozen=True)
+class ClusterFile:
+    """A cluster with where it was read from."""
+
+    cluster: Cluster
+    doc: PositionedDoc
+
+    @property
+    def file(self) -> Path:
+        return self.doc.file
+
+    def locate(self, path: KeyPath = ()) -> Location:
+        return self.doc.locate(path)
+
+    def locate_model(self, model_prefix: str, precision: str) -> Location:
+        for i, entry in enumerate(self.cluster.models):
+            if (entry.model_prefix, entry.precision) == (model_prefix, precision):
+                return self.doc.locate(("models", i))
+        return self.doc.locate(("models",))
+
+
+def load_cluster(path: Path) -> ClusterFile:
+    doc = load_yaml(path)
+    if not isinstance(doc.data, dict):
+        raise ConfigError("a cluster file must be a mapping", location=doc.locate())
+    cluster = validate_doc(doc, Cluster)
+    if cluster.name != path.stem:
+        raise ConfigError(
+            f"cluster name {cluster.name!r} differs from its file name {path.name!r}",
+            location=doc.locate(("name",)),
+            hint=f"rename the file to {cluster.name}.yaml or set name: {path.stem}",
+        )
+    return ClusterFile(cluster=cluster, doc=doc)

@@ -1,0 +1,240 @@
+"""Best-effort reader of `runners/launch_<cluster>.sh` model routing.
+
+Multinode launchers pick the staged weights with an if/elif chain on
+`$MODEL_PREFIX` / `$PRECISION` (sometimes `$FRAMEWORK`) that exports
+`MODEL_PATH` and `SRT_SLURM_MODEL_PREFIX` (the srtslurm.yaml alias). This reads
+that chain into a table; branches it cannot read with certainty (`||`, globs,
+`!=`, `else`, values built from variables, `case`) are listed with the reason,
+never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inferbench.errors import ConfigError, Location
+
+ROUTING_VARS = ("MODEL_PREFIX", "PRECISION", "FRAMEWORK")
+EXPORTS = {"MODEL_PATH": "model_path", "SRT_SLURM_MODEL_PREFIX": "alias"}
+
+_IF = re.compile(r"^\s*(if|elif)\s+(.*?)\s*(?:;\s*then)?\s*(?:#.*)?$")
+_ELSE = re.compile(r"^\s*else\b")
+_FI = re.compile(r"^\s*fi\b")
+_CASE = re.compile(r"^\s*case\b")
+_ESAC = re.compile(r"^\s*esac\b")
+_ASSIGN = re.compile(r"^\s*(?:export\s+)?(MODEL_PATH|SRT_SLURM_MODEL_PREFIX)=(.*?)\s*(?:#.*)?$")
+_COMPARE = re.compile(r"\"?\$\{?(\w+)\}?\"?\s*(==|=|!=|=~)\s*(\"[^\"]*\"|'[^']*'|[^\s\]\)&|;]+)")
+_SRT_REF = re.compile(r"git\s+(?:-C\s+\S+\s+)?checkout\s+(?:-q\s+)?([\w./-]+)")
+_SRT_BRANCH = re.compile(r"git\s+clone\b.*?(?:--branch|-b)\s+([\w./-]+).*srt-slurm")
+
+
+@dataclass(frozen=True)
+class LauncherRow:
+    """(model-prefix, precision[, framework]) -> (MODEL_PATH, SRT_SLURM_MODEL_PREFIX)."""
+
+    model_prefix: str
+    precision: str
+    framework: str | None
+    model_path: str | None
+    alias: str | None
+    line: int  # the if/elif line of the branch
+    model_path_line: int | None = None
+    alias_line: int | None = None
+
+
+@dataclass(frozen=True)
+class UnreadableBranch:
+    line: int
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LauncherTable:
+    cluster: str
+    path: Path
+    names: tuple[str, ...]  # every launcher file name for this cluster (symlinks included)
+    rows: tuple[LauncherRow, ...]
+    unreadable: tuple[UnreadableBranch, ...]
+    srt_slurm_ref: str | None = None
+    uses_slurm: bool = False
+    uses_pyxis: bool = False
+
+    def lookup(
+        self, model_prefix: str, precision: str, framework: str | None = None
+    ) -> LauncherRow | None:
+        hits = [
+            r
+            for r in self.rows
+            if (r.model_prefix, r.precision) == (model_prefix, precision)
+            and (r.framework is None or framework is None or r.framework == framework)
+        ]
+        hits.sort(key=lambda r: r.framework is None)
+        return hits[0] if hits else None
+
+
+@dataclass
+class _Branch:
+    line: int
+    text: str
+    conditions: list[str]  # this branch's condition and its enclosing ones
+    values: dict[str, tuple[str, int]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def cluster_name(path: Path) -> str:
+    """`runners/launch_b200-dgxc.sh` -> `b200-dgxc`."""
+    return path.stem.removeprefix("launch_")
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _scan(lines: list[str]) -> list[_Branch]:
+    """Walk the if/elif/else/fi structure; return every branch that assigns an export."""
+    stack: list[_Branch] = []  # the open branch of each enclosing `if`
+    branches: list[_Branch] = []
+    case_depth = 0
+    for number, raw in enumerate(lines, start=1):
+        line = raw.split("#", 1)[0] if raw.lstrip().startswith("#") else raw
+        if _CASE.match(line):
+            case_depth += 1
+        elif _ESAC.match(line):
+            case_depth = max(case_depth - 1, 0)
+        match = _IF.match(line)
+        if match and match.group(1) in ("if", "elif"):
+            kind, cond = match.group(1), match.group(2)
+            if kind == "elif" and stack:
+                stack.pop()
+            parents = [b.conditions[-1] for b in stack]
+            branch = _Branch(number, line.strip(), [*parents, cond])
+            stack.append(branch)
+            branches.append(branch)
+            continue
+        if _ELSE.match(line) and stack:
+            stack.pop()
+            parents = [b.conditions[-1] for b in stack]
+            branch = _Branch(number, "else", [*parents, "else"])
+            stack.append(branch)
+            branches.append(branch)
+            continue
+        if _FI.match(line) and stack:
+            stack.pop()
+            continue
+        assign = _ASSIGN.match(line)
+        if assign and stack:
+            branch = stack[-1]
+            name, value = assign.group(1), _unquote(assign.group(2).strip())
+            if case_depth:
+                branch.problems.append("assignment inside a case statement")
+            if "$" in value or "`" in value:
+                branch.problems.append(f"{name} is built from variables ({value})")
+            branch.values[name] = (value, number)
+    return [b for b in branches if b.values]
+
+
+def _constraints(branch: _Branch) -> tuple[dict[str, str], list[str]]:
+    found: dict[str, str] = {}
+    problems = list(branch.problems)
+    for cond in branch.conditions:
+        if cond == "else":
+            problems.append("an else branch names no model/precision")
+            continue
+        if "||" in cond or " -o " in cond:
+            problems.append("condition uses ||")
+        for var, op, raw in _COMPARE.findall(cond):
+            value = _unquote(raw)
+            if var not in ROUTING_VARS:
+                continue
+            if op in ("!=", "=~") or any(c in value for c in "*?["):
+                problems.append(f"${var} is matched by {op} {value} (not an exact value)")
+            elif var in found and found[var] != value:
+                problems.append(f"${var} compared to two values")
+            else:
+                found[var] = value
+    for var in ("MODEL_PREFIX", "PRECISION"):
+        if var not in found:
+            problems.append(f"no exact ${var} in the condition")
+    return found, problems
+
+
+def parse_launcher(text: str, path: Path) -> LauncherTable:
+    """Read the routing table of one launcher script (text already read)."""
+    lines = text.splitlines()
+    rows: list[LauncherRow] = []
+    unreadable: list[UnreadableBranch] = []
+    for branch in _scan(lines):
+        found, problems = _constraints(branch)
+        if problems:
+            unreadable.append(UnreadableBranch(branch.line, branch.text, "; ".join(problems)))
+            continue
+        model_path = branch.values.get("MODEL_PATH")
+        alias = branch.values.get("SRT_SLURM_MODEL_PREFIX")
+        rows.append(
+            LauncherRow(
+                model_prefix=found["MODEL_PREFIX"],
+                precision=found["PRECISION"],
+                framework=found.get("FRAMEWORK"),
+                model_path=model_path[0] if model_path else None,
+                alias=alias[0] if alias else None,
+                line=branch.line,
+                model_path_line=model_path[1] if model_path else None,
+                alias_line=alias[1] if alias else None,
+            )
+        )
+    ref = _SRT_REF.search(text) or _SRT_BRANCH.search(text)
+    return LauncherTable(
+        cluster=cluster_name(path),
+        path=path,
+        names=(path.name,),
+        rows=tuple(rows),
+        unreadable=tuple(unreadable),
+        srt_slurm_ref=ref.group(1) if ref and "srt-slurm" in text else None,
+        uses_slurm=bool(re.search(r"\b(sbatch|srun|salloc|srtctl)\b", text)),
+        uses_pyxis="--container-image" in text,
+    )
+
+
+def read_launcher(path: Path) -> LauncherTable:
+    """Read one launcher; a symlink is read through to its target."""
+    path = Path(path)
+    real = path.resolve()
+    try:
+        text = real.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read launcher: {exc}", location=Location(path)) from None
+    table = parse_launcher(text, real)
+    return table
+
+
+def read_launchers(paths: list[Path]) -> dict[str, LauncherTable]:
+    """Tables by cluster name; symlinked launchers fold into their target's table."""
+    by_target: dict[Path, tuple[LauncherTable, list[str]]] = {}
+    for path in sorted(paths):
+        real = Path(path).resolve()
+        if real not in by_target:
+            by_target[real] = (read_launcher(real), [])
+        by_target[real][1].append(Path(path).name)
+    tables: dict[str, LauncherTable] = {}
+    for table, names in by_target.values():
+        all_names = tuple(sorted({table.path.name, *names}))
+        tables[table.cluster] = _with_names(table, all_names)
+    return tables
+
+
+def _with_names(table: LauncherTable, names: tuple[str, ...]) -> LauncherTable:
+    return LauncherTable(
+        table.cluster,
+        table.path,
+        names,
+        table.rows,
+        table.unreadable,
+        table.srt_slurm_ref,
+        table.uses_slurm,
+        table.uses_pyxis,
+    )

@@ -1,0 +1,418 @@
+"""Master config entries (`configs/*-master.yaml`) in the InferenceX schema.
+
+A master file is a map `config-key -> MasterEntry`. `multinode` selects the
+single-node or multinode search-space shape; each search-space entry is told
+apart by its shape (`prefill`/`decode` blocks) and checked against the flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+
+from inferbench.config.base import FrozenModel, RuleViolation
+from inferbench.config.layout import WorkerLayout, worker_layout
+from inferbench.config.settings import AdditionalSettings, RecipeRef
+from inferbench.config.validate import validate_doc
+from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml, parse_path
+from inferbench.errors import ConfigError, Location
+
+SpecDecoding = Literal["mtp", "draft_model", "none"]
+KvP2PTransfer = Literal["nixl", "mooncake", "mori", "ucx"]
+ScenarioType = Literal["fixed-seq-len", "agentic-coding"]
+PositiveInt = Annotated[int, Field(ge=1)]
+
+
+class Router(FrozenModel):
+    name: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+
+    @field_validator("version")
+    @classmethod
+    def _not_an_image(cls, value: str) -> str:
+        if "/" in value or ":" in value or "@" in value:
+            raise ValueError(
+                f"router version {value!r} looks like an image reference; give a version"
+            )
+        return value
+
+
+class KvOffloadBackend(FrozenModel):
+    name: str = Field(min_length=1)
+    version: str | None = None
+
+
+class WorkerBlock(FrozenModel):
+    """A `prefill:` or `decode:` block of a multinode search-space entry."""
+
+    num_worker: int = Field(alias="num-worker", ge=0)
+    tp: PositiveInt
+    ep: PositiveInt
+    dp_attn: bool = Field(alias="dp-attn")
+    pp: PositiveInt = 1
+    dcp_size: PositiveInt = Field(default=1, alias="dcp-size")
+    pcp_size: PositiveInt = Field(default=1, alias="pcp-size")
+    hardware: str | None = None
+    additional_settings: AdditionalSettings = Field(
+        default_factory=AdditionalSettings, alias="additional-settings"
+    )
+
+    @model_validator(mode="after")
+    def _dcp_divides_tp(self) -> WorkerBlock:
+        _check_dcp(self.tp, self.dcp_size)
+        return self
+
+    @property
+    def layout(self) -> WorkerLayout:
+        return worker_layout(self.tp, self.ep, self.dp_attn, self.pp, self.pcp_size, self.dcp_size)
+
+    @property
+    def gpus(self) -> int:
+        """GPUs of the whole pool (all workers)."""
+        return self.num_worker * self.layout.gpus
+
+
+def _check_dcp(tp: int, dcp: int) -> None:
+    if tp % dcp:
+        raise RuleViolation(
+            f"tp ({tp}) must be a multiple of dcp-size ({dcp})",
+            at=("dcp-size",),
+            hint="choose a dcp-size that divides tp",
+        )
+
+
+class _Concurrency(FrozenModel):
+    """Exactly one of `conc-list` or `conc-start` + `conc-end`."""
+
+    conc_list: tuple[PositiveInt, ...] | None = Field(default=None, alias="conc-list")
+    conc_start: PositiveInt | None = Field(default=None, alias="conc-start")
+    conc_end: PositiveInt | None = Field(default=None, alias="conc-end")
+
+    @model_validator(mode="after")
+    def _one_concurrency_form(self) -> Any:
+        has_range = self.conc_start is not None or self.conc_end is not None
+        if self.conc_list is not None and has_range:
+            raise RuleViolation(
+                "give either conc-list or conc-start/conc-end, not both",
+                at=("conc-list",),
+                hint="remove conc-list or the range",
+            )
+        if self.conc_list is not None:
+            if not self.conc_list:
+                raise RuleViolation("conc-list is empty", at=("conc-list",))
+            return self
+        if self.conc_start is None or self.conc_end is None:
+            missing = "conc-end" if self.conc_start is not None else "conc-start"
+            raise RuleViolation(
+                f"missing {missing}" if has_range else "no concurrency given",
+                hint="add conc-list: [...] or both conc-start and conc-end",
+            )
+        if self.conc_start > self.conc_end:
+            raise RuleViolation(
+                f"conc-start ({self.conc_start}) is above conc-end ({self.conc_end})",
+                at=("conc-start",),
+                hint="swap them",
+            )
+        return self
+
+
+class _KvOffload(FrozenModel):
+    kv_offloading: Literal["none", "dram"] | None = Field(default=None, alias="kv-offloading")
+    kv_offload_backend: KvOffloadBackend | None = Field(default=None, alias="kv-offload-backend")
+
+    @model_validator(mode="after")
+    def _backend_with_dram(self) -> Any:
+        if self.kv_offloading == "dram" and self.kv_offload_backend is None:
+            raise RuleViolation(
+                "kv-offloading: dram needs kv-offload-backend",
+                at=("kv-offloading",),
+                hint="add kv-offload-backend: {name: ..., version: ...}",
+            )
+        if self.kv_offloading != "dram" and self.kv_offload_backend is not None:
+            raise RuleViolation(
+                "kv-offload-backend is only allowed with kv-offloading: dram",
+                at=("kv-offload-backend",),
+            )
+        return self
+
+
+class SingleNodeSearchSpace(_Concurrency):
+    tp: PositiveInt
+    ep: PositiveInt = 1
+    pp: PositiveInt = 1
+    dcp_size: PositiveInt = Field(default=1, alias="dcp-size")
+    pcp_size: PositiveInt = Field(default=1, alias="pcp-size")
+    dp_attn: bool = Field(default=False, alias="dp-attn")
+    spec_decoding: SpecDecoding = Field(default="none", alias="spec-decoding")
+    router: Router | None = None
+
+    @model_validator(mode="after")
+    def _dcp_divides_tp(self) -> SingleNodeSearchSpace:
+        _check_dcp(self.tp, self.dcp_size)
+        return self
+
+    @property
+    def layout(self) -> WorkerLayout:
+        return worker_layout(self.tp, self.ep, self.dp_attn, self.pp, self.pcp_size, self.dcp_size)
+
+
+class MultiNodeSearchSpace(_Concurrency):
+    prefill: WorkerBlock
+    decode: WorkerBlock
+    spec_decoding: SpecDecoding = Field(default="none", alias="spec-decoding")
+    router: Router | None = None
+    kv_p2p_transfer: KvP2PTransfer | None = Field(default=None, alias="kv-p2p-transfer")
+
+    @model_validator(mode="after")
+    def _hardware_on_both(self) -> MultiNodeSearchSpace:
+        if (self.prefill.hardware is None) != (self.decode.hardware is None):
+            side = "decode" if self.decode.hardware is None else "prefill"
+            raise RuleViolation(
+                "hardware must be given on both prefill and decode, or on neither",
+                at=(side,),
+                hint=f"add hardware: to {side}",
+            )
+        return self
+
+    @property
+    def aggregated(self) -> bool:
+        """`decode.num-worker: 0` is InferenceX's way of writing an aggregated deployment."""
+        return self.decode.num_worker == 0
+
+    @property
+    def config_file(self) -> RecipeRef | None:
+        """The CONFIG_FILE recipe reference (prefill block first, then decode)."""
+        return (
+            self.prefill.additional_settings.config_file
+            or self.decode.additional_settings.config_file
+        )
+
+
+class AgenticSingleNodeSearchSpace(SingleNodeSearchSpace, _KvOffload):
+    pass
+
+
+class AgenticMultiNodeSearchSpace(MultiNodeSearchSpace, _KvOffload):
+    pass
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, dict) and ("prefill" in value or "decode" in value):
+        return "multinode"
+    if isinstance(value, SingleNodeSearchSpace):
+        return "single-node"
+    return "multinode" if isinstance(value, MultiNodeSearchSpace) else "single-node"
+
+
+SearchSpace = Annotated[
+    Annotated[SingleNodeSearchSpace, Tag("single-node")]
+    | Annotated[MultiNodeSearchSpace, Tag("multinode")],
+    Discriminator(_shape),
+]
+AgenticSearchSpace = Annotated[
+    Annotated[AgenticSingleNodeSearchSpace, Tag("single-node")]
+    | Annotated[AgenticMultiNodeSearchSpace, Tag("multinode")],
+    Discriminator(_shape),
+]
+AnySearchSpace = SingleNodeSearchSpace | MultiNodeSearchSpace
+
+
+class FixedSeqLen(FrozenModel):
+    isl: PositiveInt
+    osl: PositiveInt
+    search_space: tuple[SearchSpace, ...] = Field(alias="search-space", min_length=1)
+
+
+class AgenticCoding(FrozenModel):
+    search_space: tuple[AgenticSearchSpace, ...] = Field(alias="search-space", min_length=1)
+    dram_utilization: float | None = Field(default=None, alias="dram-utilization", gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _dram_needs_utilization(self) -> AgenticCoding:
+        for index, space in enumerate(self.search_space):
+            if space.kv_offloading == "dram" and self.dram_utilization is None:
+                raise RuleViolation(
+                    "kv-offloading: dram needs the scenario's dram-utilization",
+                    at=("search-space", index, "kv-offloading"),
+                    hint="add dram-utilization: 0.8 (a fraction in (0, 1]) to the scenario",
+                )
+        return self
+
+
+class Scenarios(FrozenModel):
+    fixed_seq_len: tuple[FixedSeqLen, ...] = Field(default=(), alias="fixed-seq-len")
+    agentic_coding: tuple[AgenticCoding, ...] = Field(default=(), alias="agentic-coding")
+
+    @model_validator(mode="after")
+    def _at_least_one(self) -> Scenarios:
+        if not self.fixed_seq_len and not self.agentic_coding:
+            raise RuleViolation(
+                "no scenario given", hint="add fixed-seq-len: [...] or agentic-coding: [...]"
+            )
+        return self
+
+
+@dataclass(frozen=True)
+class SearchSpacePoint:
+    """One search-space entry with where it sits: scenario, lengths, key path."""
+
+    scenario: ScenarioType
+    space: AnySearchSpace
+    path: KeyPath  # relative to the master entry
+    isl: int | None = None
+    osl: int | None = None
+    dram_utilization: float | None = None
+
+
+class MasterEntry(FrozenModel):
+    image: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    model_prefix: str = Field(alias="model-prefix", min_length=1)
+    runner: str = Field(min_length=1)
+    precision: str = Field(min_length=1)
+    framework: str = Field(min_length=1)
+    multinode: bool
+    disagg: bool = False
+    router: Router | None = None
+    kv_p2p_transfer: KvP2PTransfer | None = Field(default=None, alias="kv-p2p-transfer")
+    scenarios: Scenarios
+
+    def search_spaces(self) -> Iterator[SearchSpacePoint]:
+        """Every search-space entry of every scenario, in file order."""
+        for i, fixed in enumerate(self.scenarios.fixed_seq_len):
+            for j, space in enumerate(fixed.search_space):
+                path: KeyPath = ("scenarios", "fixed-seq-len", i, "search-space", j)
+                yield SearchSpacePoint("fixed-seq-len", space, path, fixed.isl, fixed.osl)
+        for i, agentic in enumerate(self.scenarios.agentic_coding):
+            for j, space in enumerate(agentic.search_space):
+                path = ("scenarios", "agentic-coding", i, "search-space", j)
+                yield SearchSpacePoint(
+                    "agentic-coding", space, path, dram_utilization=agentic.dram_utilization
+                )
+
+    @model_validator(mode="after")
+    def _entry_rules(self) -> MasterEntry:
+        if self.disagg and not self.multinode:
+            raise RuleViolation(
+                "disagg: true needs multinode: true", at=("disagg",), hint="set multinode: true"
+            )
+        if self.kv_p2p_transfer and not self.multinode:
+            raise RuleViolation("kv-p2p-transfer is multinode only", at=("kv-p2p-transfer",))
+        if self.scenarios.agentic_coding and not self.runner.startswith("cluster:"):
+            raise RuleViolation(
+                f"agentic-coding configs must use a cluster: runner, not {self.runner!r}",
+                at=("runner",),
+                hint="use runner: cluster:<name>",
+            )
+        for point in self.search_spaces():
+            self._check_point(point)
+        return self
+
+    def _check_point(self, point: SearchSpacePoint) -> None:
+        space, path = point.space, point.path
+        multinode = isinstance(space, MultiNodeSearchSpace)
+        if multinode != self.multinode:
+            raise RuleViolation(
+                "a multinode search-space entry (prefill/decode) in a multinode: false config"
+                if multinode
+                else "a single-node search-space entry in a multinode: true config",
+                at=path,
+                hint="match the entry's shape to `multinode`",
+            )
+        if self.router is not None and space.router is not None:
+            raise RuleViolation(
+                "router is set both at the top and on this entry",
+                at=(*path, "router"),
+                hint="keep one of the two",
+            )
+        if not isinstance(space, MultiNodeSearchSpace):
+            return
+        if self.kv_p2p_transfer and space.kv_p2p_transfer:
+            raise RuleViolation(
+                "kv-p2p-transfer is set both at the top and on this entry",
+                at=(*path, "kv-p2p-transfer"),
+                hint="keep one of the two",
+            )
+        if self.disagg and not (self.kv_p2p_transfer or space.kv_p2p_transfer):
+            raise RuleViolation(
+                "disagg: true needs kv-p2p-transfer (at the top or on every entry)",
+                at=path,
+                hint="add kv-p2p-transfer: nixl",
+            )
+
+    def router_for(self, space: AnySearchSpace) -> Router | None:
+        return self.router or space.router
+
+    def kv_p2p_for(self, space: MultiNodeSearchSpace) -> str | None:
+        return self.kv_p2p_transfer or space.kv_p2p_transfer
+
+
+@dataclass(frozen=True)
+class MasterConfig:
+    """A master entry with its config key and where it was read from."""
+
+    key: str
+    entry: MasterEntry
+    doc: PositionedDoc
+
+    @property
+    def file(self) -> Path:
+        return self.doc.file
+
+    def locate(self, path: KeyPath | str = ()) -> Location:
+        """The position of `path` inside this entry (e.g. `("scenarios", "fixed-seq-len", 0)`)."""
+        sub = path if isinstance(path, tuple) else parse_path(path)
+        return self.doc.locate((self.key, *sub))
+
+    @property
+    def line(self) -> int | None:
+        return self.locate().line
+
+
+def load_master_file(path: Path) -> list[MasterConfig]:
+    """All entries of one master file, in file order."""
+    doc = load_yaml(path)
+    if doc.data is None:
+        return []
+    if not isinstance(doc.data, dict):
+        raise ConfigError(
+            "a master file must be a map of config-key -> entry", location=doc.locate()
+        )
+    configs: list[MasterConfig] = []
+    for key in doc.data:
+        if not isinstance(key, str) or not key:
+            raise ConfigError(f"config key {key!r} is not a name", location=doc.locate())
+        if any(c in key for c in "*?[]"):
+            raise ConfigError(
+                f"config key {key!r} contains a glob character",
+                location=doc.locate((key,)),
+                hint="glob characters are reserved for changelog config-keys",
+            )
+        if not isinstance(doc.data[key], dict):
+            raise ConfigError(
+                "a master entry must be a mapping", location=doc.locate((key,)), hint=None
+            )
+        entry = validate_doc(doc, MasterEntry, path=(key,))
+        configs.append(MasterConfig(key=key, entry=entry, doc=doc))
+    return configs
+
+
+def load_masters(paths: list[Path]) -> dict[str, MasterConfig]:
+    """Entries of several master files; a key defined in two files is a ConfigError."""
+    merged: dict[str, MasterConfig] = {}
+    for path in paths:
+        for config in load_master_file(path):
+            first = merged.get(config.key)
+            if first is not None:
+                raise ConfigError(
+                    f"config key {config.key!r} is also defined in {first.file}"
+                    f" (line {first.line})",
+                    location=config.locate(),
+                    hint="config keys must be unique across all master files",
+                )
+            merged[config.key] = config
+    return merged

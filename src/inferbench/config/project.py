@@ -1,0 +1,216 @@
+"""Project discovery: find and load every file of a benchmark tree.
+
+An optional `inferbench.toml` at the root names the files; without one the
+InferenceX layout is assumed, so an InferenceX checkout works as it is:
+
+    configs/*-master.yaml                     master configs
+    configs/runners.yaml                      runner registry
+    perf-changelog.yaml                       perf changelog
+    benchmarks/multi_node/srt-slurm-recipes/  srt-slurm recipes (CONFIG_FILE=recipes/...)
+    runners/launch_*.sh                       bash launchers (read best-effort)
+    clusters/*.yaml                           inferbench's cluster catalog
+
+Recipes are parsed on first use and cached (a tree can hold 450+).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from inferbench.config.base import FrozenModel
+from inferbench.config.changelog import Changelog, load_changelog
+from inferbench.config.cluster import ClusterFile, load_cluster
+from inferbench.config.launcher import LauncherTable, read_launchers
+from inferbench.config.master import MasterConfig, load_masters
+from inferbench.config.recipe import Recipe, RecipeFile, load_recipe_file, split_reference
+from inferbench.config.runners import Runners, load_runners
+from inferbench.config.settings import RecipeRef
+from inferbench.config.validate import unknown_key_hint
+from inferbench.errors import ConfigError, Location
+
+CONFIG_FILE_NAME = "inferbench.toml"
+
+
+class ProjectLayout(FrozenModel):
+    """Where a tree keeps its files (paths and globs relative to the root)."""
+
+    masters: tuple[str, ...] = ("configs/*-master.yaml",)
+    runners: str = "configs/runners.yaml"
+    changelog: str = "perf-changelog.yaml"
+    recipes: str = "benchmarks/multi_node/srt-slurm-recipes"
+    recipe_prefix: str = Field(default="recipes/", alias="recipe-prefix")
+    launchers: tuple[str, ...] = ("runners/launch_*.sh",)
+    clusters: tuple[str, ...] = ("clusters/*.yaml",)
+
+
+@dataclass(frozen=True)
+class ResolvedRecipe:
+    """Where a CONFIG_FILE reference points."""
+
+    reference: str
+    path: Path
+    selector: str | None
+    origin: Literal["tree", "upstream"]
+    exists: bool
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    layout: ProjectLayout
+    layout_file: Path | None
+    master_files: tuple[Path, ...]
+    masters: Mapping[str, MasterConfig]
+    runners: Runners | None
+    changelog: Changelog | None
+    clusters: Mapping[str, ClusterFile]
+    launchers: Mapping[str, LauncherTable]
+    recipe_root: Path
+    _recipe_files: dict[Path, RecipeFile] = field(default_factory=dict, repr=False, compare=False)
+
+    # --- recipes -----------------------------------------------------------------
+    def recipe_paths(self) -> list[Path]:
+        """Every recipe file under the recipe root, sorted."""
+        if not self.recipe_root.is_dir():
+            return []
+        return sorted(p for p in self.recipe_root.rglob("*.yaml") if p.is_file())
+
+    def resolve_recipe(
+        self, reference: RecipeRef | str, *, srt_slurm: Path | None = None
+    ) -> ResolvedRecipe:
+        """Map `recipes/<path>[:selector]` to a file; ConfigError if it escapes the tree.
+
+        A file missing from the tree is looked up in an srt-slurm checkout (`srt_slurm`,
+        whose `recipes/` InferenceX overlays) and reported with `exists=False` if absent.
+        """
+        if isinstance(reference, RecipeRef):
+            text, selector = reference.path, reference.selector
+        else:
+            text, selector = split_reference(reference)
+        shown = f"{text}:{selector}" if selector else text
+        relative = self._relative(text, shown)
+        local = _inside(self.recipe_root, relative, shown)
+        if local.is_file() or srt_slurm is None:
+            return ResolvedRecipe(shown, local, selector, "tree", local.is_file())
+        upstream = _inside(Path(srt_slurm) / "recipes", relative, shown)
+        return ResolvedRecipe(shown, upstream, selector, "upstream", upstream.is_file())
+
+    def _relative(self, text: str, shown: str) -> Path:
+        prefix = self.layout.recipe_prefix
+        if Path(text).is_absolute():
+            raise ConfigError(
+                f"recipe reference {shown!r} is an absolute path",
+                hint=f"write it relative to the recipe root, starting with {prefix!r}",
+            )
+        return Path(text.removeprefix(prefix))
+
+    def recipe_file(self, path: Path) -> RecipeFile:
+        """The parsed recipe file at `path` (cached)."""
+        key = Path(path).resolve()
+        cached = self._recipe_files.get(key)
+        if cached is None:
+            cached = load_recipe_file(Path(path))
+            self._recipe_files[key] = cached
+        return cached
+
+    def recipe(self, reference: RecipeRef | str, *, srt_slurm: Path | None = None) -> Recipe:
+        """The recipe a CONFIG_FILE reference names; ConfigError if missing or invalid."""
+        resolved = self.resolve_recipe(reference, srt_slurm=srt_slurm)
+        if not resolved.exists:
+            raise ConfigError(
+                f"CONFIG_FILE {resolved.reference!r}: no such recipe",
+                location=Location(resolved.path),
+                hint=f"recipes live under {self.recipe_root}",
+            )
+        return self.recipe_file(resolved.path).recipe(resolved.selector)
+
+    # --- clusters ----------------------------------------------------------------
+    def clusters_for_runner(self, runner_label: str) -> list[ClusterFile]:
+        return [c for c in self.clusters.values() if c.cluster.serves(runner_label)]
+
+
+def _inside(base: Path, relative: Path, shown: str) -> Path:
+    target = (base / relative).resolve()
+    root = base.resolve()
+    if target != root and root not in target.parents:
+        raise ConfigError(
+            f"recipe reference {shown!r} points outside the recipe tree",
+            hint=f"keep references inside {base}",
+        )
+    return target
+
+
+def read_layout(root: Path) -> tuple[ProjectLayout, Path | None]:
+    """The layout from `inferbench.toml` if present, else the InferenceX defaults."""
+    path = root / CONFIG_FILE_NAME
+    if not path.is_file():
+        return ProjectLayout(), None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", location=Location(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML: {exc}", location=Location(path)) from None
+    for key in ("masters", "launchers", "clusters"):
+        if isinstance(data.get(key), str):
+            data[key] = [data[key]]
+    try:
+        return ProjectLayout.model_validate(data), path
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        key = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            allowed = [f.alias or n for n, f in ProjectLayout.model_fields.items()]
+            hint = unknown_key_hint(key, allowed)
+            raise ConfigError(
+                f"unknown key {key!r}", location=Location(path, key=key), hint=hint
+            ) from None
+        raise ConfigError(err["msg"], location=Location(path, key=key)) from None
+
+
+def _glob(root: Path, patterns: tuple[str, ...]) -> list[Path]:
+    found: set[Path] = set()
+    for pattern in patterns:
+        found.update(p for p in root.glob(pattern) if p.is_file())
+    return sorted(found)
+
+
+def load_project(root: Path) -> Project:
+    """Discover and load the benchmark tree at `root`; bad input raises ConfigError."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError("not a directory", location=Location(root))
+    layout, layout_file = read_layout(root)
+    master_files = _glob(root, layout.masters)
+    if not master_files and layout_file is None:
+        raise ConfigError(
+            "no master configs found (looked for configs/*-master.yaml)",
+            location=Location(root),
+            hint=f"run inside a benchmark tree, pass --root, or add {CONFIG_FILE_NAME}",
+        )
+    runners_path = root / layout.runners
+    changelog_path = root / layout.changelog
+    clusters: dict[str, ClusterFile] = {}
+    for path in _glob(root, layout.clusters):
+        loaded = load_cluster(path)
+        clusters[loaded.cluster.name] = loaded
+    launchers = read_launchers(_glob(root, layout.launchers))
+    return Project(
+        root=root,
+        layout=layout,
+        layout_file=layout_file,
+        master_files=tuple(master_files),
+        masters=MappingProxyType(load_masters(master_files)),
+        runners=load_runners(runners_path) if runners_path.is_file() else None,
+        changelog=load_changelog(changelog_path) if changelog_path.is_file() else None,
+        clusters=MappingProxyType(clusters),
+        launchers=MappingProxyType(launchers),
+        recipe_root=root / layout.recipes,
+    )

@@ -1,0 +1,299 @@
+"""Loading srt-slurm recipes, including `base:` + `override_*` / `zip_override_*` variants.
+
+A file with a top-level `base:` key is an override file. Selectors, as srtctl takes
+them after `file.yaml:`: `base`, `override_<name>`, `zip_override_<name>` (every
+variant of the group) and `zip_override_<name>[i]`. Without a selector srtctl
+submits every variant but not the base. Merging: mappings merge recursively,
+lists and scalars replace, `null` deletes the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from inferbench.config.recipe_schema import (
+    Backend,
+    Benchmark,
+    EngineConfigs,
+    ModelSpec,
+    Recipe,
+    Resources,
+    WorkerMode,
+    parse_concurrencies,
+)
+from inferbench.config.validate import config_error_from
+from inferbench.config.yamlio import KeyPath, PositionedDoc, format_path, load_yaml
+from inferbench.errors import ConfigError, Location
+
+_SELECTOR = re.compile(r"(base|override_[\w.-]+|zip_override_[\w.-]+)(?:\[(\d+)\])?\Z")
+
+
+@dataclass(frozen=True)
+class RecipeSource:
+    """Where a recipe came from: the file, its selector, and which sections were merged."""
+
+    doc: PositionedDoc
+    selector: str | None
+    sections: tuple[KeyPath, ...] = ((),)  # searched last-first when locating a key
+
+    @property
+    def file(self) -> Path:
+        return self.doc.file
+
+    def locate(self, path: KeyPath = ()) -> Location:
+        """The position of `path` in whichever merged section wrote it last."""
+        for section in reversed(self.sections):
+            if _has_path(self.doc.data, section + path):
+                return _relabel(self.doc.locate(section + path), path)
+        return _relabel(self.doc.locate(self.sections[0] + path), path)
+
+    @property
+    def reference(self) -> str:
+        return f"{self.file}:{self.selector}" if self.selector else str(self.file)
+
+
+def _relabel(location: Location, path: KeyPath) -> Location:
+    return Location(location.file, location.line, location.column, format_path(path) or None)
+
+
+def _has_path(data: Any, path: KeyPath) -> bool:
+    for part in path:
+        if isinstance(data, dict):
+            if part not in data:
+                return False
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and -len(data) <= part < len(data):
+            data = data[part]
+        else:
+            return False
+    return True
+
+
+def deep_merge(base: Any, override: Any) -> Any:
+    """srt-slurm's merge: dicts recursively, lists/scalars replace, None deletes."""
+    if not isinstance(base, dict) or not isinstance(override, dict):
+        return copy.deepcopy(override)
+    merged = dict(base)
+    for key, value in override.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _zip_length(section: Any, where: str) -> int:
+    lengths: set[int] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for child in value.values():
+                walk(child)
+        elif isinstance(value, list) and len(value) != 1:
+            lengths.add(len(value))
+
+    walk(section)
+    if len(lengths) > 1:
+        raise ValueError(f"{where}: list lengths {sorted(lengths)} are incompatible")
+    return lengths.pop() if lengths else 1
+
+
+def _zip_slice(value: Any, index: int) -> Any:
+    if isinstance(value, dict):
+        return {k: _zip_slice(v, index) for k, v in value.items()}
+    if isinstance(value, list):
+        return copy.deepcopy(value[0 if len(value) == 1 else index])
+    return value
+
+
+@dataclass(frozen=True)
+class RecipeFile:
+    """One parsed recipe file; variants are validated lazily and cached."""
+
+    doc: PositionedDoc
+    _cache: dict[str | None, Recipe] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def path(self) -> Path:
+        return self.doc.file
+
+    @property
+    def is_override_file(self) -> bool:
+        return isinstance(self.doc.data, dict) and "base" in self.doc.data
+
+    def selectors(self) -> list[str]:
+        """Every variant srtctl submits without a selector (the base excluded).
+        Empty for a plain recipe file."""
+        if not self.is_override_file:
+            return []
+        out: list[str] = []
+        for key, section in self.doc.data.items():
+            if key.startswith("override_"):
+                out.append(key)
+            elif key.startswith("zip_override_"):
+                n = self._zip_count(key, section)
+                out.extend(f"{key}[{i}]" for i in range(n))
+        return out
+
+    def recipe(self, selector: str | None = None) -> Recipe:
+        """The recipe for `selector` (`None`: the file itself, or its only variant)."""
+        if selector in self._cache:
+            return self._cache[selector]
+        if selector is None and self.is_override_file:
+            choices = self.selectors()
+            if len(choices) != 1:
+                raise ConfigError(
+                    f"override file has {len(choices)} variants; name one",
+                    location=self.doc.locate(),
+                    hint="reference it as file.yaml:<selector>, one of: "
+                    + ", ".join(["base", *choices]),
+                )
+            recipe = self.recipe(choices[0])
+        else:
+            data, sections = self._assemble(selector)
+            recipe = _validate(data, RecipeSource(self.doc, selector, sections))
+        self._cache[selector] = recipe
+        return recipe
+
+    def variants(self, selector: str | None = None) -> list[Recipe]:
+        """All recipes `selector` stands for: a whole zip group, every variant (None on an
+        override file), or a single one."""
+        if selector is None:
+            names: list[str | None] = [*self.selectors()] or [None]
+            return [self.recipe(name) for name in names]
+        match = _SELECTOR.match(selector)
+        if match and match.group(1).startswith("zip_override_") and match.group(2) is None:
+            n = self._zip_count(selector, self._section(selector))
+            return [self.recipe(f"{selector}[{i}]") for i in range(n)]
+        return [self.recipe(selector)]
+
+    def _section(self, key: str) -> Any:
+        data = self.doc.data
+        if not isinstance(data, dict) or key not in data:
+            raise ConfigError(
+                f"no section {key!r} in this recipe file",
+                location=self.doc.locate(),
+                hint="sections here: " + ", ".join(str(k) for k in (data or {})),
+            )
+        return data[key]
+
+    def _zip_count(self, key: str, section: Any) -> int:
+        try:
+            return _zip_length(section, key)
+        except ValueError as exc:
+            raise ConfigError(str(exc), location=self.doc.locate((key,))) from None
+
+    def _assemble(self, selector: str | None) -> tuple[Any, tuple[KeyPath, ...]]:
+        data = self.doc.data
+        if selector is None:
+            return data, ((),)
+        if not self.is_override_file:
+            raise ConfigError(
+                f"selector {selector!r} given, but this recipe has no `base:` variants",
+                location=self.doc.locate(),
+                hint="drop the `:selector` from the reference",
+            )
+        match = _SELECTOR.match(selector)
+        if match is None:
+            raise ConfigError(
+                f"malformed selector {selector!r}",
+                location=self.doc.locate(),
+                hint="use base, override_<name>, zip_override_<name> or zip_override_<name>[i]",
+            )
+        key, index = match.group(1), match.group(2)
+        base = self._section("base")
+        if key == "base":
+            return base, (("base",),)
+        section = self._section(key)
+        if key.startswith("override_"):
+            merged = deep_merge(base, section)
+            if isinstance(merged, dict) and "name" not in (section or {}):
+                merged["name"] = f"{base.get('name', 'unnamed')}_{key.removeprefix('override_')}"
+            return merged, (("base",), (key,))
+        return self._zip_variant(base, key, section, index)
+
+    def _zip_variant(
+        self, base: Any, key: str, section: Any, index: str | None
+    ) -> tuple[Any, tuple[KeyPath, ...]]:
+        n = self._zip_count(key, section)
+        if index is None or int(index) >= n:
+            raise ConfigError(
+                f"{key} has {n} variants; pick one with {key}[0..{n - 1}]",
+                location=self.doc.locate((key,)),
+            )
+        i = int(index)
+        piece = _zip_slice(section, i)
+        merged = deep_merge(base, piece)
+        names = section.get("name") if isinstance(section, dict) else None
+        if isinstance(merged, dict) and not isinstance(names, list):
+            group = key.removeprefix("zip_override_")
+            merged["name"] = f"{base.get('name', 'unnamed')}_{group}_{i}"
+        return merged, (("base",), (key,))
+
+
+def _validate(data: Any, source: RecipeSource) -> Recipe:
+    if not isinstance(data, dict):
+        raise ConfigError("a recipe must be a mapping", location=source.locate())
+    try:
+        recipe = Recipe.model_validate(data)
+    except ValidationError as exc:
+        raise config_error_from(
+            exc, source.doc, Recipe, data=data, locator=lambda path: source.locate(path)
+        ) from None
+    recipe._source = source
+    return recipe
+
+
+def split_reference(reference: str) -> tuple[str, str | None]:
+    """`dir/x.yaml:override_a` -> (`dir/x.yaml`, `override_a`)."""
+    path, sep, selector = reference.rpartition(":")
+    if sep and path and selector and _SELECTOR.match(selector):
+        return path, selector
+    return reference, None
+
+
+def load_recipe_file(path: Path) -> RecipeFile:
+    return RecipeFile(load_yaml(path))
+
+
+def load_recipe(path: Path | str, selector: str | None = None) -> Recipe:
+    """Load one recipe; `path` may carry the selector (`file.yaml:override_x`)."""
+    if selector is None:
+        text, selector = split_reference(str(path))
+        path = Path(text)
+    return load_recipe_file(Path(path)).recipe(selector)
+
+
+def locate(recipe: Recipe, path: KeyPath = ()) -> Location:
+    """Where `path` of `recipe` was written (file:line:col), if it was loaded from a file."""
+    source = recipe.source
+    if isinstance(source, RecipeSource):
+        return source.locate(path)
+    return Location(key=format_path(path) or None)
+
+
+__all__ = [
+    "Backend",
+    "Benchmark",
+    "EngineConfigs",
+    "ModelSpec",
+    "Recipe",
+    "RecipeFile",
+    "RecipeSource",
+    "Resources",
+    "WorkerMode",
+    "deep_merge",
+    "load_recipe",
+    "load_recipe_file",
+    "locate",
+    "parse_concurrencies",
+    "split_reference",
+]

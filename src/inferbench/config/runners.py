@@ -1,0 +1,67 @@
+"""The runner registry, `configs/runners.yaml`: labels -> runner names, GPU hardware facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field, field_validator
+
+from inferbench.config.base import FrozenModel
+from inferbench.config.validate import validate_doc
+from inferbench.config.yamlio import PositionedDoc, load_yaml
+from inferbench.errors import ConfigError, Location
+
+
+class HardwareSpec(FrozenModel):
+    gpus_per_node: int = Field(alias="gpus-per-node", ge=1)
+    available_cpu_dram_mib: int | None = Field(default=None, alias="available-cpu-dram-mib", ge=1)
+
+
+class RunnerRegistry(FrozenModel):
+    labels: dict[str, tuple[str, ...]]
+    hardware: dict[str, HardwareSpec] = Field(default_factory=dict)
+
+    @field_validator("labels")
+    @classmethod
+    def _non_empty(cls, labels: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        for label, names in labels.items():
+            if not names:
+                raise ValueError(f"label {label!r} lists no runner")
+        return labels
+
+    def has_label(self, label: str) -> bool:
+        return label in self.labels
+
+    def hardware_for(self, label: str) -> HardwareSpec | None:
+        """The hardware of a label: its first dash-separated word names the GPU
+        (`b200-multinode` -> `b200`; `cluster:gb300-nv` -> `gb300`)."""
+        name = label.removeprefix("cluster:")
+        if name in self.hardware:
+            return self.hardware[name]
+        return self.hardware.get(name.split("-")[0])
+
+
+@dataclass(frozen=True)
+class Runners:
+    """The registry with where it was read from."""
+
+    registry: RunnerRegistry
+    doc: PositionedDoc
+
+    @property
+    def file(self) -> Path:
+        return self.doc.file
+
+    def locate_label(self, label: str) -> Location:
+        return self.doc.locate(("labels", label))
+
+
+def load_runners(path: Path) -> Runners:
+    doc = load_yaml(path)
+    if not isinstance(doc.data, dict):
+        raise ConfigError(
+            "runners.yaml must be a mapping with `labels:` (and `hardware:`)",
+            location=doc.locate(),
+        )
+    return Runners(registry=validate_doc(doc, RunnerRegistry), doc=doc)

@@ -1,0 +1,272 @@
+"""YAML loading that keeps positions.
+
+A file is composed into ruamel.yaml's node tree (with the C parser where it is
+installed, the pure one otherwise), then converted in one pass into plain Python
+data (dict / list / str / int / float / bool / None). The node tree is kept on
+the side so that any key path can be located (file, line, column) on demand:
+nothing is paid per node for positions unless an error or finding asks for one.
+
+Key paths are tuples of str (mapping keys) and int (sequence indexes) and print
+as `scenarios.fixed-seq-len[0].search-space[1].tp`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from inferbench.errors import ConfigError, Location
+
+try:  # the C parser is ~8x faster than the pure-Python one
+    from ruamel.yaml.cyaml import CSafeLoader as _Loader
+
+    C_PARSER = True
+except ImportError:  # pragma: no cover - depends on the installed wheel
+    from ruamel.yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+    C_PARSER = False
+
+from ruamel.yaml.constructor import SafeConstructor
+
+KeyPath = tuple[str | int, ...]
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = (_TAG + t for t in ("str", "int", "float", "bool", "null"))
+_MAP, _SEQ, _MERGE = _TAG + "map", _TAG + "seq", _TAG + "merge"
+_TRUE = frozenset({"true", "yes", "on"})
+_PLAIN_INT = re.compile(r"[-+]?[0-9]+\Z")
+_PATH_TOKEN = re.compile(r"\[(-?\d+)\]|([^.\[\]]+)")
+
+
+def format_path(path: KeyPath) -> str:
+    """`('a', 0, 'b')` -> `a[0].b`."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        else:
+            out.append(("." if out else "") + str(part))
+    return "".join(out)
+
+
+def parse_path(text: str) -> KeyPath:
+    """`a[0].b` -> `('a', 0, 'b')` (the inverse of `format_path` for dot-free keys)."""
+    parts: list[str | int] = []
+    for index, name in _PATH_TOKEN.findall(text):
+        parts.append(int(index) if index else name)
+    return tuple(parts)
+
+
+def _as_path(path: KeyPath | str) -> KeyPath:
+    return parse_path(path) if isinstance(path, str) else path
+
+
+@dataclass(frozen=True)
+class PositionedDoc:
+    """A loaded YAML document: plain `data` plus the node tree to locate key paths."""
+
+    file: Path
+    data: Any
+    root: Node | None = field(default=None, repr=False, compare=False)
+
+    def locate(self, path: KeyPath | str = ()) -> Location:
+        """The position of the key (or sequence item) at `path`, or of its nearest existing
+        ancestor when the path goes further than the document (e.g. a missing key)."""
+        path = _as_path(path)
+        line, column = self._walk(path, value=False)
+        return Location(self.file, line, column, format_path(path) or None)
+
+    def locate_value(self, path: KeyPath | str) -> Location:
+        """Like `locate`, but the position of the value rather than of its key."""
+        path = _as_path(path)
+        line, column = self._walk(path, value=True)
+        return Location(self.file, line, column, format_path(path) or None)
+
+    def line_of(self, path: KeyPath | str) -> int | None:
+        return self.locate(path).line
+
+    def _walk(self, path: KeyPath, *, value: bool) -> tuple[int | None, int | None]:
+        node = self.root
+        if node is None:
+            return (None, None)
+        mark = node.start_mark
+        for part in path:
+            found = _child(node, part)
+            if found is None:
+                break
+            key_node, node = found
+            mark = node.start_mark if (value or key_node is None) else key_node.start_mark
+        return (mark.line + 1, mark.column + 1)
+
+    def keys_at(self, path: KeyPath | str) -> list[str]:
+        """The mapping keys present at `path` (empty when it is not a mapping)."""
+        value: Any = self.data
+        for part in _as_path(path):
+            try:
+                value = value[part]
+            except (KeyError, IndexError, TypeError):
+                return []
+        return [str(k) for k in value] if isinstance(value, dict) else []
+
+
+def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
+    if isinstance(node, MappingNode) and isinstance(part, str):
+        for key_node, value_node in _iter_pairs(node):
+            if isinstance(key_node, ScalarNode) and str(key_node.value) == part:
+                return (key_node, value_node)
+        return None
+    if (
+        isinstance(node, SequenceNode)
+        and isinstance(part, int)
+        and -len(node.value) <= part < len(node.value)
+    ):
+        item: Node = node.value[part]
+        return (None, item)
+    return None
+
+
+def _iter_pairs(node: MappingNode) -> Iterator[tuple[Node, Node]]:
+    """Key/value node pairs, with `<<` merge keys expanded (explicit keys win)."""
+    for key_node, value_node in node.value:
+        if key_node.tag == _MERGE:
+            sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            for source in sources:
+                if isinstance(source, MappingNode):
+                    yield from _iter_pairs(source)
+        else:
+            yield (key_node, value_node)
+
+
+class _Builder:
+    """Turns a node tree into plain data, rejecting duplicate keys with both positions."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self._constructor = SafeConstructor()
+        self._memo: dict[int, Any] = {}
+
+    def build(self, node: Node) -> Any:
+        if isinstance(node, ScalarNode):
+            return self._scalar(node)
+        memo = self._memo.get(id(node))
+        if memo is not None:  # an alias: the same node composed twice
+            return memo
+        if isinstance(node, SequenceNode):
+            items: list[Any] = []
+            self._memo[id(node)] = items
+            items.extend(self.build(child) for child in node.value)
+            return items
+        if isinstance(node, MappingNode):
+            return self._mapping(node)
+        raise self._error("unsupported YAML node", node)
+
+    def _mapping(self, node: MappingNode) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        self._memo[id(node)] = result
+        seen: dict[Any, Node] = {}
+        merged: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                merged.update(self._merge_source(value_node))
+                continue
+            key = self.build(key_node)
+            if isinstance(key, list | dict):
+                raise self._error("a mapping key must be a scalar", key_node)
+            if key in seen:
+                first = seen[key].start_mark
+                raise ConfigError(
+                    f"duplicate key {key!r} (first defined at line {first.line + 1})",
+                    location=self._loc(key_node, str(key)),
+                    hint="remove one of the two definitions",
+                )
+            seen[key] = key_node
+            result[key] = self.build(value_node)
+        for key, value in merged.items():
+            result.setdefault(key, value)
+        return result
+
+    def _merge_source(self, node: Node) -> dict[Any, Any]:
+        sources = node.value if isinstance(node, SequenceNode) else [node]
+        merged: dict[Any, Any] = {}
+        for source in reversed(sources):  # earlier sources win
+            value = self.build(source)
+            if not isinstance(value, dict):
+                raise self._error("a '<<' merge key needs a mapping", source)
+            merged.update(value)
+        return merged
+
+    def _scalar(self, node: ScalarNode) -> Any:
+        tag, text = node.tag, node.value
+        if tag == _STR:
+            return text
+        if tag == _INT and _PLAIN_INT.match(text):
+            return int(text)
+        if tag == _BOOL:
+            return text.lower() in _TRUE
+        if tag == _NULL:
+            return None
+        if tag in (_INT, _FLOAT):
+            return self._constructor.construct_object(node)
+        return text  # unknown tags (!foo) keep their text; the schema decides
+
+    def _loc(self, node: Node, key: str | None = None) -> Location:
+        mark = node.start_mark
+        return Location(self.file, mark.line + 1, mark.column + 1, key)
+
+    def _error(self, message: str, node: Node) -> ConfigError:
+        return ConfigError(message, location=self._loc(node))
+
+
+def parse_yaml(text: str, file: Path) -> PositionedDoc:
+    """Parse one YAML document from `text` (named `file` in errors)."""
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+    except MarkedYAMLError as exc:
+        raise _syntax_error(exc, file) from None
+    except YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {exc}", location=Location(file)) from None
+    finally:
+        dispose = getattr(loader, "dispose", None)
+        if dispose is not None:
+            dispose()
+    if root is None:
+        return PositionedDoc(file=file, data=None, root=None)
+    return PositionedDoc(file=file, data=_Builder(file).build(root), root=root)
+
+
+def load_yaml(path: Path) -> PositionedDoc:
+    """Read and parse `path`; unreadable or malformed files raise ConfigError."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("file not found", location=Location(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read file: {exc}", location=Location(path)) from None
+    return parse_yaml(text, path)
+
+
+def _syntax_error(exc: MarkedYAMLError, file: Path) -> ConfigError:
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or "invalid YAML"
+    if exc.context:
+        problem = f"{problem} ({exc.context})"
+    location = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
+    return ConfigError(f"invalid YAML: {problem}", location=location, hint=_syntax_hint(problem))
+
+
+def _syntax_hint(problem: str) -> str | None:
+    if "tab" in problem:
+        return "indent with spaces, not tabs"
+    if "mapping values are not allowed" in problem:
+        return "quote values that contain ': ' or fix the indentation"
+    if "could not find expected ':'" in problem or "expected <block end>" in problem:
+        return "check the indentation of this line and the one above"
+    return None
