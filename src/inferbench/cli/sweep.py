@@ -1,9 +1,144 @@
-"""`inferbench sweep` command group."""
+"""`inferbench sweep`: expand a benchmark tree into the jobs CI runs (table, JSON or GitHub)."""
 
 from __future__ import annotations
 
+import io
+import sys
+from pathlib import Path
+from typing import Literal
+
 import typer
+from rich.console import Console
+
+from inferbench.errors import InputError
+from inferbench.fsio import atomic_write_text
+from inferbench.matrix.filters import EvalMode, NodeType, SweepFilters
+from inferbench.matrix.job import Scenario
+from inferbench.matrix.seqlen import parse_seq_len
+
+Format = Literal["table", "json", "github"]
+_FORMATS = ("table", "json", "github")
+_SCENARIOS: tuple[Scenario, ...] = ("fixed-seq-len", "agentic-coding")
+
+
+def _split(values: list[str] | None) -> tuple[str, ...]:
+    """Repeated options and comma-separated values, in order, blanks dropped."""
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return tuple(out)
+
+
+def _seq_lens(values: list[str] | None) -> tuple[tuple[int, int], ...]:
+    pairs = []
+    for name in _split(values):
+        try:
+            pairs.append(parse_seq_len(name))
+        except ValueError as exc:
+            raise InputError(f"--seq-lens: {exc}", hint="use names like 1k1k,8k1k") from None
+    return tuple(pairs)
+
+
+def _scenarios(values: list[str] | None) -> tuple[Scenario, ...]:
+    chosen: list[Scenario] = []
+    for name in _split(values):
+        match = [s for s in _SCENARIOS if s == name]
+        if not match:
+            raise InputError(f"--scenario-type {name!r} is not one of {', '.join(_SCENARIOS)}")
+        chosen.append(match[0])
+    return tuple(chosen)
+
+
+def _eval_mode(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
+    if no_evals and (evals_only or all_evals):
+        raise InputError("--no-evals cannot be combined with --evals-only or --all-evals")
+    if all_evals:
+        return EvalMode.ALL
+    if evals_only:
+        return EvalMode.ONLY
+    return EvalMode.NONE if no_evals else EvalMode.DEFAULT
+
+
+def _node_type(single_node: bool, multi_node: bool) -> NodeType:
+    if single_node == multi_node:  # neither or both: every job, as InferenceX
+        return "all"
+    return "single-node" if single_node else "multi-node"
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    else:
+        atomic_write_text(output, text if text.endswith("\n") else text + "\n")
+
+
+def sweep(
+    root: Path = typer.Option(Path("."), "--root", help="Benchmark tree root."),
+    config_keys: list[str] = typer.Option(
+        None, "--config-keys", help="Config keys or globs (* ?); repeat or comma-separate."
+    ),
+    model_prefix: list[str] = typer.Option(None, "--model-prefix", help="Config-key prefix."),
+    precision: list[str] = typer.Option(None, "--precision", help="e.g. fp4, fp8."),
+    framework: list[str] = typer.Option(None, "--framework", help="e.g. vllm, sglang, trt."),
+    runner_type: list[str] = typer.Option(None, "--runner-type", help="Runner label, e.g. h200."),
+    seq_lens: list[str] = typer.Option(None, "--seq-lens", help="e.g. 1k1k,8k1k."),
+    min_conc: int = typer.Option(None, "--min-conc", help="Lowest concurrency to keep."),
+    max_conc: int = typer.Option(None, "--max-conc", help="Highest concurrency to keep."),
+    max_tp: int = typer.Option(None, "--max-tp", help="Drop single-node entries above this tp."),
+    step_size: int = typer.Option(2, "--step-size", help="Growth factor of conc ranges."),
+    single_node: bool = typer.Option(False, "--single-node", help="Single-node jobs only."),
+    multi_node: bool = typer.Option(False, "--multi-node", help="Multinode jobs only."),
+    scenario_type: list[str] = typer.Option(
+        None, "--scenario-type", help="fixed-seq-len and/or agentic-coding."
+    ),
+    no_evals: bool = typer.Option(False, "--no-evals", help="Mark no evals."),
+    evals_only: bool = typer.Option(False, "--evals-only", help="Only the eval jobs."),
+    all_evals: bool = typer.Option(False, "--all-evals", help="Every eligible job is an eval."),
+    changed_since: str = typer.Option(
+        None, "--changed-since", help="Only configs named by changelog entries added since REV."
+    ),
+    fmt: str = typer.Option("table", "--format", help="table, json or github."),
+    output: Path = typer.Option(None, "--output", help="Write to FILE instead of stdout."),
+) -> None:
+    """Expand the benchmark tree into sweep jobs."""
+    if fmt not in _FORMATS:
+        raise InputError(f"--format {fmt!r} is not one of {', '.join(_FORMATS)}")
+    filters = SweepFilters(
+        config_keys=_split(config_keys),
+        model_prefixes=_split(model_prefix),
+        precisions=_split(precision),
+        frameworks=_split(framework),
+        runner_types=_split(runner_type),
+        seq_lens=_seq_lens(seq_lens),
+        min_conc=min_conc,
+        max_conc=max_conc,
+        max_tp=max_tp,
+        node_type=_node_type(single_node, multi_node),
+        scenario_types=_scenarios(scenario_type),
+        evals=_eval_mode(no_evals, evals_only, all_evals),
+        step=step_size,
+    )
+    # Imported here so `inferbench --help` stays fast.
+    from inferbench.matrix.api import sweep_tree
+    from inferbench.matrix.output import github_to_json, jobs_table, jobs_to_json
+
+    jobs = sweep_tree(root, filters, changed_since=changed_since)
+    err = Console(stderr=True, highlight=False)
+    if fmt == "json":
+        _emit(jobs_to_json(jobs), output)
+    elif fmt == "github":
+        _emit(github_to_json(jobs), output)
+    elif output is not None:
+        console = Console(record=True, width=200, file=io.StringIO())
+        console.print(jobs_table(jobs))
+        _emit(console.export_text(), output)
+    else:
+        Console(highlight=False).print(jobs_table(jobs))
+    multinode = sum(job.is_multinode for job in jobs)
+    err.print(f"{len(jobs)} jobs ({len(jobs) - multinode} single-node, {multinode} multinode)")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app (filled in by the owning issue)."""
+    """Add `sweep` to the root app."""
+    app.command("sweep")(sweep)

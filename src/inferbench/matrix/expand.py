@@ -16,7 +16,7 @@ Filters are described in `inferbench.matrix.filters`, eval marking in `inferbenc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -30,6 +30,7 @@ from inferbench.config.master import (
     SingleNodeSearchSpace,
 )
 from inferbench.config.master import WorkerBlock as MasterWorker
+from inferbench.config.project import Project
 from inferbench.errors import ConfigError, InputError
 from inferbench.matrix.conc import expand_concurrency
 from inferbench.matrix.evals import apply_eval_mode
@@ -167,11 +168,26 @@ def _single_node_jobs(
         )
         prefix, kv = config.entry.model_prefix, _kv_suffix(space)
         spec = f"_spec-{space.spec_decoding}" if space.spec_decoding != "none" else ""
-        return [
-            Job(**base, **agentic, conc=c, exp_name=f"{prefix}_tp{space.tp}_conc{c}_{kv}{spec}")
-            for c in concs
-        ]
-    return [Job(**base, **fixed, conc=c) for c in concs]
+        names = [f"{prefix}_tp{space.tp}_conc{c}_{kv}{spec}" for c in concs]
+        return _per_conc(concs, names, lambda c, n: Job(**base, **agentic, conc=c, exp_name=n))
+    return _per_conc(concs, None, lambda c, _n: Job(**base, **fixed, conc=c))
+
+
+def _per_conc(
+    concs: Sequence[int | tuple[int]], names: list[str] | None, build: Callable[[Any, str], Job]
+) -> list[Job]:
+    """One job per concurrency. They differ only in conc and exp-name, which the fingerprint
+    leaves out, so the first is validated and the others are copies of it (5x faster)."""
+    if not concs:
+        return []
+    first = build(concs[0], names[0] if names else "")
+    jobs = [first]
+    for i, conc in enumerate(concs[1:], start=1):
+        changes: dict[str, Any] = {"conc": conc}
+        if names:
+            changes["exp_name"] = names[i]
+        jobs.append(first.evolve(**changes))
+    return jobs
 
 
 def _multinode_jobs(
@@ -197,15 +213,10 @@ def _multinode_jobs(
     agentic = _agentic_fields(config, point, space, context, _replica_gpus(space.prefill))
     kv = f"_{_kv_suffix(space)}" if space.kv_offloading not in (None, "none") else ""
     tags = f"{_worker_tag(space.prefill, 'p')}_{_worker_tag(space.decode, 'd')}"
-    return [
-        Job(
-            **base,
-            **agentic,
-            conc=(c,),
-            exp_name=f"{config.entry.model_prefix}_{tags}_conc{c}{kv}",
-        )
-        for c in concs
-    ]
+    names = [f"{config.entry.model_prefix}_{tags}_conc{c}{kv}" for c in concs]
+    return _per_conc(
+        [(c,) for c in concs], names, lambda c, n: Job(**base, **agentic, conc=c, exp_name=n)
+    )
 
 
 def _worker(block: MasterWorker) -> WorkerBlock:
@@ -328,3 +339,30 @@ def dedupe(jobs: Iterable[Job]) -> list[Job]:
             seen.add(key)
             out.append(job)
     return out
+
+
+def project_context(project: Project) -> ExpandContext:
+    """Runner labels, hardware facts and recipe resolution, taken from a loaded tree."""
+    root = project.root.resolve()
+    registry = project.runners.registry if project.runners is not None else None
+
+    def hardware(label: str) -> NodeHardware | None:
+        spec = registry.hardware_for(label) if registry is not None else None
+        if spec is None:
+            return None
+        return NodeHardware(spec.gpus_per_node, spec.available_cpu_dram_mib)
+
+    def resolve(reference: str) -> str:
+        path = project.resolve_recipe(reference).path
+        return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+
+    return ExpandContext(
+        runner_labels=frozenset(registry.labels) if registry is not None else frozenset(),
+        hardware=hardware,
+        resolve_recipe=resolve,
+    )
+
+
+def expand_project(project: Project, filters: SweepFilters) -> list[Job]:
+    """Every job of a loaded benchmark tree that `filters` selects, evals marked."""
+    return expand_masters(project.masters, filters, project_context(project))
