@@ -142,3 +142,17 @@ def test_runs_are_identical(tmp_path: Path) -> None:
     first = [j.to_wire() for j in _sweep(tmp_path)]
     second = [j.to_wire() for j in _sweep(tmp_path)]
     assert first == second
+
+
+def test_expand_project_on_the_example_tree() -> None:
+    from inferbench.config.project import load_project
+    from inferbench.matrix.expand import expand_project
+
+    root = Path(__file__).resolve().parents[2] / "examples"
+    project = load_project(root)
+    jobs = expand_project(project, SweepFilters())
+    assert {j.config_key for j in jobs} == set(project.masters)
+    seed = next(j for j in jobs if j.config_key == "minimaxm3-fp4-b200-dynamo-vllm")
+    assert seed.resolved_settings is not None and seed.resolved_settings.config_file is not None
+    assert (root / seed.resolved_settings.config_file).is_file()
+    assert seed.run_eval and seed.eval_conc == 2048

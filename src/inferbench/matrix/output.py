@@ -103,7 +103,7 @@ def jobs_table(jobs: Sequence[Job]) -> Table:
     """A Rich table, one row per job."""
     table = Table(title=f"{len(jobs)} jobs", show_lines=False)
     for column in ("config-key", "runner", "seq", "topology", "spec", "conc", "eval", "fp"):
-        table.add_column(column, no_wrap=column in ("conc", "fp"))
+        table.add_column(column, no_wrap=column in ("conc", "fp"), overflow="fold")
     for job in jobs:
         seq = "agentic" if job.is_agentic else seq_len_name(job.isl or 0, job.osl or 0)
         conc = ",".join(str(c) for c in job.concurrencies)
