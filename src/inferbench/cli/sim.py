@@ -1,9 +1,366 @@
-"""`inferbench sim` command group."""
+"""`inferbench sim` command group: `serve` (real-time HTTP) and `estimate` (offline)."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from inferbench.errors import InputError
+
+if TYPE_CHECKING:
+    from inferbench.sim.deployment import Deployment
+
+sim_app = typer.Typer(help="Embedded simulator: serve an OpenAI-compatible engine, or estimate.")
+
+_RECIPE = typer.Option(None, "--recipe", help="srt-slurm recipe FILE[:selector].")
+_JOB = typer.Option(None, "--job", help="Sweep job JSON (FILE, or FILE:INDEX for a list).")
+_MODEL = typer.Option(None, "--model", help="Model id (flags mode).")
+_GPU = typer.Option(None, "--gpu", help="GPU catalog name or runner label (overrides).")
+_SPEC = typer.Option(None, "--model-spec", help="Catalog model to simulate (overrides).")
+_ISL = typer.Option(None, "--isl", help="Input length (overrides).")
+_OSL = typer.Option(None, "--osl", help="Output length (overrides).")
+_CONC = typer.Option(None, "--concurrency", help="Concurrencies, e.g. 64 or 4x8x16 (overrides).")
+_PROMPTS = typer.Option(None, "--num-prompts", help="Requests per concurrency (overrides).")
+_CATALOG = typer.Option([], "--catalog", help="Extra catalog YAML (repeatable).")
+_PREC = typer.Option("bf16", "--precision", help="Weight precision (flags mode).")
+_TP = typer.Option(1, "--tp", help="Tensor parallel size (flags mode).")
+_DP = typer.Option(1, "--dp", help="Data parallel (attention) size (flags mode).")
+_PP = typer.Option(1, "--pp", help="Pipeline parallel size (flags mode).")
+_EP = typer.Option(False, "--expert-parallel", help="Enable expert parallel (flags mode).")
+_WORKERS = typer.Option(1, "--workers", help="Aggregated workers (flags mode).")
+_SEQS = typer.Option(256, "--max-num-seqs", help="Engine max-num-seqs (flags mode).")
+_MNBT = typer.Option(8192, "--max-num-batched-tokens", help="Engine token budget (flags mode).")
+_MML = typer.Option(None, "--max-model-len", help="Engine max-model-len (flags mode).")
+_SI = typer.Option(1, "--stream-interval", help="Tokens per streamed chunk (flags mode).")
+
+
+def _deployment(
+    recipe: str | None,
+    job: str | None,
+    model: str | None,
+    gpu: str | None,
+    model_spec: str | None,
+    isl: int | None,
+    osl: int | None,
+    concurrency: str | None,
+    num_prompts: int | None,
+    catalog: list[Path],
+    precision: str,
+    tp: int,
+    dp: int,
+    pp: int,
+    expert_parallel: bool,
+    workers: int,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    max_model_len: int | None,
+    stream_interval: int,
+) -> Deployment:
+    from inferbench.sim.inputs import Overrides, concurrency_list, from_flags, from_job, from_recipe
+
+    conc = concurrency_list(concurrency) if concurrency else None
+    overrides = Overrides(
+        gpu=gpu,
+        model_spec=model_spec,
+        isl=isl,
+        osl=osl,
+        concurrency=conc,
+        num_prompts=num_prompts,
+        catalog_files=tuple(str(p) for p in catalog),
+    )
+    if recipe and job:
+        raise InputError("give either --recipe or --job, not both")
+    if recipe:
+        return from_recipe(recipe, overrides)
+    if job:
+        return from_job(job, overrides)
+    if not model or not gpu or isl is None or osl is None:
+        raise InputError(
+            "no deployment given",
+            hint="pass --recipe FILE, --job FILE, or --model, --gpu, "
+            "--isl and --osl (with --tp/--dp/--pp/--expert-parallel)",
+        )
+    engine: dict[str, object] = {
+        "max-num-seqs": max_num_seqs,
+        "max-num-batched-tokens": max_num_batched_tokens,
+        "stream-interval": stream_interval,
+    }
+    if max_model_len:
+        engine["max-model-len"] = max_model_len
+    return from_flags(
+        model=model,
+        gpu=gpu,
+        precision=precision,
+        tp=tp,
+        dp=dp,
+        pp=pp,
+        expert_parallel=expert_parallel,
+        workers=workers,
+        engine=engine,
+        isl=isl,
+        osl=osl,
+        concurrency=conc or (1,),
+        overrides=overrides,
+    )
+
+
+@sim_app.command("estimate")
+def estimate_cmd(
+    recipe: str | None = _RECIPE,
+    job: str | None = _JOB,
+    model: str | None = _MODEL,
+    gpu: str | None = _GPU,
+    model_spec: str | None = _SPEC,
+    isl: int | None = _ISL,
+    osl: int | None = _OSL,
+    concurrency: str | None = _CONC,
+    num_prompts: int | None = _PROMPTS,
+    catalog: list[Path] = _CATALOG,
+    precision: str = _PREC,
+    tp: int = _TP,
+    dp: int = _DP,
+    pp: int = _PP,
+    expert_parallel: bool = _EP,
+    workers: int = _WORKERS,
+    max_num_seqs: int = _SEQS,
+    max_num_batched_tokens: int = _MNBT,
+    max_model_len: int | None = _MML,
+    stream_interval: int = _SI,
+    result_file: Path | None = typer.Option(
+        None, "--result-file", help="Write the result file (one concurrency) or a folder."
+    ),
+    sweep_topologies: bool = typer.Option(
+        False, "--sweep-topologies", help="Enumerate xPyD and TP/EP/DP layouts; print the Pareto."
+    ),
+    gpu_budget: int | None = typer.Option(
+        None, "--gpu-budget", help="GPUs for --sweep-topologies."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the sampled lengths."),
+) -> None:
+    """Estimate a deployment offline (virtual clock): throughput per GPU, TTFT, TPOT."""
+    from inferbench.sim.estimate import estimate
+    from inferbench.sim.summary import point, write_result
+
+    dep = _deployment(
+        recipe,
+        job,
+        model,
+        gpu,
+        model_spec,
+        isl,
+        osl,
+        concurrency,
+        num_prompts,
+        catalog,
+        precision,
+        tp,
+        dp,
+        pp,
+        expert_parallel,
+        workers,
+        max_num_seqs,
+        max_num_batched_tokens,
+        max_model_len,
+        stream_interval,
+    )
+    console = Console(highlight=False)
+    if sweep_topologies:
+        _sweep(dep, gpu_budget, console)
+        return
+    console.print(
+        f"[bold]{dep.name}[/]: {dep.model.name} on {dep.total_gpus}x {dep.gpu.key}, "
+        f"{dep.describe()}, isl {dep.workload.isl} osl {dep.workload.osl}"
+    )
+    table = Table(
+        "conc",
+        "requests",
+        "sim s",
+        "tok/s/GPU",
+        "out tok/s/GPU",
+        "tok/s/user p50",
+        "TTFT p50 ms",
+        "TTFT p99 ms",
+        "TPOT p50 ms",
+        "TPOT p99 ms",
+        "preempt",
+        "wall s",
+        "sim tok/wall s",
+    )
+    concs = dep.workload.concurrencies
+    for conc in concs:
+        with console.status(f"simulating concurrency {conc}..."):
+            run = estimate(dep, conc, num_prompts=dep.workload.num_prompts, seed=seed)
+        p = point(run)
+        table.add_row(
+            str(conc),
+            str(p.requests),
+            f"{p.duration_s:.1f}",
+            f"{p.total_tok_s_per_gpu:,.0f}",
+            f"{p.output_tok_s_per_gpu:,.0f}",
+            f"{p.interactivity_median:.1f}",
+            f"{p.ttft_p50_ms:,.0f}",
+            f"{p.ttft_p99_ms:,.0f}",
+            f"{p.tpot_p50_ms:.1f}",
+            f"{p.tpot_p99_ms:.1f}",
+            str(p.preemptions),
+            f"{p.wall_s:.2f}",
+            f"{p.sim_tokens_per_wall_s:,.0f}",
+        )
+        if result_file is not None:
+            target = result_file
+            if len(concs) > 1 or result_file.is_dir():
+                target = result_file / f"conc{conc}.json"
+            write_result(run, dep, target)
+    console.print(table)
+
+
+def _sweep(dep: Deployment, gpu_budget: int | None, console: Console) -> None:
+    from inferbench.sim.topologies import pareto, sweep_topologies
+
+    budget = gpu_budget or dep.total_gpus
+    with console.status(f"estimating layouts for {budget} GPUs..."):
+        points = sweep_topologies(dep, budget)
+    table = Table("topology", "GPUs", "conc", "tok/s/GPU", "tok/s/user", "TTFT p50 ms", "pareto")
+    front = {id(p) for p in pareto(points)}
+    for p in sorted(points, key=lambda q: -q.tok_s_gpu):
+        table.add_row(
+            p.topology,
+            str(p.gpus),
+            str(p.concurrency),
+            f"{p.tok_s_gpu:,.0f}",
+            f"{p.tok_s_user:.1f}",
+            f"{p.ttft_p50_ms:,.0f}",
+            "*" if id(p) in front else "",
+        )
+    console.print(table)
+
+
+@sim_app.command("serve")
+def serve_cmd(
+    recipe: str | None = _RECIPE,
+    job: str | None = _JOB,
+    model: str | None = _MODEL,
+    gpu: str | None = _GPU,
+    model_spec: str | None = _SPEC,
+    isl: int | None = _ISL,
+    osl: int | None = _OSL,
+    concurrency: str | None = _CONC,
+    num_prompts: int | None = _PROMPTS,
+    catalog: list[Path] = _CATALOG,
+    precision: str = _PREC,
+    tp: int = _TP,
+    dp: int = _DP,
+    pp: int = _PP,
+    expert_parallel: bool = _EP,
+    workers: int = _WORKERS,
+    max_num_seqs: int = _SEQS,
+    max_num_batched_tokens: int = _MNBT,
+    max_model_len: int | None = _MML,
+    stream_interval: int = _SI,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    port: int = typer.Option(8000, "--port", help="Port (0 picks a free one and prints it)."),
+    record_sends: Path | None = typer.Option(
+        None, "--record-sends", help="JSONL of chunk send times."
+    ),
+    fault_error_rate: float = typer.Option(
+        0.0, "--fault-error-rate", help="Share of requests answered 500."
+    ),
+    fault_stall_rate: float = typer.Option(
+        0.0, "--fault-stall-rate", help="Share of streams that stall."
+    ),
+    fault_drop_rate: float = typer.Option(
+        0.0, "--fault-drop-rate", help="Share of streams dropped mid-way."
+    ),
+    slow_start: float = typer.Option(
+        0.0, "--slow-start", help="Seconds before /health answers 200."
+    ),
+    crash_after: int | None = typer.Option(
+        None, "--crash-after", help="Exit after N finished requests."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the fault draws."),
+) -> None:
+    """Serve the simulated engine over HTTP (OpenAI completions/chat, /health, /metrics)."""
+    from inferbench.sim.server import ServeOptions, serve_until_stopped
+
+    dep = _deployment(
+        recipe,
+        job,
+        model,
+        gpu,
+        model_spec,
+        isl,
+        osl,
+        concurrency,
+        num_prompts,
+        catalog,
+        precision,
+        tp,
+        dp,
+        pp,
+        expert_parallel,
+        workers,
+        max_num_seqs,
+        max_num_batched_tokens,
+        max_model_len,
+        stream_interval,
+    )
+    options = ServeOptions(
+        host=host,
+        port=port,
+        record_sends=record_sends,
+        fault_error_rate=fault_error_rate,
+        fault_stall_rate=fault_stall_rate,
+        fault_drop_rate=fault_drop_rate,
+        slow_start_s=slow_start,
+        crash_after=crash_after,
+        seed=seed,
+    )
+    _raise_fd_limit()
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+
+        def ready(url: str) -> None:
+            sys.stdout.write(f"inferbench sim: listening on {url}\n")
+            sys.stdout.flush()
+
+        await serve_until_stopped(dep, options, stop, ready)
+
+    _run(main())
+
+
+def _run(coro: Coroutine[Any, Any, None]) -> None:
+    try:
+        import uvloop
+
+        uvloop.run(coro)
+    except ImportError:  # pragma: no cover - uvloop is absent on Windows
+        asyncio.run(coro)
+
+
+def _raise_fd_limit() -> None:
+    """Thousands of concurrent streams need more than the default 1024 descriptors."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app (filled in by the owning issue)."""
+    """Add `inferbench sim` to the root app."""
+    app.add_typer(sim_app, name="sim")

@@ -1,0 +1,160 @@
+"""Per-concurrency figures of an estimate, and its result file.
+
+When the load generator's `inferbench.bench.metrics.summarize` and
+`inferbench.bench.result` writer are installed they are used, so an estimate and a
+measured run agree by construction; until then this module computes the same
+sa-bench definitions itself (TTFT, TPOT = (E2EL - TTFT) / (output - 1), ITL from
+content chunks, throughputs over the run's duration) and writes the sa-bench fields.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from inferbench import __version__
+from inferbench.fsio import atomic_write_bytes
+from inferbench.sim.deployment import Deployment
+from inferbench.sim.estimate import EstimateRun
+
+_STATS = (("mean", None), ("median", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
+
+
+@dataclass(frozen=True)
+class EstimatePoint:
+    """What the estimate table prints for one concurrency."""
+
+    concurrency: int
+    requests: int
+    duration_s: float
+    total_tok_s_per_gpu: float
+    output_tok_s_per_gpu: float
+    interactivity_median: float  # tok/s/user, median over requests (1000 / TPOT_ms)
+    ttft_p50_ms: float
+    ttft_p99_ms: float
+    tpot_p50_ms: float
+    tpot_p99_ms: float
+    preemptions: int
+    wall_s: float
+
+    @property
+    def sim_tokens_per_wall_s(self) -> float:
+        return self.output_tok_s_per_gpu * self.duration_s * self._gpus / max(self.wall_s, 1e-9)
+
+    _gpus: int = 1
+
+
+def _ms(values: list[float]) -> np.ndarray:
+    return np.asarray(values, dtype=float) * 1000.0 if values else np.zeros(1)
+
+
+def point(run: EstimateRun) -> EstimatePoint:
+    ok = [r for r in run.records if r.ok]
+    ttft = _ms([r.ttft for r in ok if r.ttft is not None])
+    tpot = _ms([t for r in ok if (t := r.tpot) is not None])
+    inputs = sum(r.input_tokens or 0 for r in ok)
+    outputs = sum(r.output_tokens for r in ok)
+    duration = max(run.duration_s, 1e-9)
+    return EstimatePoint(
+        concurrency=run.concurrency,
+        requests=len(ok),
+        duration_s=run.duration_s,
+        total_tok_s_per_gpu=(inputs + outputs) / duration / run.gpus,
+        output_tok_s_per_gpu=outputs / duration / run.gpus,
+        interactivity_median=float(np.median(1000.0 / np.maximum(tpot, 1e-9))),
+        ttft_p50_ms=float(np.percentile(ttft, 50)),
+        ttft_p99_ms=float(np.percentile(ttft, 99)),
+        tpot_p50_ms=float(np.percentile(tpot, 50)),
+        tpot_p99_ms=float(np.percentile(tpot, 99)),
+        preemptions=run.preemptions,
+        wall_s=run.wall_s,
+        _gpus=run.gpus,
+    )
+
+
+def _stats(prefix: str, values_ms: np.ndarray, out: dict[str, Any]) -> None:
+    out[f"mean_{prefix}_ms"] = float(values_ms.mean())
+    out[f"std_{prefix}_ms"] = float(values_ms.std())
+    for name, q in _STATS[1:]:
+        assert q is not None
+        out[f"{name}_{prefix}_ms"] = float(np.percentile(values_ms, q))
+
+
+def result_payload(run: EstimateRun, dep: Deployment) -> dict[str, Any]:
+    """The sa-bench result fields for one concurrency, plus an `inferbench` block."""
+    ok = [r for r in run.records if r.ok]
+    inputs = [r.input_tokens or 0 for r in ok]
+    outputs = [r.output_tokens for r in ok]
+    duration = max(run.duration_s, 1e-9)
+    itl: list[float] = []
+    for r in ok:
+        times = r.chunk_times
+        itl.extend(b - a for a, b in zip(times, times[1:], strict=False))
+    out: dict[str, Any] = {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S"),
+        "backend": "inferbench-sim",
+        "model_id": dep.served_model,
+        "tokenizer_id": dep.served_model,
+        "num_prompts": len(run.records),
+        "request_rate": "inf",
+        "burstiness": 1.0,
+        "max_concurrency": run.concurrency,
+        "duration": run.duration_s,
+        "completed": len(ok),
+        "total_input_tokens": sum(inputs),
+        "total_output_tokens": sum(outputs),
+        "request_throughput": len(ok) / duration,
+        "output_throughput": sum(outputs) / duration,
+        "total_token_throughput": (sum(inputs) + sum(outputs)) / duration,
+    }
+    _stats("ttft", _ms([r.ttft for r in ok if r.ttft is not None]), out)
+    _stats("tpot", _ms([t for r in ok if (t := r.tpot) is not None]), out)
+    _stats("itl", _ms(itl), out)
+    _stats("e2el", _ms([r.e2el for r in ok if r.e2el is not None]), out)
+    out["input_lens"] = inputs
+    out["output_lens"] = outputs
+    out["inferbench"] = {
+        "schema_version": 1,
+        "producer": "sim-estimate",
+        "client_version": __version__,
+        "deployment": dep.describe(),
+        "gpus": dep.total_gpus,
+        "failures": {},
+        "preemptions": run.preemptions,
+        "simulated": True,
+        "wall_s": run.wall_s,
+    }
+    return out
+
+
+def write_result(run: EstimateRun, dep: Deployment, path: Path) -> Path:
+    """Write the result file for `run` (the bench writer when it is installed)."""
+    bench_metrics: Any = None
+    bench_result: Any = None
+    try:
+        bench_metrics = importlib.import_module("inferbench.bench.metrics")
+        bench_result = importlib.import_module("inferbench.bench.result")
+    except ImportError:
+        pass
+    if bench_metrics is not None and bench_result is not None:
+        return _write_with_bench(run, dep, path, bench_metrics, bench_result)
+    atomic_write_bytes(path, orjson.dumps(result_payload(run, dep), option=orjson.OPT_INDENT_2))
+    return path
+
+
+def _write_with_bench(
+    run: EstimateRun, dep: Deployment, path: Path, metrics: Any, result: Any
+) -> Path:
+    summary = metrics.summarize(run.records, run.duration_s)
+    writer = getattr(result, "write_result", None)
+    if writer is None:
+        atomic_write_bytes(path, orjson.dumps(result_payload(run, dep), option=orjson.OPT_INDENT_2))
+        return path
+    writer(path, summary)
+    return path
