@@ -208,7 +208,11 @@ def compare(
             cells = [f"{d.change:+.1%}" if d.change is not None else "-" for d in p.deltas]
             table.add_row(p.verdict, p.label, *cells)
         Console().print(table)
-        typer.echo(f"{len(cmp.only_base)} only in base, {len(cmp.only_head)} only in head")
+        typer.echo(
+            f"{cmp.count('regression')} regressions, {cmp.count('improvement')} improvements, "
+            f"{cmp.count('noise')} within noise; "
+            f"{len(cmp.only_base)} only in base, {len(cmp.only_head)} only in head"
+        )
     if fail_on_regression and cmp.count("regression"):
         raise typer.Exit(1)
 

@@ -30,9 +30,10 @@ def build_report(
 ) -> ReportPaths:
     """Write `index.html` (the dashboard) and one PNG per model/lengths into output_dir."""
     out = Path(output_dir)
-    store = open_store(db_url)
-    stored = store.query()
-    dash = render_dashboard(stored, store.outcomes())
+    with open_store(db_url) as store:
+        stored = store.query()
+        outcomes = store.outcomes()
+    dash = render_dashboard(stored, outcomes)
     dashboard = out / "index.html"
     atomic_write_text(dashboard, dash.html)
     pngs = write_plots(latest_per_point(stored), out) if plots else []

@@ -67,7 +67,8 @@ def ingest_paths(
         )
     counts = WriteCounts(0, 0, 0)
     if not dry_run and (good or outcomes) and not (strict and skipped):
-        counts = open_store(db_url).write(good, outcomes)
+        with open_store(db_url) as store:
+            counts = store.write(good, outcomes)
     return IngestReport(
         db_url=db_url,
         found=len(points),

@@ -82,7 +82,12 @@ def _engine(url: str, busy_timeout_s: float) -> Engine:
     if parsed.drivername.startswith("sqlite"):
         connect_args["timeout"] = busy_timeout_s
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot use database {_redact(url)}: cannot create its folder: {exc.strerror}"
+                ) from None
     elif parsed.drivername.startswith("postgresql"):
         connect_args["connect_timeout"] = max(1, int(busy_timeout_s))
     try:
@@ -98,6 +103,16 @@ class Store:
         self.engine = engine
         self.url = url
 
+    def close(self) -> None:
+        """Release pooled connections."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @contextmanager
     def _begin(self) -> Iterator[Connection]:
         try:
@@ -109,7 +124,9 @@ class Store:
     def write(self, batch: Sequence[Record], outcomes: Sequence[JobOutcome] = ()) -> WriteCounts:
         """Upsert records by natural key and outcomes by (run, job), all in one transaction."""
         now = datetime.now(UTC).isoformat()
-        rows = [_row(r, now) for r in batch]
+        # The same point reached by two paths in one batch: the last one wins.
+        unique = {r["natural_key"]: r for r in (_row(rec, now) for rec in batch)}
+        rows = list(unique.values())
         inserted = updated = unchanged = 0
         with self._begin() as conn:
             for start in range(0, len(rows), _CHUNK * 10):

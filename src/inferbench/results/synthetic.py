@@ -111,6 +111,7 @@ def write_run_dir(
     *,
     seed: int = 0,
     speedup: float = 1.0,
+    official: bool = False,
 ) -> Path:
     """A run directory in the shared layout: run.json, <job>/job.json, outcome, results."""
     rng = random.Random(seed)
@@ -124,6 +125,7 @@ def write_run_dir(
             "version": "0.1.0",
             "host": "localhost",
             "created": "2026-01-01T12:00:00+00:00",
+            "official": official,
         },
     )
     for n, cfg in enumerate(configs):

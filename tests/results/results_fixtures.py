@@ -1,0 +1,118 @@
+"""Hand-written inputs matching the shared contracts (sa-bench JSON, run directory)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def sa_bench(conc: int = 16, **overrides: Any) -> dict[str, Any]:
+    """A sa-bench result as vLLM's benchmark_serving fork writes it (summary + per-request)."""
+    out: dict[str, Any] = {
+        "date": "20260105-101500",
+        "backend": "openai",
+        "model_id": "deepseek-ai/DeepSeek-R1-0528",
+        "tokenizer_id": "deepseek-ai/DeepSeek-R1-0528",
+        "num_prompts": 4,
+        "request_rate": "inf",
+        "burstiness": 1.0,
+        "max_concurrency": conc,
+        "duration": 10.0,
+        "completed": 4,
+        "total_input_tokens": 4000,
+        "total_output_tokens": 2000,
+        "request_throughput": 0.4,
+        "output_throughput": 200.0,
+        "total_token_throughput": 600.0,
+        "benchmark_start_time_unix": 1000.0,
+        "benchmark_end_time_unix": 1010.0,
+        # per-request: 500 output tokens each; ITL gaps in seconds
+        "input_lens": [1000, 1000, 1000, 1000],
+        "output_lens": [500, 500, 500, 500],
+        "itls": [[0.01] * 499, [0.01] * 499, [0.02] * 499, [0.04] * 499],
+        "ttfts": [0.1, 0.1, 0.2, 0.3],
+    }
+    for metric, base in (("ttft", 175.0), ("tpot", 20.0), ("itl", 20.0), ("e2el", 10000.0)):
+        for stat, factor in (
+            ("mean", 1.0),
+            ("median", 0.9),
+            ("std", 0.2),
+            ("p90", 1.5),
+            ("p99", 1.9),
+            ("p99.9", 2.0),
+        ):
+            out[f"{stat}_{metric}_ms"] = base * factor
+    out.update(overrides)
+    return out
+
+
+def write_json(path: Path, obj: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def disagg_job() -> dict[str, Any]:
+    """A multinode disaggregated job in InferenceX field names: 1P(tp4) + 2D(DEP8)."""
+    return {
+        "image": "docker.io/lmsysorg/sglang:v0.5.2-cu129",
+        "model": "deepseek-ai/DeepSeek-R1-0528",
+        "model-prefix": "dsr1",
+        "precision": "fp8",
+        "framework": "dynamo-sglang",
+        "runner": "gb200-multinode",
+        "isl": 8192,
+        "osl": 1024,
+        "spec-decoding": "none",
+        "conc": [64, 128],
+        "exp-name": "dsr1_8k1k",
+        "disagg": True,
+        "prefill": {"num-worker": 1, "tp": 4, "ep": 4, "dp-attn": False},
+        "decode": {"num-worker": 2, "tp": 8, "ep": 8, "dp-attn": True},
+        "fingerprint": "fp-disagg-1",
+    }
+
+
+def write_run_dir(root: Path, run_id: str = "run-1", *, failed_job: bool = True) -> Path:
+    """A run directory in the run engineer's layout, one disagg job with two points."""
+    run = root / run_id
+    write_json(
+        run / "run.json",
+        {
+            "run_id": run_id,
+            "created": "2026-01-05T10:00:00Z",
+            "backend": "slurm",
+            "engine": "sglang",
+            "version": "0.1.0",
+            "host": "login1",
+        },
+    )
+    job = run / "fp-disagg-1"
+    write_json(job / "job.json", disagg_job())
+    write_json(
+        job / "outcome.json",
+        {
+            "status": "succeeded",
+            "attempt": 2,
+            "backend": "slurm",
+            "engine": "sglang",
+            "host": "gb200-n01",
+            "times": {"started": "2026-01-05T10:01:00Z", "finished": "2026-01-05T10:30:00Z"},
+        },
+    )
+    write_json(
+        job / "plan.json", {"commands": [["python", "-m", "sglang.launch_server", "--tp", "4"]]}
+    )
+    write_json(job / "results" / "conc64.json", sa_bench(64))
+    write_json(job / "results" / "conc128.json", sa_bench(128, total_token_throughput=900.0))
+    if failed_job:
+        bad = run / "fp-broken"
+        write_json(
+            bad / "job.json",
+            {**disagg_job(), "fingerprint": "fp-broken", "exp-name": "dsr1_8k1k_broken"},
+        )
+        write_json(
+            bad / "outcome.json", {"status": "failed", "attempt": 3, "reason": "decode worker OOM"}
+        )
+    return run

@@ -1,0 +1,209 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from results_fixtures import sa_bench, write_json, write_run_dir
+
+from inferbench.errors import InputError
+from inferbench.results.ingest import ingest_paths
+from inferbench.results.record import SCHEMA_VERSION
+from inferbench.results.store import open_store
+
+
+def test_run_directory_points_carry_identity_and_provenance(db_url: str, tmp_path: Path) -> None:
+    run = write_run_dir(tmp_path / "runs")
+    report = ingest_paths([run], db_url)
+    assert (report.found, report.inserted, report.skipped) == (2, 2, ())
+    assert {o.status for o in report.outcomes} == {"succeeded", "failed"}
+    stored = open_store(db_url).query()
+    by_conc = {s.record.identity.concurrency: s.record for s in stored}
+    rec = by_conc[64]
+    assert rec.identity.disagg and rec.identity.topology() == "1P(1xtp4ep4) 2D(2xtp1dp8ep8)"
+    assert rec.identity.image == "lmsysorg/sglang:v0.5.2-cu129"  # normalised
+    assert rec.identity.hardware_prefill == "gb200"
+    assert rec.provenance.run_id == "run-1" and rec.provenance.attempt == 2
+    assert rec.provenance.host == "gb200-n01" and rec.provenance.started_at is not None
+    assert rec.provenance.command == "python -m sglang.launch_server --tp 4"
+    assert not rec.provenance.official
+    assert rec.derived.total_tput_per_gpu == pytest.approx(600.0 / 20)
+    assert rec.derived.output_tput_per_decode_gpu == pytest.approx(200.0 / 16)
+    assert rec.derived.input_tput_per_prefill_gpu == pytest.approx(400.0 / 4)
+    # per-request TPOTs from the ITLs: 10, 10, 20, 40 ms -> interactivity 100, 100, 50, 25
+    inter = rec.derived.interactivity
+    assert inter is not None and inter.source == "per_request"
+    assert inter.median == pytest.approx(75.0) and inter.mean == pytest.approx(68.75)
+    assert {o.job_fingerprint for o in open_store(db_url).outcomes()} == {
+        "fp-disagg-1",
+        "fp-broken",
+    }
+
+
+def test_ingest_is_idempotent(db_url: str, tmp_path: Path) -> None:
+    run = write_run_dir(tmp_path / "runs")
+    first = ingest_paths([run], db_url)
+    again = ingest_paths([run, run / "fp-disagg-1"], db_url)
+    assert first.inserted == 2 and (again.inserted, again.updated) == (0, 0)
+    assert open_store(db_url).count() == 2
+    # the result changes (re-run of the same point in the same run): replaced, not duplicated
+    write_json(run / "fp-disagg-1" / "results" / "conc64.json", sa_bench(64, duration=20.0))
+    third = ingest_paths([run], db_url)
+    assert (third.inserted, third.updated, third.unchanged) == (0, 1, 1)
+    assert open_store(db_url).count() == 2
+
+
+def inferbench_result(**block: object) -> dict[str, object]:
+    data = sa_bench(8)
+    data["inferbench"] = {
+        "schema_version": 1,
+        "failures": {"timeout": 1, "http_status": 1},
+        "tpots_ms": [10.0, 20.0, 40.0, 40.0],
+        "window": {"start_unix": 1000.0, "end_unix": 1010.0},
+        "gpu_power": [{"t": 1000.0 + k, "gpu": "0", "watts": 400.0} for k in range(11)],
+        "client_version": "0.1.0",
+        "command": "inferbench bench --concurrency 8",
+        **block,
+    }
+    return data
+
+
+def test_inferbench_result_file_with_identity(db_url: str, tmp_path: Path) -> None:
+    path = write_json(tmp_path / "conc8.json", inferbench_result())
+    ident = {
+        "model-prefix": "qwen3.5",
+        "precision": "bf16",
+        "framework": "vllm",
+        "hardware": "h100",
+        "isl": "1024",
+        "osl": "512",
+        "conc": "8",
+        "tp": "2",
+        "run-id": "local-1",
+        "tag": "nightly",
+    }
+    report = ingest_paths([path], db_url, identity=ident)
+    assert report.inserted == 1, report.skipped
+    rec = open_store(db_url).query()[0].record
+    assert rec.metrics.failed == 2 and rec.metrics.failures == {"timeout": 1, "http_status": 1}
+    assert rec.derived.failure_rate == pytest.approx(2 / 6)
+    assert rec.derived.interactivity.source == "per_request"
+    assert rec.derived.interactivity.median == pytest.approx(37.5)
+    assert rec.derived.energy is not None and rec.derived.energy.valid
+    assert rec.derived.energy.joules == pytest.approx(4000.0)
+    assert rec.derived.energy.joules_per_output_token == pytest.approx(2.0)
+    assert rec.provenance.tag == "nightly" and rec.provenance.run_id == "local-1"
+    assert rec.identity.model == "deepseek-ai/DeepSeek-R1-0528"  # from sa-bench model_id
+
+
+def test_plain_sa_bench_identity_from_inferencex_name(db_url: str, tmp_path: Path) -> None:
+    name = "dsr1_1k1k_fp4_trt_tp4-ep4-dpatrue_disagg-false_spec-none_conc16_b200-nb_0.json"
+    path = write_json(tmp_path / name, sa_bench(16))
+    report = ingest_paths([tmp_path], db_url)
+    assert report.inserted == 1, report.skipped
+    rec = open_store(db_url).query()[0].record
+    assert (rec.identity.isl, rec.identity.osl, rec.identity.concurrency) == (1024, 1024, 16)
+    assert rec.identity.hardware() == "b200" and rec.identity.total_gpus == 4
+    assert rec.provenance.run_id.startswith("file-") and rec.provenance.source == str(path)
+
+
+def test_srt_slurm_names_with_identity(db_url: str, tmp_path: Path) -> None:
+    folder = tmp_path / "logs" / "sa-bench_isl_8192_osl_1024"
+    write_json(folder / "results_concurrency_64_gpus_24_ctx_8_gen_16.json", sa_bench(64))
+    report = ingest_paths(
+        [tmp_path / "logs"],
+        db_url,
+        identity={
+            "model-prefix": "dsr1",
+            "precision": "fp4",
+            "framework": "dynamo-trt",
+            "hardware": "gb200",
+        },
+    )
+    assert report.inserted == 1, report.skipped
+    rec = open_store(db_url).query()[0].record
+    assert rec.identity.total_gpus == 24 and rec.identity.disagg
+    assert rec.derived.output_tput_per_decode_gpu == pytest.approx(200.0 / 16)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"duration": 10.0, "completed": ', "not valid JSON"),
+        ("", "not valid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        (json.dumps({**sa_bench(), "duration": "ten"}), "'duration' must be a number"),
+        (json.dumps({"completed": 3}), "lacks 'duration'"),
+    ],
+)
+def test_bad_files_are_reported_and_nothing_is_stored(
+    db_url: str, tmp_path: Path, content: str, message: str
+) -> None:
+    bad = tmp_path / "dsr1_1k1k_fp8_vllm_tp8_conc16_h200-a_0.json"
+    bad.write_text(content)
+    report = ingest_paths([bad], db_url)
+    assert report.inserted == 0 and len(report.skipped) == 1
+    assert message in report.skipped[0].reason and str(bad) in report.skipped[0].reason
+    assert open_store(db_url).count() == 0
+
+
+def test_newer_schema_and_missing_identity_are_skipped(db_url: str, tmp_path: Path) -> None:
+    newer = write_json(
+        tmp_path / "a" / "newer.json", inferbench_result(schema_version=SCHEMA_VERSION + 1)
+    )
+    anonymous = write_json(tmp_path / "b" / "bench.json", sa_bench())
+    r1 = ingest_paths(
+        [newer],
+        db_url,
+        identity={
+            "model-prefix": "x",
+            "precision": "fp8",
+            "framework": "vllm",
+            "hardware": "h100",
+            "isl": 1,
+            "osl": 1,
+            "conc": 1,
+        },
+    )
+    assert "newer than this inferbench" in r1.skipped[0].reason
+    r2 = ingest_paths([anonymous], db_url)
+    assert "no identity for: model-prefix, precision, framework, isl, osl, conc" in (
+        r2.skipped[0].reason
+    )
+    assert open_store(db_url).count() == 0
+
+
+def test_strict_writes_nothing_when_one_point_is_bad(db_url: str, tmp_path: Path) -> None:
+    run = write_run_dir(tmp_path / "runs", failed_job=False)
+    (run / "fp-disagg-1" / "results" / "conc128.json").write_text('{"trunc')
+    report = ingest_paths([run], db_url, strict=True)
+    assert len(report.skipped) == 1 and report.inserted == 0
+    assert open_store(db_url).count() == 0
+    lenient = ingest_paths([run], db_url)
+    assert lenient.inserted == 1
+
+
+def test_missing_path_and_empty_folder(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    with pytest.raises(InputError, match="no such file"):
+        ingest_paths([tmp_path / "nope"], url)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no benchmark results"):
+        ingest_paths([tmp_path / "empty"], url)
+
+
+def test_power_csv_next_to_run_results(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    run = write_run_dir(tmp_path / "runs", failed_job=False)
+    rows = ["timestamp, index, power.draw [W]"]
+    for k in range(0, 12):
+        for gpu in range(2):
+            rows.append(f"2026/01/05 10:00:{k:02d}.000, {gpu}, 250.00 W")
+    csv = run / "fp-disagg-1" / "results" / "power_conc64.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    ingest_paths([run], url)
+    rec = {s.record.identity.concurrency: s.record for s in open_store(url).query()}[64]
+    energy = rec.derived.energy
+    # the sa-bench window (unix 1000..1010) is far from the CSV's 2026 timestamps
+    assert energy is not None and not energy.valid and energy.gpus == 2
+    assert any("cover" in r for r in energy.reasons)

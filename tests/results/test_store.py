@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from results_fixtures import write_run_dir
+from sqlalchemy import TextClause, create_engine, inspect, select, text
+
+from inferbench.results.ingest import ingest_paths
+from inferbench.results.migrations import LATEST, current_version, migrate, records
+from inferbench.results.sources import JobOutcome, discover
+from inferbench.results.store import RecordFilter, StoreError, open_store
+
+
+def test_filters_and_get(db_url: str, tmp_path: Path) -> None:
+    ingest_paths([write_run_dir(tmp_path / "runs", "run-1")], db_url)
+    ingest_paths([write_run_dir(tmp_path / "runs", "run-2")], db_url)
+    with open_store(db_url) as store:
+        assert store.count() == 4
+        assert len(store.query(RecordFilter(run_id="run-2"))) == 2
+        assert len(store.query(RecordFilter(model_prefix="dsr1", isl=8192, osl=1024))) == 4
+        assert store.query(RecordFilter(precision="fp4")) == []
+        first = store.query()[0]
+        got = store.get(first.id)
+        assert got is not None and got.record == first.record
+        assert store.get(10_000) is None
+
+
+def test_a_failed_write_leaves_nothing(db_url: str, tmp_path: Path) -> None:
+    points = [
+        p for p in discover([write_run_dir(tmp_path / "runs")]) if not isinstance(p, JobOutcome)
+    ]
+    good = [p.record for p in points if p.record is not None]
+    # label is NOT NULL: the outcome insert fails after the records went in
+    broken = JobOutcome("run-1", "fp", None, "failed", 1, None)  # type: ignore[arg-type]
+    with open_store(db_url) as store:
+        with pytest.raises(StoreError):
+            store.write(good, [broken])
+        assert store.count() == 0
+
+
+def test_migration_v1_to_v2_keeps_rows_and_backfills(db_url: str) -> None:
+    engine = create_engine(db_url)
+    with engine.begin() as conn:
+        assert migrate(conn, target=1) == [1]
+        assert "tag" not in {c["name"] for c in inspect(conn).get_columns("records")}
+        conn.execute(_v1_insert())
+    engine.dispose()
+    with open_store(db_url) as store:  # migrates to the latest version
+        with store.engine.connect() as conn:
+            assert current_version(conn) == LATEST == 2
+            assert inspect(conn).has_table("job_outcomes")
+            rows = conn.execute(select(records.c.run_id, records.c.tag)).all()
+        assert rows == [("old", "weekly")]
+
+
+def _v1_insert() -> TextClause:
+    """An insert naming only v1 columns (the v2 table object knows `tag`)."""
+    return text(
+        "INSERT INTO records (natural_key, point_key, content_hash, run_id, model_prefix, "
+        "precision, framework, hardware, isl, osl, concurrency, official, ingested_at, "
+        "record_json) VALUES ('k1', 'p1', 'h', 'old', 'dsr1', 'fp8', 'vllm', 'h200', 1024, "
+        '1024, 4, false, \'2025\', \'{"provenance": {"tag": "weekly"}}\')'
+    )
+
+
+def test_newer_database_schema_is_refused(db_url: str) -> None:
+    with open_store(db_url) as store, store.engine.begin() as conn:
+        from inferbench.results.migrations import schema_migrations
+
+        conn.execute(schema_migrations.insert().values(version=LATEST + 1, applied_at="future"))
+    with pytest.raises(StoreError, match="newer than this inferbench"):
+        open_store(db_url)
+
+
+def test_locked_sqlite_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "locked.sqlite"
+    url = f"sqlite:///{path}"
+    open_store(url).close()
+    holder = sqlite3.connect(path)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        run = write_run_dir(tmp_path / "runs")
+        recs = [p.record for p in discover([run]) if getattr(p, "record", None)]
+        with (
+            pytest.raises(StoreError, match="locked"),
+            open_store(url, busy_timeout_s=0.1) as store,
+        ):
+            store.write(recs)  # type: ignore[arg-type]
+    finally:
+        holder.rollback()
+        holder.close()
+    assert open_store(url).count() == 0
+
+
+def test_unreachable_and_malformed_urls() -> None:
+    with pytest.raises(StoreError, match="cannot use database postgresql"):
+        open_store("postgresql+psycopg://nobody:secret@127.0.0.1:1/none", busy_timeout_s=1)
+    with pytest.raises(StoreError) as exc:
+        open_store("postgresql+psycopg://nobody:secret@127.0.0.1:1/none", busy_timeout_s=1)
+    assert "secret" not in exc.value.render()
+    with pytest.raises(StoreError, match="not a database URL"):
+        open_store("not a url")
+    with pytest.raises(StoreError, match="cannot use database"):
+        open_store("sqlite:////proc/definitely/not/here.sqlite")
