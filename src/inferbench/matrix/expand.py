@@ -132,9 +132,7 @@ def _point_jobs(
             max_model_len=point.isl + point.osl + MAX_MODEL_LEN_MARGIN,
             exp_name=f"{config.entry.model_prefix}_{seq_len_name(point.isl, point.osl)}",
         )
-    elif filters.seq_lens:  # agentic jobs have no sequence lengths to match
-        return []
-    else:
+    else:  # agentic jobs have no lengths: --seq-lens keeps them, as in InferenceX
         fixed = {}
     if isinstance(space, MultiNodeSearchSpace):
         return _multinode_jobs(config, point, space, filters, context, fixed)

@@ -8,7 +8,8 @@ Semantics follow InferenceX's `generate_sweep_configs.py`:
   `model-prefix` field; keys begin with the model prefix by convention).
 - `precisions`, `frameworks`, `runner_types`: exact matches on the master entry's fields; a
   runner type that `runners.yaml` does not define is an error.
-- `seq_lens`: (isl, osl) pairs, e.g. from `1k1k,8k1k`.
+- `seq_lens`: (isl, osl) pairs, e.g. from `1k1k,8k1k`; it filters fixed-seq-len jobs only
+  (agentic jobs have no lengths and stay, as in InferenceX; `scenario_types` drops them).
 - `min_conc` / `max_conc`: see `inferbench.matrix.conc`.
 - `max_tp`: drops single-node search-space entries with a larger `tp` (multinode entries are not
   filtered, as in InferenceX).
