@@ -1,9 +1,78 @@
-"""`inferbench clusters` command group."""
+"""`inferbench clusters`: the cluster catalog (`clusters/<name>.yaml`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
+
+from inferbench.config.cluster_import import (
+    WriteStatus,
+    import_cluster,
+    select_tables,
+    write_cluster_file,
+)
+from inferbench.config.launcher import read_launchers
+from inferbench.config.master import load_masters
+from inferbench.config.project import read_layout
+from inferbench.config.runners import load_runners
+from inferbench.errors import InputError
+
+clusters_app = typer.Typer(
+    name="clusters",
+    help="The cluster catalog: import it from bash launchers.",
+    no_args_is_help=True,
+)
+
+
+def _glob(root: Path, patterns: tuple[str, ...]) -> list[Path]:
+    return sorted({p for pattern in patterns for p in root.glob(pattern) if p.is_file()})
+
+
+@clusters_app.command("import")
+def import_command(
+    root: Path = typer.Option(Path("."), "--root", help="Benchmark tree root."),
+    cluster: list[str] = typer.Option(
+        [], "--cluster", help="Only this cluster (repeatable); default: every launcher."
+    ),
+    output: Path | None = typer.Option(
+        None, "--output", help="Folder for the cluster files (default: the tree's clusters/)."
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite a different existing file."),
+) -> None:
+    """Write clusters/<name>.yaml from runners/launch_<name>.sh model routing."""
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    layout, _ = read_layout(root)
+    launchers = _glob(root, layout.launchers)
+    if not launchers:
+        raise InputError(f"no launchers found under {root} ({', '.join(layout.launchers)})")
+    tables = select_tables(read_launchers(launchers), cluster)
+    if not tables:
+        raise InputError(f"no launcher for cluster {', '.join(cluster)}")
+    runners_path = root / layout.runners
+    runners = load_runners(runners_path) if runners_path.is_file() else None
+    masters = load_masters(_glob(root, layout.masters))
+    target_dir = output if output is not None else root / "clusters"
+    refused = 0
+    for table in tables:
+        result = import_cluster(table, runners=runners, masters=masters)
+        path = target_dir / f"{table.cluster}.yaml"
+        status = write_cluster_file(path, result.text, force=force)
+        rows = len(result.cluster.models)
+        out.print(f"{path}: {status.value} ({rows} model route{'s' if rows != 1 else ''})")
+        for note in result.notes:
+            out.print(f"  note: {note}")
+        for branch in result.unreadable:
+            err.print(f"  {table.path.name}:{branch.line}: unreadable branch: {branch.reason}")
+        if status is WriteStatus.REFUSED:
+            refused += 1
+            err.print(f"  {path} exists and differs; not overwritten (use --force)")
+    if refused:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app (filled in by the owning issue)."""
+    """Add `inferbench clusters ...` to the root app."""
+    app.add_typer(clusters_app, name="clusters")

@@ -26,8 +26,8 @@ _CASE = re.compile(r"^\s*case\b")
 _ESAC = re.compile(r"^\s*esac\b")
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?(MODEL_PATH|SRT_SLURM_MODEL_PREFIX)=(.*?)\s*(?:#.*)?$")
 _COMPARE = re.compile(r"\"?\$\{?(\w+)\}?\"?\s*(==|=|!=|=~)\s*(\"[^\"]*\"|'[^']*'|[^\s\]\)&|;]+)")
-_SRT_REF = re.compile(r"git\s+(?:-C\s+\S+\s+)?checkout\s+(?:-q\s+)?([\w./-]+)")
-_SRT_BRANCH = re.compile(r"git\s+clone\b.*?(?:--branch|-b)\s+([\w./-]+).*srt-slurm")
+_SRT_REF = re.compile(r"git\s+(?:-C\s+\S+\s+)?checkout\s+(?:-q\s+)?(\"?\$?\{?[\w./-]+\}?\"?)")
+_SRT_BRANCH = re.compile(r"git\s+clone\b.*?(?:--branch|-b)\s+(\"?\$?\{?[\w./-]+\}?\"?).*srt-slurm")
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,7 @@ class _Branch:
     conditions: list[str]  # this branch's condition and its enclosing ones
     values: dict[str, tuple[str, int]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    siblings: list[str] = field(default_factory=list)  # earlier conditions of the same chain
 
 
 def cluster_name(path: Path) -> str:
@@ -109,17 +110,20 @@ def _scan(lines: list[str]) -> list[_Branch]:
         match = _IF.match(line)
         if match and match.group(1) in ("if", "elif"):
             kind, cond = match.group(1), match.group(2)
+            siblings: list[str] = []
             if kind == "elif" and stack:
-                stack.pop()
+                previous = stack.pop()
+                siblings = [*previous.siblings, previous.conditions[-1]]
             parents = [b.conditions[-1] for b in stack]
-            branch = _Branch(number, line.strip(), [*parents, cond])
+            branch = _Branch(number, line.strip(), [*parents, cond], siblings=siblings)
             stack.append(branch)
             branches.append(branch)
             continue
         if _ELSE.match(line) and stack:
-            stack.pop()
+            previous = stack.pop()
             parents = [b.conditions[-1] for b in stack]
-            branch = _Branch(number, "else", [*parents, "else"])
+            siblings = [*previous.siblings, previous.conditions[-1]]
+            branch = _Branch(number, "else", [*parents, "else"], siblings=siblings)
             stack.append(branch)
             branches.append(branch)
             continue
@@ -138,12 +142,25 @@ def _scan(lines: list[str]) -> list[_Branch]:
     return [b for b in branches if b.values]
 
 
+def _else_on_framework_only(branch: _Branch) -> bool:
+    """An `else` after branches that only pick a $FRAMEWORK: the generic route of the
+    model/precision the enclosing branch names."""
+    if not branch.siblings:
+        return False
+    for cond in branch.siblings:
+        compared = _COMPARE.findall(cond)
+        if not compared or "||" in cond or any(var != "FRAMEWORK" for var, _, _ in compared):
+            return False
+    return True
+
+
 def _constraints(branch: _Branch) -> tuple[dict[str, str], list[str]]:
     found: dict[str, str] = {}
     problems = list(branch.problems)
     for cond in branch.conditions:
         if cond == "else":
-            problems.append("an else branch names no model/precision")
+            if not _else_on_framework_only(branch):
+                problems.append("an else branch names no model/precision")
             continue
         if "||" in cond or " -o " in cond:
             problems.append("condition uses ||")
@@ -157,10 +174,29 @@ def _constraints(branch: _Branch) -> tuple[dict[str, str], list[str]]:
                 problems.append(f"${var} compared to two values")
             else:
                 found[var] = value
-    for var in ("MODEL_PREFIX", "PRECISION"):
-        if var not in found:
-            problems.append(f"no exact ${var} in the condition")
+    if not problems:
+        for var in ("MODEL_PREFIX", "PRECISION"):
+            if var not in found:
+                problems.append(f"no exact ${var} in the condition")
     return found, problems
+
+
+_SIMPLE_ASSIGN = re.compile(r"^\s*(?:export\s+)?(\w+)=(\"[^\"$`]*\"|'[^']*'|[^\s$`;]+)\s*$", re.M)
+
+
+def _srt_slurm_ref(text: str) -> str | None:
+    """The srt-slurm git ref a launcher checks out (a literal or a simple variable)."""
+    if "srt-slurm" not in text:
+        return None
+    match = _SRT_REF.search(text) or _SRT_BRANCH.search(text)
+    if match is None:
+        return None
+    ref = _unquote(match.group(1))
+    variable = re.fullmatch(r"\$\{?(\w+)\}?", ref)
+    if variable is None:
+        return ref
+    values = {m.group(1): _unquote(m.group(2)) for m in _SIMPLE_ASSIGN.finditer(text)}
+    return values.get(variable.group(1))
 
 
 def parse_launcher(text: str, path: Path) -> LauncherTable:
@@ -187,14 +223,13 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
                 alias_line=alias[1] if alias else None,
             )
         )
-    ref = _SRT_REF.search(text) or _SRT_BRANCH.search(text)
     return LauncherTable(
         cluster=cluster_name(path),
         path=path,
         names=(path.name,),
         rows=tuple(rows),
         unreadable=tuple(unreadable),
-        srt_slurm_ref=ref.group(1) if ref and "srt-slurm" in text else None,
+        srt_slurm_ref=_srt_slurm_ref(text),
         uses_slurm=bool(re.search(r"\b(sbatch|srun|salloc|srtctl)\b", text)),
         uses_pyxis="--container-image" in text,
     )

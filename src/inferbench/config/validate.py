@@ -8,7 +8,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, Union
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Tag, ValidationError
 
 from inferbench.config.base import RuleViolation
 from inferbench.config.yamlio import KeyPath, PositionedDoc, format_path
@@ -61,7 +61,7 @@ def config_error_from(
     errors = exc.errors(include_url=False)
     err = errors[0]
     rel = _data_path(data, err["loc"], keep_last=err["type"] in ("missing", "extra_forbidden"))
-    message, hint, rel = _describe(err, model, rel)
+    message, hint, rel = _describe(err, model, rel, tuple(err["loc"]))
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})"
     full = path + rel
@@ -69,7 +69,9 @@ def config_error_from(
     return ConfigError(message, location=location, hint=hint)
 
 
-def _describe(err: Any, model: type[BaseModel], rel: KeyPath) -> tuple[str, str | None, KeyPath]:
+def _describe(
+    err: Any, model: type[BaseModel], rel: KeyPath, loc: KeyPath
+) -> tuple[str, str | None, KeyPath]:
     kind = err["type"]
     ctx = err.get("ctx") or {}
     cause = ctx.get("error")
@@ -77,7 +79,7 @@ def _describe(err: Any, model: type[BaseModel], rel: KeyPath) -> tuple[str, str 
         return cause.message, cause.hint, rel + cause.at
     if kind == "extra_forbidden" and rel:
         key = str(rel[-1])
-        allowed = allowed_keys(model, rel[:-1])
+        allowed = [k for k in allowed_keys(model, loc[:-1]) if k != key]
         return f"unknown key {key!r}", unknown_key_hint(key, allowed), rel
     if kind == "missing" and rel:
         return f"missing required key {rel[-1]!r}", f"add `{rel[-1]}:`", rel
@@ -123,11 +125,16 @@ def _data_path(data: Any, loc: tuple[int | str, ...], *, keep_last: bool) -> Key
     return tuple(out)
 
 
-def allowed_keys(model: type[BaseModel], rel: KeyPath) -> list[str]:
-    """The keys accepted by the model reached at `rel` from `model` (by alias)."""
+def allowed_keys(model: type[BaseModel], loc: KeyPath) -> list[str]:
+    """The keys accepted by the model reached at `loc` (a pydantic error location, union
+    tags included, or a plain key path) from `model`, by alias."""
     candidates: list[Any] = [model]
-    for part in rel:
-        candidates = [t for c in candidates for t in _step(c, part)]
+    for part in loc:
+        stepped: list[Any] = []
+        for candidate in candidates:
+            tagged = _tagged(candidate, part) if isinstance(part, str) else None
+            stepped.extend([tagged] if tagged is not None else _step(candidate, part))
+        candidates = stepped
     keys: list[str] = []
     for candidate in _expand(candidates):
         if isinstance(candidate, type) and issubclass(candidate, BaseModel):
@@ -136,6 +143,22 @@ def allowed_keys(model: type[BaseModel], rel: KeyPath) -> list[str]:
                 if key not in keys:
                     keys.append(key)
     return keys
+
+
+def _tagged(tp: Any, tag: str) -> Any | None:
+    """The member of a tagged union `tp` whose Tag is `tag`."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        base, *meta = typing.get_args(tp)
+        if any(isinstance(m, Tag) and m.tag == tag for m in meta):
+            return base
+        return _tagged(base, tag)
+    if origin is Union or origin is types.UnionType:
+        for member in typing.get_args(tp):
+            found = _tagged(member, tag)
+            if found is not None:
+                return found
+    return None
 
 
 def _expand(types_: list[Any]) -> list[Any]:

@@ -32,8 +32,6 @@ except ImportError:  # pragma: no cover - depends on the installed wheel
 
     C_PARSER = False
 
-from ruamel.yaml.constructor import SafeConstructor
-
 KeyPath = tuple[str | int, ...]
 
 _TAG = "tag:yaml.org,2002:"
@@ -148,7 +146,6 @@ class _Builder:
 
     def __init__(self, file: Path) -> None:
         self.file = file
-        self._constructor = SafeConstructor()
         self._memo: dict[int, Any] = {}
 
     def build(self, node: Node) -> Any:
@@ -211,8 +208,10 @@ class _Builder:
             return text.lower() in _TRUE
         if tag == _NULL:
             return None
-        if tag in (_INT, _FLOAT):
-            return self._constructor.construct_object(node)
+        if tag == _INT:
+            return _to_int(text)
+        if tag == _FLOAT:
+            return _to_float(text)
         return text  # unknown tags (!foo) keep their text; the schema decides
 
     def _loc(self, node: Node, key: str | None = None) -> Location:
@@ -223,13 +222,32 @@ class _Builder:
         return ConfigError(message, location=self._loc(node))
 
 
+def _to_int(text: str) -> int:
+    digits = text.replace("_", "")
+    sign = -1 if digits.startswith("-") else 1
+    digits = digits.lstrip("+-")
+    for prefix, base in (("0x", 16), ("0o", 8), ("0b", 2)):
+        if digits.lower().startswith(prefix):
+            return sign * int(digits[2:], base)
+    return sign * int(digits)
+
+
+def _to_float(text: str) -> float:
+    value = text.replace("_", "").lower()
+    if value.lstrip("+-") in (".inf", "inf"):
+        return float("-inf") if value.startswith("-") else float("inf")
+    if value in (".nan", "nan"):
+        return float("nan")
+    return float(value)
+
+
 def parse_yaml(text: str, file: Path) -> PositionedDoc:
     """Parse one YAML document from `text` (named `file` in errors)."""
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
     except MarkedYAMLError as exc:
-        raise _syntax_error(exc, file) from None
+        raise _syntax_error(exc, file, text) from None
     except YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", location=Location(file)) from None
     finally:
@@ -253,17 +271,21 @@ def load_yaml(path: Path) -> PositionedDoc:
     return parse_yaml(text, path)
 
 
-def _syntax_error(exc: MarkedYAMLError, file: Path) -> ConfigError:
+def _syntax_error(exc: MarkedYAMLError, file: Path, text: str) -> ConfigError:
     mark = exc.problem_mark or exc.context_mark
     problem = exc.problem or "invalid YAML"
     if exc.context:
         problem = f"{problem} ({exc.context})"
     location = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
-    return ConfigError(f"invalid YAML: {problem}", location=location, hint=_syntax_hint(problem))
+    lines = text.splitlines()
+    line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""
+    return ConfigError(
+        f"invalid YAML: {problem}", location=location, hint=_syntax_hint(problem, line)
+    )
 
 
-def _syntax_hint(problem: str) -> str | None:
-    if "tab" in problem:
+def _syntax_hint(problem: str, line: str) -> str | None:
+    if "tab" in problem or "\t" in line[: len(line) - len(line.lstrip())]:
         return "indent with spaces, not tabs"
     if "mapping values are not allowed" in problem:
         return "quote values that contain ': ' or fix the indentation"

@@ -1,0 +1,167 @@
+"""Turn a launcher's routing table into a cluster catalog file (`inferbench clusters import`)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from inferbench.config.cluster import Cluster
+from inferbench.config.launcher import LauncherTable, UnreadableBranch, cluster_name
+from inferbench.config.master import MasterConfig
+from inferbench.config.runners import Runners
+from inferbench.fsio import atomic_write_text
+
+DEFAULT_GPUS_PER_NODE = 8
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    cluster: Cluster
+    text: str  # the YAML to write
+    unreadable: tuple[UnreadableBranch, ...]
+    notes: tuple[str, ...]  # what was guessed or skipped
+
+
+class WriteStatus(StrEnum):
+    WRITTEN = "written"
+    UNCHANGED = "unchanged"
+    REFUSED = "refused"  # a different file exists and --force was not given
+
+
+def _runner_labels(table: LauncherTable, runners: Runners | None) -> list[str]:
+    """Labels whose runner machines use this launcher (`b200-dgxc_0` -> launch_b200-dgxc.sh)."""
+    names = {cluster_name(Path(n)) for n in table.names} | {table.cluster}
+    if runners is None:
+        return []
+    return [
+        label
+        for label, machines in runners.registry.labels.items()
+        if any(m.rsplit("_", 1)[0] in names or m in names for m in machines)
+    ]
+
+
+def _model_id(
+    prefix: str, precision: str, labels: list[str], masters: Mapping[str, MasterConfig]
+) -> str | None:
+    candidates = [
+        m.entry
+        for m in masters.values()
+        if (m.entry.model_prefix, m.entry.precision) == (prefix, precision)
+    ]
+    candidates.sort(key=lambda e: e.runner not in labels)
+    return candidates[0].model if candidates else None
+
+
+def _models(
+    table: LauncherTable, labels: list[str], masters: Mapping[str, MasterConfig], notes: list[str]
+) -> list[dict[str, Any]]:
+    models: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str | None]] = set()
+    for row in table.rows:
+        where = f"{table.path.name}:{row.line}"
+        key = (row.model_prefix, row.precision, row.framework)
+        if row.model_path is None:
+            notes.append(f"{where}: sets no MODEL_PATH; skipped")
+            continue
+        if key in seen:
+            notes.append(
+                f"{where}: {row.model_prefix}/{row.precision} routed twice; kept the first"
+            )
+            continue
+        seen.add(key)
+        model = _model_id(row.model_prefix, row.precision, labels, masters)
+        if model is None:
+            model = row.alias or row.model_prefix
+            notes.append(
+                f"{where}: no master entry names {row.model_prefix}/{row.precision};"
+                f" model set to {model!r}, check it"
+            )
+        entry: dict[str, Any] = {
+            "model": model,
+            "model-prefix": row.model_prefix,
+            "precision": row.precision,
+            "path": row.model_path,
+        }
+        if row.alias is not None:
+            entry["alias"] = row.alias
+        if row.framework is not None:
+            entry["framework"] = row.framework
+        models.append(entry)
+    return models
+
+
+def import_cluster(
+    table: LauncherTable,
+    *,
+    runners: Runners | None = None,
+    masters: Mapping[str, MasterConfig] | None = None,
+) -> ImportResult:
+    """The cluster file equivalent to `table` (what could be read of it)."""
+    notes: list[str] = []
+    labels = _runner_labels(table, runners)
+    if not labels:
+        labels = [f"cluster:{table.cluster}"]
+        notes.append(f"no runners.yaml label uses {table.cluster}; serving cluster:{table.cluster}")
+    gpu = table.cluster.split("-")[0]
+    spec = runners.registry.hardware_for(gpu) if runners is not None else None
+    if spec is None:
+        notes.append(f"gpus-per-node of {gpu!r} unknown; assumed {DEFAULT_GPUS_PER_NODE}")
+    scheduler: dict[str, Any] = {"type": "slurm" if table.uses_slurm else "local"}
+    scheduler["container-runtime"] = "pyxis" if table.uses_pyxis else "none"
+    data: dict[str, Any] = {
+        "name": table.cluster,
+        "runners": labels,
+        "gpu": gpu,
+        "gpus-per-node": spec.gpus_per_node if spec else DEFAULT_GPUS_PER_NODE,
+        "scheduler": scheduler,
+    }
+    if table.srt_slurm_ref:
+        data["srt-slurm"] = {"ref": table.srt_slurm_ref}
+    data["models"] = _models(table, labels, masters or {}, notes)
+    data["containers"] = {}
+    cluster = Cluster.model_validate(data)
+    return ImportResult(cluster, render_cluster_yaml(data, table), table.unreadable, tuple(notes))
+
+
+def render_cluster_yaml(data: Mapping[str, Any], table: LauncherTable) -> str:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+    buffer = io.StringIO()
+    yaml.dump(dict(data), buffer)
+    header = (
+        f"# Imported from {' / '.join(table.names)} by `inferbench clusters import`.\n"
+        "# Review scheduler defaults (account, partition, time limit) before use.\n"
+    )
+    return header + buffer.getvalue()
+
+
+def write_cluster_file(path: Path, text: str, *, force: bool = False) -> WriteStatus:
+    """Write atomically; an identical file is left alone, a different one needs `force`."""
+    if path.exists():
+        current = path.read_text(encoding="utf-8")
+        if current == text:
+            return WriteStatus.UNCHANGED
+        if not force:
+            return WriteStatus.REFUSED
+    atomic_write_text(path, text)
+    return WriteStatus.WRITTEN
+
+
+def select_tables(tables: Mapping[str, LauncherTable], names: Iterable[str]) -> list[LauncherTable]:
+    """The tables for `names` (cluster names or launcher file names); all when empty."""
+    wanted = list(names)
+    if not wanted:
+        return list(tables.values())
+    out = []
+    for table in tables.values():
+        aliases = {table.cluster, *table.names, *(cluster_name(Path(n)) for n in table.names)}
+        if aliases & set(wanted):
+            out.append(table)
+    return out
