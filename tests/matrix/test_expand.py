@@ -157,3 +157,31 @@ def test_expand_project_on_the_example_tree() -> None:
     assert seed.resolved_settings is not None and seed.resolved_settings.config_file is not None
     assert (root / seed.resolved_settings.config_file).is_file()
     assert seed.run_eval and seed.eval_conc == 2048
+
+
+def test_recipe_paths_match_the_project_resolver() -> None:
+    from inferbench.config.project import load_project
+    from inferbench.matrix.expand import project_context
+
+    root = Path(__file__).resolve().parents[2] / "examples"
+    project = load_project(root)
+    resolve = project_context(project).resolve_recipe
+    for ref in (
+        "recipes/vllm/minimax-m3/b200-fp4/8k1k/2p1d-dep2-dep8-8k1k.yaml",
+        "recipes/a/./b.yaml",
+    ):
+        expected = project.resolve_recipe(ref).path.relative_to(root.resolve()).as_posix()
+        assert resolve(ref) == expected
+
+
+def test_recipe_reference_escaping_the_tree_is_a_config_error(tmp_path: Path) -> None:
+    from inferbench.config.project import load_project
+    from inferbench.errors import ConfigError
+    from inferbench.matrix.expand import expand_project
+
+    write_masters(tmp_path)
+    master = tmp_path / "configs" / "nvidia-master.yaml"
+    master.write_text(master.read_text().replace("recipes/x.yaml", "recipes/../../../etc/passwd"))
+    with pytest.raises(ConfigError, match="outside") as info:
+        expand_project(load_project(tmp_path), SweepFilters(node_type="multi-node"))
+    assert info.value.location.line is not None
