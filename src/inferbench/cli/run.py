@@ -197,9 +197,37 @@ def register(app: typer.Typer) -> None:
         root: Path = typer.Option(None, "--root", help="Tree to demo (default: examples/)."),
     ) -> None:
         """The main job: check examples/, run a small sweep on the simulator, store, report."""
-        from inferbench.launch.demo import run_demo
+        _demo(root, runs_dir)
 
-        run_demo(root, runs_dir, _console, run_with_progress, render_summary)
+
+def _demo(root: Path | None, runs_dir: Path) -> None:
+    from inferbench.config.project import load_project
+    from inferbench.launch import demo
+    from inferbench.launch.deployment import group_jobs
+    from inferbench.launch.session import build_request
+    from inferbench.matrix.expand import expand_project
+
+    tree = demo.find_examples(root)
+    _console.print(f"[bold]1. check[/] {tree}")
+    _console.print(demo.check_tree(tree))
+    project = load_project(tree)
+    filters = demo.demo_filters(project)
+    deployments = group_jobs(expand_project(project, filters))
+    points = sum(len(d.concurrencies) for d in deployments)
+    _console.print(
+        f"[bold]2. run[/] {len(deployments)} deployments, {points} points on the simulator"
+    )
+    options = demo.demo_options(tree, runs_dir, filters)
+    summary = run_with_progress(build_request(options, project, deployments))
+    render_summary(summary)
+    _console.print("[bold]3. store and report[/]")
+    stored = demo.store_and_report(summary.run.path, runs_dir)
+    _console.print(f"results: {summary.run.path}")
+    _console.print(f"store:   {stored.db_url} ({stored.inserted} new records)")
+    if stored.dashboard is not None:
+        _console.print(f"dashboard: {stored.dashboard.resolve()}")
+    if not summary.ok:
+        raise typer.Exit(1)
 
 
 def _print_plans(request: RunRequest, as_json: bool = False) -> None:

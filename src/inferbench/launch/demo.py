@@ -1,0 +1,90 @@
+"""The README's main job: check `examples/`, run a small sweep of it on the simulator on this
+machine (about a minute), ingest the run into the results store and build the dashboard.
+
+The library part: where the examples are, which small sweep, and the steps as functions; the
+CLI renders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inferbench.errors import InputError, Location
+from inferbench.launch.local import LocalOptions
+from inferbench.launch.plan import Backend, Engine
+from inferbench.launch.planner import PlanOptions
+from inferbench.launch.session import RunOptions
+
+# A few jobs at low concurrency with few prompts: the simulator serves in real time.
+DEMO_CONFIG_KEYS = (
+    "llama3.1-8b-bf16-h200-vllm",
+    "gptoss-fp4-b200-trt",
+    "minimaxm3-fp4-b200-dynamo-vllm",
+)
+DEMO_MAX_CONC = 8
+DEMO_MAX_PROMPTS = 8
+DEMO_SEQ_LENS = ((1024, 1024), (8192, 1024))
+
+
+def find_examples(root: Path | None) -> Path:
+    """`root` if given, else the repository's `examples/` (src layout: three levels up)."""
+    candidates = [root] if root is not None else []
+    here = Path(__file__).resolve()
+    candidates += [here.parents[3] / "examples", Path.cwd() / "examples"]
+    for path in candidates:
+        if path is not None and (path / "configs").is_dir():
+            return path
+    raise InputError(
+        "cannot find the examples/ tree",
+        location=Location(file=candidates[0] if candidates else None, key="--root"),
+        hint="run from a checkout of the repository, or pass --root PATH/TO/examples",
+    )
+
+
+def demo_filters(project: Any) -> Any:
+    from inferbench.matrix.filters import SweepFilters
+
+    known = set(getattr(project, "masters", {}))
+    keys = tuple(k for k in DEMO_CONFIG_KEYS if k in known) or tuple(sorted(known))[:2]
+    return SweepFilters(config_keys=keys, max_conc=DEMO_MAX_CONC, seq_lens=DEMO_SEQ_LENS)
+
+
+def demo_options(root: Path, runs_dir: Path, filters: Any) -> RunOptions:
+    return RunOptions(
+        root=root,
+        backend=Backend.LOCAL,
+        engine=Engine.SIM,
+        runs_dir=runs_dir,
+        plan=PlanOptions(max_prompts=DEMO_MAX_PROMPTS, max_warmups=1),
+        local=LocalOptions(health_timeout_s=60, stop_grace_s=5),
+        filters={"config_keys": list(filters.config_keys), "max_conc": DEMO_MAX_CONC},
+    )
+
+
+@dataclass(frozen=True)
+class StoredDemo:
+    db_url: str
+    inserted: int
+    dashboard: Path | None
+    note: str = ""
+
+
+def store_and_report(run_path: Path, runs_dir: Path) -> StoredDemo:
+    """Ingest the run into a SQLite store under runs_dir and build the dashboard there."""
+    from inferbench.report import build_report
+    from inferbench.results.ingest import ingest_paths
+
+    db_url = f"sqlite:///{(runs_dir / 'results.db').resolve()}"
+    report = ingest_paths([run_path], db_url)
+    paths = build_report(db_url, runs_dir / "report")
+    return StoredDemo(db_url=db_url, inserted=report.inserted, dashboard=paths.dashboard)
+
+
+def check_tree(root: Path) -> str:
+    """One line on the static checks of `root` (the checks stage's library)."""
+    from inferbench.checks.api import check_root
+
+    report = check_root(root)
+    return report.summary_line()
