@@ -163,19 +163,23 @@ class Cluster:
         return min(times) if times else None
 
     def advance(self, now: float) -> None:
-        """Apply every step end and KV arrival due by `now`, then start idle workers."""
+        """Apply every step end and KV arrival due by `now`, then start idle workers.
+
+        A worker whose step ended at `due` starts its next step at `due`, not at `now`:
+        a real-time caller that wakes late does not stretch the engine's schedule.
+        """
         while True:
             due = self.next_time()
             if due is None or due > now:
                 break
             if self._transfers and self._transfers[0][0] == due:
                 self._arrive(heapq.heappop(self._transfers)[2], due)
-                continue
-            for worker in self.workers:
-                if worker.busy_until == due:
-                    self._end_step(worker)
-                    break
-            self._start_idle(now)
+            else:
+                for worker in self.workers:
+                    if worker.busy_until == due:
+                        self._end_step(worker)
+                        break
+            self._start_idle(due)
         self._start_idle(now)
 
     def _start_idle(self, now: float) -> None:

@@ -111,6 +111,7 @@ class SimServer:
         self._runner: web.AppRunner | None = None
         self.driver: RealTimeDriver | None = None
         self._started = 0.0
+        self._closing = asyncio.Event()  # releases stalled streams at shutdown
 
     # -- lifecycle ----------------------------------------------------------------------
     async def start(self) -> str:
@@ -127,7 +128,9 @@ class SimServer:
                 web.get("/metrics", self._metrics),
             ]
         )
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=2.0
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.options.host, self.options.port, backlog=8192)
         await site.start()
@@ -136,6 +139,7 @@ class SimServer:
         return self.url
 
     async def close(self) -> None:
+        self._closing.set()
         if self.driver is not None:
             await self.driver.stop()
         if self._runner is not None:
@@ -310,7 +314,8 @@ class SimServer:
                         self.sends.append((stream.seq.rid, chunk_no, count, when, sent, wall))
                     chunk_no += 1
                 if fault == "stall":
-                    await asyncio.Event().wait()  # until the client gives up or we shut down
+                    await self._closing.wait()  # until the client gives up or we shut down
+                    return resp
                 if fault == "drop" and stream.emitted * 2 >= stream.seq.output:
                     _drop(request)
                     return resp
