@@ -163,7 +163,7 @@ def register(app: typer.Typer) -> None:
             plan=PlanOptions(max_prompts=max_prompts),
             filters={k: v for k, v in filters.__dict__.items() if v not in (None, (), "all")},
         )
-        request = build_request(options, project, deployments)
+        request = build_request(options, project, deployments, preview=dry_run)
         if dry_run:
             _print_plans(request)
             return
@@ -189,7 +189,7 @@ def register(app: typer.Typer) -> None:
         project, deployments = load_deployments(root, SweepFilters())
         chosen = select(deployments, selector)
         options = RunOptions(root=root, backend=backend, engine=engine, cluster=cluster)
-        _print_plans(build_request(options, project, chosen), as_json=as_json)
+        _print_plans(build_request(options, project, chosen, preview=True), as_json=as_json)
 
     @app.command("demo")
     def demo_cmd(
@@ -231,9 +231,14 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
 
 
 def _print_plans(request: RunRequest, as_json: bool = False) -> None:
+    from inferbench.errors import InferbenchError
     from inferbench.launch.rundir import RunDir
 
     preview = RunDir(request.runs_dir / "<run-id>")
     for dep in request.deployments[: request.max_jobs]:
-        plan = request.planner(dep, preview.job(dep.fingerprint))
+        try:
+            plan = request.planner(dep, preview.job(dep.fingerprint))
+        except InferbenchError as exc:
+            _console.print(f"# {_label(dep)} {dep.fingerprint[:12]}: cannot plan: {exc.render()}")
+            continue
         _console.print(plan.to_json() if as_json else plan.render_text(), markup=False)

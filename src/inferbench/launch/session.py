@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ from inferbench.launch.deployment import Deployment
 from inferbench.launch.execute import Executor
 from inferbench.launch.local import LocalExecutor, LocalOptions
 from inferbench.launch.plan import Backend, Engine, Plan
-from inferbench.launch.planner import PlanOptions, local_plan, slurm_plan
+from inferbench.launch.planner import PlanOptions, local_plan, resolve_engine, slurm_plan
 from inferbench.launch.rundir import JobDir
 from inferbench.launch.runner import RunRequest
 from inferbench.launch.site import SlurmSite, site_from_cluster
@@ -61,8 +61,11 @@ def find_site(project: Any, name: str | None) -> SlurmSite:
 
 
 def planner_for(
-    options: RunOptions, site: SlurmSite, project: Any = None
+    options: RunOptions, site: SlurmSite, project: Any = None, *, pick_ports: bool = True
 ) -> Callable[[Deployment, JobDir], Plan]:
+    """Plans per deployment; a real engine on the local backend gets a free port each attempt
+    (`pick_ports=False` keeps the default 8000 so printed plans are stable)."""
+
     def plan(dep: Deployment, job: JobDir) -> Plan:
         engine = options.engine
         job_dir = str(job.path.resolve())
@@ -71,29 +74,36 @@ def planner_for(
 
             return srtctl_plan(dep, project, options.cluster, job_dir, options.plan)
         popts = options.plan
-        if engine not in (None, Engine.SIM) and popts.port is None:
-            popts = PlanOptions(**{**popts.__dict__, "port": free_port(popts.host)})
         if options.backend is Backend.SLURM:
             return slurm_plan(dep, site, job_dir, engine, popts)
+        real = resolve_engine(dep, engine) is not Engine.SIM
+        if pick_ports and real and popts.port is None:
+            popts = replace(popts, port=free_port(popts.host))
         return local_plan(dep, engine, popts)
 
     return plan
 
 
-def executor_for(options: RunOptions) -> Executor:
+def executor_for(options: RunOptions, *, preview: bool = False) -> Executor:
     if options.backend is Backend.LOCAL:
         return LocalExecutor(bench_point_runner(), options.local)
     if options.backend is Backend.SLURM:
         return SlurmExecutor(poll_s=options.slurm_poll_s)
-    from inferbench.launch.srtctl import SrtctlExecutor
+    from inferbench.launch.srtctl import SrtctlExecutor, require_srtctl
 
+    if not preview:
+        require_srtctl()  # stop before anything is written, saying how to get it
     return SrtctlExecutor(poll_s=options.slurm_poll_s)
 
 
 def build_request(
-    options: RunOptions, project: Any, deployments: Sequence[Deployment]
+    options: RunOptions,
+    project: Any,
+    deployments: Sequence[Deployment],
+    *,
+    preview: bool = False,
 ) -> RunRequest:
-    """The request `execute_run` takes."""
+    """The request `execute_run` takes (`preview`: for printing plans, nothing will run)."""
     site = find_site(project, options.cluster) if options.backend is Backend.SLURM else SlurmSite()
     return RunRequest(
         deployments=deployments,
@@ -101,8 +111,8 @@ def build_request(
         engine=options.engine,
         runs_dir=options.runs_dir.resolve(),
         root=options.root.resolve(),
-        planner=planner_for(options, site, project),
-        executor=executor_for(options),
+        planner=planner_for(options, site, project, pick_ports=not preview),
+        executor=executor_for(options, preview=preview),
         resume=options.resume,
         retries=options.retries,
         fail_fast=options.fail_fast,

@@ -1,0 +1,134 @@
+"""srtctl plans for the seed's multinode job: the rendered recipe and srtslurm.yaml pass
+inferbench's own loaders (srt-slurm schema), the alias resolves on the target cluster, and
+the job's lengths and concurrencies reach the benchmark section."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from inferbench.config.project import load_project
+from inferbench.config.recipe import load_recipe
+from inferbench.config.srtslurm import load_srtslurm
+from inferbench.errors import ExternalToolError, InputError
+from inferbench.launch.deployment import Deployment, group_jobs
+from inferbench.launch.plan import Engine
+from inferbench.launch.rundir import JobDir
+from inferbench.launch.srtctl import collect_sa_bench, parse_apply_json, require_srtctl
+from inferbench.launch.srtplan import srtctl_plan
+from inferbench.matrix.expand import expand_project
+from inferbench.matrix.filters import SweepFilters
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SEED_KEY = "minimaxm3-fp4-b200-dynamo-vllm"
+
+
+@pytest.fixture(scope="module")
+def seed() -> tuple[object, Deployment]:
+    project = load_project(EXAMPLES)
+    (dep,) = group_jobs(expand_project(project, SweepFilters(config_keys=(SEED_KEY,))))
+    return project, dep
+
+
+def _render(tmp: Path, project: object, dep: Deployment, cluster: str | None) -> JobDir:
+    job = JobDir(tmp / "job")
+    plan = srtctl_plan(dep, project, cluster, str(job.path))
+    job.make()
+    for file in plan.files:
+        (job.rendered / file.name).write_text(file.content)
+    assert plan.submit[:3] == ("srtctl", "apply", "-f")
+    assert "--json" in plan.submit
+    assert plan.submit_env["SRTSLURM_CONFIG"].endswith("rendered/srtslurm.yaml")
+    return job
+
+
+def test_seed_job_renders_a_valid_recipe_for_its_cluster(tmp_path: Path, seed: tuple) -> None:
+    project, dep = seed
+    job = _render(tmp_path, project, dep, None)  # b200-dgxc serves b200-multinode
+    recipe = load_recipe(job.rendered / "recipe.yaml")
+    cluster = load_srtslurm(job.rendered / "srtslurm.yaml")
+    assert recipe.model.path in cluster.model_paths  # the alias resolves
+    assert recipe.model.path == "minimax-m3-nvfp4"
+    assert recipe.benchmark is not None
+    assert (recipe.benchmark.isl, recipe.benchmark.osl) == (8192, 1024)
+    assert str(recipe.benchmark.concurrencies) in ("2048", "[2048]", "(2048,)")
+    assert cluster.gpus_per_node == recipe.resources.gpus_per_node == 8
+
+
+def test_other_cluster_gets_its_own_alias(tmp_path: Path, seed: tuple) -> None:
+    project, dep = seed
+    job = _render(tmp_path, project, dep, "b300-nv")
+    recipe = load_recipe(job.rendered / "recipe.yaml")
+    cluster = load_srtslurm(job.rendered / "srtslurm.yaml")
+    assert recipe.model.path == "nvidia/MiniMax-M3-NVFP4"  # b300-nv's alias for the weights
+    assert recipe.model.path in cluster.model_paths
+
+
+def test_the_source_recipe_is_never_edited(tmp_path: Path, seed: tuple) -> None:
+    project, dep = seed
+    source = EXAMPLES / dep.config_file  # type: ignore[operator]
+    before = source.read_bytes()
+    _render(tmp_path, project, dep, "b300-nv")
+    assert source.read_bytes() == before
+
+
+def test_single_node_job_is_refused(seed: tuple) -> None:
+    project, _ = seed
+    deps = group_jobs(expand_project(project, SweepFilters(config_keys=("gptoss*",))))
+    with pytest.raises(InputError, match="single-node"):
+        srtctl_plan(deps[0], project, None, "/tmp/j")
+
+
+def test_plan_engine_is_the_recipe_backend(seed: tuple) -> None:
+    project, dep = seed
+    assert srtctl_plan(dep, project, None, "/tmp/j").engine is Engine.VLLM
+
+
+def test_apply_json_and_sa_bench_collection(tmp_path: Path) -> None:
+    out = "Submitting...\n" + json.dumps(
+        {"status": "submitted", "slurm_job_id": "4459", "output_dir": str(tmp_path / "4459")}
+    )
+    sub = parse_apply_json(out)
+    assert sub is not None and sub.job_id == "4459"
+    assert parse_apply_json("no json here") is None
+    logs = sub.output_dir / "logs" / "sa-bench_isl_8192_osl_1024"
+    logs.mkdir(parents=True)
+    (logs / "results_concurrency_2048_gpus_12_ctx_4_gen_8.json").write_text('{"completed": 9}')
+    (logs / "results_concurrency_64_gpus_8.json").write_text('{"completed": 3}')
+    (logs / "unrelated.json").write_text("{}")
+    job = JobDir(tmp_path / "job")
+    job.make()
+    points = collect_sa_bench(sub.output_dir, job)
+    assert sorted(p.concurrency for p in points) == [64, 2048]
+    assert json.loads(job.result_file(2048).read_text()) == {"completed": 9}
+    assert (job.results / "raw" / "results_concurrency_64_gpus_8.json").is_file()
+
+
+def test_missing_srtctl_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(ExternalToolError, match="srtctl") as info:
+        require_srtctl()
+    assert "NVIDIA/srt-slurm" in info.value.render()
+
+
+@pytest.mark.skipif(shutil.which("srtctl") is None, reason="srtctl is not on PATH")
+def test_srtctl_dry_run_accepts_the_rendered_recipe(tmp_path: Path, seed: tuple) -> None:
+    project, dep = seed
+    job = _render(tmp_path, project, dep, None)
+    env = {"SRTSLURM_CONFIG": str(job.rendered / "srtslurm.yaml"), "PATH": "/usr/bin:/bin"}
+    import os
+
+    proc = subprocess.run(
+        ["srtctl", "dry-run", "-f", str(job.rendered / "recipe.yaml")],
+        cwd=job.rendered,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
