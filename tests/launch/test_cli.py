@@ -1,0 +1,70 @@
+"""`inferbench plan` / `inferbench run --dry-run` and their user errors, as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
+
+
+def _cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "inferbench.cli.main", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        check=False,
+    )
+
+
+def test_plan_prints_engine_commands(tmp_path: Path) -> None:
+    out = _cli("plan", "gptoss*", "--root", EXAMPLES, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "trtllm-serve openai/gpt-oss-120b" in out.stdout
+    assert "--ep_size 2" in out.stdout  # the DEP2 search-space entry
+    assert not (tmp_path / "runs").exists()  # printing a plan writes nothing
+
+
+def test_plan_of_the_seed_job_for_srtctl(tmp_path: Path) -> None:
+    out = _cli("plan", "minimaxm3*", "--root", EXAMPLES, "--backend", "srtctl", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "path: minimax-m3-nvfp4" in out.stdout
+    assert "srtctl apply -f" in out.stdout and "SRTSLURM_CONFIG=" in out.stdout
+
+
+def test_unknown_selector_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    out = _cli("plan", "no-such-job", "--root", EXAMPLES, cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "no job matches" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_dry_run_prints_plans_and_runs_nothing(tmp_path: Path) -> None:
+    args = ("run", "--root", EXAMPLES, "--config-keys", "llama3.1-70b-fp8-h200-sglang")
+    out = _cli(*args, "--dry-run", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("sglang.launch_server") == 2  # tp4 and tp8 entries
+    assert not (tmp_path / "runs").exists()
+
+
+def test_missing_srtctl_stops_before_anything_runs(tmp_path: Path) -> None:
+    out = _cli(
+        "run", "--root", EXAMPLES, "--backend", "srtctl", "--multi-node",
+        cwd=tmp_path,
+        env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"},
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "srtctl not found" in out.stderr and "NVIDIA/srt-slurm" in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_resume_of_an_unknown_run_is_a_user_error(tmp_path: Path) -> None:
+    out = _cli("run", "--root", EXAMPLES, "--resume", "20260101-000000-dead", cwd=tmp_path)
+    assert out.returncode == 2 and "no run" in out.stderr
