@@ -39,7 +39,7 @@ _WORKERS = typer.Option(1, "--workers", help="Aggregated workers (flags mode).")
 _SEQS = typer.Option(256, "--max-num-seqs", help="Engine max-num-seqs (flags mode).")
 _MNBT = typer.Option(8192, "--max-num-batched-tokens", help="Engine token budget (flags mode).")
 _MML = typer.Option(None, "--max-model-len", help="Engine max-model-len (flags mode).")
-_SI = typer.Option(1, "--stream-interval", help="Tokens per streamed chunk (flags mode).")
+_SI = typer.Option(None, "--stream-interval", help="Tokens per streamed chunk (overrides).")
 
 
 def _deployment(
@@ -62,7 +62,7 @@ def _deployment(
     max_num_seqs: int,
     max_num_batched_tokens: int,
     max_model_len: int | None,
-    stream_interval: int,
+    stream_interval: int | None,
 ) -> Deployment:
     from inferbench.sim.inputs import Overrides, concurrency_list, from_flags, from_job, from_recipe
 
@@ -74,6 +74,7 @@ def _deployment(
         osl=osl,
         concurrency=conc,
         num_prompts=num_prompts,
+        stream_interval=stream_interval,
         catalog_files=tuple(str(p) for p in catalog),
     )
     if recipe and job:
@@ -91,7 +92,6 @@ def _deployment(
     engine: dict[str, object] = {
         "max-num-seqs": max_num_seqs,
         "max-num-batched-tokens": max_num_batched_tokens,
-        "stream-interval": stream_interval,
     }
     if max_model_len:
         engine["max-model-len"] = max_model_len
@@ -133,7 +133,7 @@ def estimate_cmd(
     max_num_seqs: int = _SEQS,
     max_num_batched_tokens: int = _MNBT,
     max_model_len: int | None = _MML,
-    stream_interval: int = _SI,
+    stream_interval: int | None = _SI,
     result_file: Path | None = typer.Option(
         None, "--result-file", help="Write the result file (one concurrency) or a folder."
     ),
@@ -264,7 +264,7 @@ def serve_cmd(
     max_num_seqs: int = _SEQS,
     max_num_batched_tokens: int = _MNBT,
     max_model_len: int | None = _MML,
-    stream_interval: int = _SI,
+    stream_interval: int | None = _SI,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
     port: int = typer.Option(8000, "--port", help="Port (0 picks a free one and prints it)."),
     record_sends: Path | None = typer.Option(
@@ -335,7 +335,8 @@ def serve_cmd(
             sys.stdout.write(f"inferbench sim: listening on {url}\n")
             sys.stdout.flush()
 
-        await serve_until_stopped(dep, options, stop, ready)
+        server = await serve_until_stopped(dep, options, stop, ready)
+        sys.stderr.write(f"inferbench sim: {server.summary()}\n")
 
     _run(main())
 

@@ -30,6 +30,7 @@ class Overrides(BaseModel):
     osl: int | None = None
     concurrency: tuple[int, ...] | None = None
     num_prompts: int | None = None
+    stream_interval: int | None = None
     catalog_files: tuple[str, ...] = ()
 
 
@@ -275,6 +276,11 @@ def _build(
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(f"workload: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    if overrides.stream_interval is not None:
+        pools = {
+            role: pool.model_copy(update={"stream_interval": overrides.stream_interval})
+            for role, pool in pools.items()
+        }
     prec: Precision = parse_precision(precision)
     dep = Deployment(
         name=name,

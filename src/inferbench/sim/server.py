@@ -105,6 +105,8 @@ class SimServer:
         self.lateness: list[float] = []  # sent - scheduled, per chunk
         self.sends: list[tuple[int, int, int, float, float, float]] = []
         self.completed = 0
+        self.open_streams = 0
+        self.peak_streams = 0
         self.url = ""
         names = {dep.served_model, dep.model.key, *dep.model.aliases}
         self.model_names = {n.lower() for n in names}
@@ -157,6 +159,16 @@ class SimServer:
         ]
         atomic_write_bytes(self.options.record_sends, b"\n".join(lines) + b"\n" if lines else b"")
 
+    def summary(self) -> str:
+        """One line of what the server did: requests, peak streams, chunk lateness."""
+        late = sorted(self.lateness)
+        p50 = late[len(late) // 2] * 1000 if late else 0.0
+        p99 = late[int(len(late) * 0.99)] * 1000 if late else 0.0
+        return (
+            f"served {self.completed} requests, peak {self.peak_streams} concurrent streams, "
+            f"{len(late)} chunks sent {p50:.1f} ms (p50) / {p99:.1f} ms (p99) after schedule"
+        )
+
     @property
     def healthy(self) -> bool:
         assert self.driver is not None
@@ -172,13 +184,15 @@ class SimServer:
             if seq.output > 1:
                 m.tpot.observe((seq.done - seq.first_token) / (seq.output - 1))
         self.completed += 1
-        if self.options.crash_after is not None and self.completed >= self.options.crash_after:
-            print(
-                f"inferbench sim: crashing after {self.completed} requests (--crash-after)",
-                file=sys.stderr,
-                flush=True,
-            )
-            os._exit(3)
+
+    def _maybe_crash(self) -> None:
+        """--crash-after N: once N responses are out, die the way a crashed engine does."""
+        limit = self.options.crash_after
+        if limit is None or self.completed < limit:
+            return
+        message = f"inferbench sim: crashing after {self.completed} requests (--crash-after)"
+        print(message, file=sys.stderr, flush=True)
+        asyncio.get_running_loop().call_later(0.1, os._exit, 3)  # lets the last reply go out
 
     # -- endpoints ----------------------------------------------------------------------
     async def _health(self, request: web.Request) -> web.Response:
@@ -241,9 +255,12 @@ class SimServer:
         self.driver.submit(seq)
         rid = ("chatcmpl-" if chat else "cmpl-") + f"sim{number}"
         model = req.model or self.dep.served_model
-        if not req.stream:
-            return await self._whole(stream, req, rid, model, fault, request)
-        return await self._stream(stream, req, rid, model, fault, request)
+        try:
+            if not req.stream:
+                return await self._whole(stream, req, rid, model, fault, request)
+            return await self._stream(stream, req, rid, model, fault, request)
+        finally:
+            self._maybe_crash()
 
     async def _next(self, stream: _Stream) -> list[tuple[float, int, int]]:
         while not stream.pending and not stream.finished:
@@ -269,6 +286,22 @@ class SimServer:
         return _json(proto.full_response(req, rid, model, stream.generated))
 
     async def _stream(
+        self,
+        stream: _Stream,
+        req: proto.ParsedRequest,
+        rid: str,
+        model: str,
+        fault: str | None,
+        request: web.Request,
+    ) -> web.StreamResponse:
+        self.open_streams += 1
+        self.peak_streams = max(self.peak_streams, self.open_streams)
+        try:
+            return await self._stream_body(stream, req, rid, model, fault, request)
+        finally:
+            self.open_streams -= 1
+
+    async def _stream_body(
         self,
         stream: _Stream,
         req: proto.ParsedRequest,

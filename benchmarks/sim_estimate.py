@@ -1,0 +1,55 @@
+"""How fast `inferbench sim estimate` runs the seed scenario (one process, one core).
+
+Seed: MiniMax-class MoE, B200, 2P1D DEP2/DEP8, 8k1k, concurrency 2048, 10 x 2048
+requests. Prints the median wall time of several runs and the simulated output
+tokens per wall second. Target: under 10 s.
+
+    .venv/bin/python benchmarks/sim_estimate.py [--runs 5] [--recipe FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from inferbench.sim.estimate import estimate
+from inferbench.sim.inputs import Overrides, from_recipe
+
+SEED = Path(
+    "examples/benchmarks/multi_node/srt-slurm-recipes/vllm/minimax-m3/b200-fp4/8k1k/"
+    "2p1d-dep2-dep8-8k1k.yaml"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--recipe", default=str(SEED))
+    args = parser.parse_args()
+    dep = from_recipe(args.recipe, Overrides())
+    conc = dep.workload.concurrencies[0]
+    walls: list[float] = []
+    tokens = 0
+    simulated = 0.0
+    for _ in range(args.runs):
+        start = time.perf_counter()
+        run = estimate(dep, conc)
+        walls.append(time.perf_counter() - start)
+        tokens, simulated = run.output_tokens, run.duration_s
+    median = statistics.median(walls)
+    print(
+        f"deployment: {dep.describe()} on {dep.total_gpus}x {dep.gpu.key}, conc {conc}, "
+        f"{dep.workload.prompts_for(conc)} requests, isl {dep.workload.isl} osl {dep.workload.osl}"
+    )
+    print(
+        f"wall s per run: {', '.join(f'{w:.2f}' for w in walls)} (median {median:.2f}; target < 10)"
+    )
+    print(f"simulated {simulated:.0f} s of serving, {tokens:,} output tokens")
+    print(f"simulated output tokens per wall second: {tokens / median:,.0f}")
+    print(f"speed-up over real time: {simulated / median:,.0f}x")
+
+
+if __name__ == "__main__":
+    main()
