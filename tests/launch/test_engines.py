@@ -136,3 +136,12 @@ def test_sbatch_requests_no_gpus_on_a_cpu_cluster(dep: object) -> None:
     assert "--gres" not in script
     assert plan.submit[:2] == ("sbatch", "--parsable")
     assert plan.processes[0].argv[0] == "vllm"  # no container runtime declared: bare process
+
+
+def test_agentic_job_is_a_plan_error_not_a_crash() -> None:
+    job = job_dict(**{"scenario-type": "agentic-coding", "kv-offloading": "none", "duration": 60})
+    for key in ("isl", "osl", "max-model-len"):
+        job.pop(key)
+    dep = deployment_from_dicts([job])
+    with pytest.raises(InputError, match="agentic-coding jobs cannot be run yet"):
+        local_plan(dep, Engine.SIM)

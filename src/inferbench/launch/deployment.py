@@ -120,13 +120,7 @@ def deployment_from_dicts(dumps: list[dict[str, Any]]) -> Deployment:
         raise InputError("job has no fingerprint", location=Location(key="fingerprint"))
     multinode = "prefill" in first or "decode" in first
     scenario = _str(first, "scenario-type", "fixed-seq-len")
-    if scenario != "fixed-seq-len":
-        raise InputError(
-            f"{first.get('config-key')}: {scenario} jobs cannot be run yet",
-            location=Location(key="scenario-type"),
-            hint="filter the sweep to fixed-seq-len scenarios",
-        )
-    isl, osl = _int(first, "isl"), _int(first, "osl")
+    isl, osl = _int(first, "isl", 0), _int(first, "osl", 0)  # agentic jobs have no lengths
     resolved = first.get("resolved-settings") or {}
     settings = _settings([first.get("prefill"), first.get("decode"), first])
     settings.update({str(k): str(v) for k, v in (resolved.get("env") or {}).items()})

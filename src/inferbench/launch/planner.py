@@ -89,6 +89,12 @@ def local_plan(
 ) -> Plan:
     """Plan for the local backend: one server process on this machine plus the bench."""
     options = options or PlanOptions()
+    if dep.scenario != "fixed-seq-len":
+        raise InputError(
+            f"{dep.config_key}: {dep.scenario} jobs cannot be run yet (fixed-seq-len only)",
+            location=Location(key="scenario-type"),
+            hint="filter the sweep with --scenario-type fixed-seq-len",
+        )
     chosen = resolve_engine(dep, engine)
     proc = server_process(dep, chosen, options)
     args = engine_args(dep, host=options.host, port=proc.port)
