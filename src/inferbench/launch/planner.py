@@ -35,6 +35,7 @@ class PlanOptions:
     host: str = "127.0.0.1"
     port: int | None = None  # None: 0 for the simulator, 8000 for real engines
     python: str | None = None  # interpreter that runs inferbench (sim, bench) on the node
+    model_path: str | None = None  # the cluster's staged weights (else the model id)
 
 
 def bench_spec(dep: Deployment, options: PlanOptions) -> BenchSpec:
@@ -71,7 +72,7 @@ def server_process(dep: Deployment, engine: Engine, options: PlanOptions) -> Pro
             hint="use --backend srtctl, or --engine sim to simulate it on this machine",
         )
     port = options.port if options.port is not None else (0 if engine is Engine.SIM else 8000)
-    args = engine_args(dep, host=options.host, port=port)
+    args = engine_args(dep, host=options.host, port=port, model_path=options.model_path)
     cmd = build_server(engine, args, job_file=JOB_FILE, python=options.python)
     return ProcessSpec(
         name=f"{engine}-server",
@@ -97,7 +98,7 @@ def local_plan(
         )
     chosen = resolve_engine(dep, engine)
     proc = server_process(dep, chosen, options)
-    args = engine_args(dep, host=options.host, port=proc.port)
+    args = engine_args(dep, host=options.host, port=proc.port, model_path=options.model_path)
     files = build_server(chosen, args, job_file=JOB_FILE, python=options.python).files
     notes = list(args.notes)
     if chosen is Engine.SIM and detect_engine(dep) is not Engine.SIM:

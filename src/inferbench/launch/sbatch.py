@@ -19,7 +19,7 @@ EXIT_STATUS_FILE = "exit-status"
 
 def container_wrap(spec: ProcessSpec, site: SlurmSite, image: str, workdir: str) -> ProcessSpec:
     """Run the server in a pyxis container step when the cluster says so; else unchanged."""
-    if site.container_runtime != "pyxis" or not image:
+    if site.container_runtime not in ("pyxis", "enroot") or not image:
         return spec
     prefix = ["srun", "--overlap", "--ntasks=1", f"--container-image={pyxis_image(image)}"]
     mounts = [*site.container_mounts, f"{workdir}:{workdir}"]

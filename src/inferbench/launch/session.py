@@ -6,8 +6,9 @@ import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from inferbench.config.cluster import Cluster
 from inferbench.errors import InputError, Location
 from inferbench.launch.benchpoint import bench_point_runner
 from inferbench.launch.deployment import Deployment
@@ -44,24 +45,50 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def find_site(project: Any, name: str | None) -> SlurmSite:
-    """The Slurm view of the named catalog cluster; a plain local Slurm when none is named."""
+def find_cluster(project: Any, name: str | None) -> Cluster | None:
     if name is None:
-        return SlurmSite()
+        return None
     clusters = getattr(project, "clusters", None) or {}
-    cluster = clusters.get(name) if hasattr(clusters, "get") else None
-    if cluster is None:
+    entry = clusters.get(name)
+    if entry is None:
         known = ", ".join(sorted(clusters)) if clusters else "none"
         raise InputError(
             f"unknown cluster {name!r}",
             location=Location(key="--cluster"),
             hint=f"the cluster catalog defines: {known}",
         )
+    return cast(Cluster, entry.cluster)
+
+
+def find_site(cluster: Cluster | None) -> SlurmSite:
+    """The Slurm view of the catalog cluster; a plain local Slurm when none is named."""
+    if cluster is None:
+        return SlurmSite()
+    if cluster.scheduler.type != "slurm":
+        raise InputError(
+            f"cluster {cluster.name} has no Slurm scheduler (scheduler.type: "
+            f"{cluster.scheduler.type})",
+            location=Location(key="--cluster"),
+            hint="use --backend local on its machines",
+        )
     return site_from_cluster(cluster)
 
 
+def staged_model(cluster: Cluster | None, dep: Deployment) -> str | None:
+    """Where the cluster keeps the job's weights, if the catalog says."""
+    if cluster is None:
+        return None
+    entry = cluster.model_entry(dep.model_prefix, dep.precision, dep.framework)
+    return entry.path if entry is not None else None
+
+
 def planner_for(
-    options: RunOptions, site: SlurmSite, project: Any = None, *, pick_ports: bool = True
+    options: RunOptions,
+    site: SlurmSite,
+    project: Any = None,
+    cluster: Cluster | None = None,
+    *,
+    pick_ports: bool = True,
 ) -> Callable[[Deployment, JobDir], Plan]:
     """Plans per deployment; a real engine on the local backend gets a free port each attempt
     (`pick_ports=False` keeps the default 8000 so printed plans are stable)."""
@@ -74,6 +101,8 @@ def planner_for(
 
             return srtctl_plan(dep, project, options.cluster, job_dir, options.plan)
         popts = options.plan
+        if popts.model_path is None and resolve_engine(dep, engine) is not Engine.SIM:
+            popts = replace(popts, model_path=staged_model(cluster, dep))
         if options.backend is Backend.SLURM:
             return slurm_plan(dep, site, job_dir, engine, popts)
         real = resolve_engine(dep, engine) is not Engine.SIM
@@ -104,14 +133,15 @@ def build_request(
     preview: bool = False,
 ) -> RunRequest:
     """The request `execute_run` takes (`preview`: for printing plans, nothing will run)."""
-    site = find_site(project, options.cluster) if options.backend is Backend.SLURM else SlurmSite()
+    cluster = None if options.backend is Backend.SRTCTL else find_cluster(project, options.cluster)
+    site = find_site(cluster) if options.backend is Backend.SLURM else SlurmSite()
     return RunRequest(
         deployments=deployments,
         backend=options.backend,
         engine=options.engine,
         runs_dir=options.runs_dir.resolve(),
         root=options.root.resolve(),
-        planner=planner_for(options, site, project, pick_ports=not preview),
+        planner=planner_for(options, site, project, cluster, pick_ports=not preview),
         executor=executor_for(options, preview=preview),
         resume=options.resume,
         retries=options.retries,

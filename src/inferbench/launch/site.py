@@ -8,7 +8,8 @@ directives, whether nodes have GPUs to request, and whether engines run in conta
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from inferbench.config.cluster import Cluster
 
 
 @dataclass(frozen=True)
@@ -25,35 +26,23 @@ class SlurmSite:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-def _get(obj: Any, *names: str) -> Any:
-    for name in names:
-        value = getattr(obj, name, None)
-        if value is not None:
-            return value
-    return None
-
-
-def site_from_cluster(cluster: Any) -> SlurmSite:
-    """Read the fields the launch stage uses from a catalog `Cluster` (duck-typed)."""
-    mounts = _get(cluster, "default_mounts", "container_mounts") or {}
-    if isinstance(mounts, dict):
-        mounts = tuple(f"{k}:{v}" for k, v in mounts.items())
-    directives = _get(cluster, "sbatch_directives", "default_sbatch_directives") or ()
-    if isinstance(directives, dict):
-        directives = tuple(
-            f"--{k}={v}" if v not in (None, "") else f"--{k}" for k, v in directives.items()
-        )
-    runtime = _get(cluster, "container_runtime")
-    if runtime is None and _get(cluster, "containers"):
-        runtime = "pyxis"
+def site_from_cluster(cluster: Cluster) -> SlurmSite:
+    """The Slurm view of a catalog cluster."""
+    sched = cluster.scheduler
+    directives = tuple(
+        f"--{k}" if v is None or v is True else f"--{k}={v}"
+        for k, v in sched.sbatch_directives.items()
+        if v is not False
+    )
+    if sched.use_exclusive_sbatch_directive:
+        directives += ("--exclusive",)
     return SlurmSite(
-        name=str(_get(cluster, "name") or "cluster"),
-        partition=_get(cluster, "partition", "default_partition"),
-        account=_get(cluster, "account", "default_account"),
-        time_limit=_get(cluster, "time_limit", "default_time_limit"),
-        gpus_per_node=int(_get(cluster, "gpus_per_node") or 0),
-        container_runtime=str(runtime) if runtime else None,
-        container_mounts=tuple(mounts),
-        sbatch_directives=tuple(directives),
-        python=_get(cluster, "python"),
+        name=cluster.name,
+        partition=sched.partition,
+        account=sched.account,
+        time_limit=sched.time_limit,
+        gpus_per_node=cluster.gpus_per_node,
+        container_runtime=None if sched.container_runtime == "none" else sched.container_runtime,
+        container_mounts=tuple(f"{k}:{v}" for k, v in sched.mounts.items()),
+        sbatch_directives=directives,
     )

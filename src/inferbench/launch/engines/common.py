@@ -30,6 +30,7 @@ class EngineArgs:
     cudagraph_max_bs: int  # capture up to the per-rank batch so decode never runs eager
     host: str = "127.0.0.1"
     port: int = 8000
+    served_name: str | None = None  # the API model name when `model` is a staged path
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -45,8 +46,13 @@ class ServerCommand:
     health_path: str = "/health"
 
 
-def engine_args(dep: Deployment, *, host: str = "127.0.0.1", port: int = 8000) -> EngineArgs:
-    """Derive the engine layout of a single-node deployment from its master fields."""
+def engine_args(
+    dep: Deployment, *, host: str = "127.0.0.1", port: int = 8000, model_path: str | None = None
+) -> EngineArgs:
+    """Derive the engine layout of a single-node deployment from its master fields.
+
+    `model_path`: the cluster's staged copy of the weights; the server then still answers to
+    the job's model id (`served_name`), which the bench asks for."""
     layout = worker_layout(dep.tp, dep.ep, dep.dp_attn, dep.pp)
     notes: list[str] = []
     if layout.spelling in (Spelling.DEP_TP_IS_GPUS, Spelling.DEP_ENGINE_TP):
@@ -54,7 +60,8 @@ def engine_args(dep: Deployment, *, host: str = "127.0.0.1", port: int = 8000) -
     top = max(dep.concurrencies, default=1)
     per_rank = max(1, math.ceil(top / layout.dp))
     return EngineArgs(
-        model=dep.model,
+        model=model_path or dep.model,
+        served_name=dep.model if model_path else None,
         gpus=layout.gpus,
         tp=layout.tp,
         dp=layout.dp,

@@ -9,6 +9,8 @@ def sglang_command(args: EngineArgs, *, python: str = "python3") -> ServerComman
     # SGLang's --tp is the GPU count of the server; DP attention splits attention inside it.
     tp_size = args.tp * args.dp
     argv = [python, "-m", "sglang.launch_server", "--model-path", args.model]
+    if args.served_name:
+        argv += ["--served-model-name", args.served_name]
     argv += ["--host", args.host, "--port", str(args.port), "--tp", str(tp_size)]
     if args.pp > 1:
         argv += ["--pp-size", str(args.pp)]

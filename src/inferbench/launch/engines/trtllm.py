@@ -11,6 +11,8 @@ def trtllm_command(args: EngineArgs, *, rendered_dir: str = "rendered") -> Serve
     # CUDA graphs and attention DP are LLM-API options, not flags: they go in a YAML file.
     tp_size = args.tp * args.dp
     argv = ["trtllm-serve", args.model, "--host", args.host, "--port", str(args.port)]
+    if args.served_name:
+        argv += ["--served_model_name", args.served_name]
     argv += ["--backend", "pytorch", "--tp_size", str(tp_size), "--pp_size", str(args.pp)]
     if args.expert_parallel:
         argv += ["--ep_size", str(args.ep)]

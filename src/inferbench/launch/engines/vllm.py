@@ -7,6 +7,8 @@ from inferbench.launch.engines.common import EngineArgs, ServerCommand
 
 def vllm_command(args: EngineArgs) -> ServerCommand:
     argv = ["vllm", "serve", args.model, "--host", args.host, "--port", str(args.port)]
+    if args.served_name:
+        argv += ["--served-model-name", args.served_name]
     argv += ["--tensor-parallel-size", str(args.tp)]
     if args.pp > 1:
         argv += ["--pipeline-parallel-size", str(args.pp)]

@@ -1,0 +1,54 @@
+"""Plans built from the example tree and its cluster catalog, as `inferbench run` builds them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inferbench.config.project import load_project
+from inferbench.errors import InputError
+from inferbench.launch.deployment import group_jobs
+from inferbench.launch.plan import Backend
+from inferbench.launch.rundir import JobDir
+from inferbench.launch.session import RunOptions, build_request
+from inferbench.matrix.expand import expand_project
+from inferbench.matrix.filters import SweepFilters
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _plans(key: str, **options: object) -> list[object]:
+    project = load_project(EXAMPLES)
+    deps = group_jobs(expand_project(project, SweepFilters(config_keys=(key,))))
+    request = build_request(RunOptions(root=EXAMPLES, **options), project, deps, preview=True)  # type: ignore[arg-type]
+    return [request.planner(d, JobDir(Path("/runs/r") / d.fingerprint[:12])) for d in deps]
+
+
+def test_local_plan_uses_the_clusters_staged_weights() -> None:
+    plan = _plans("llama3.1-8b-bf16-h200-vllm", cluster="h200-nv")[0]
+    argv = plan.processes[0].argv  # type: ignore[attr-defined]
+    assert argv[2] == "/data/models/Llama-3.1-8B-Instruct"
+    assert argv[argv.index("--served-model-name") + 1] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert plan.bench.model == "meta-llama/Llama-3.1-8B-Instruct"  # type: ignore[attr-defined]
+
+
+def test_slurm_plan_from_a_pyxis_cluster() -> None:
+    plan = _plans("gptoss-fp4-b200-trt", backend=Backend.SLURM, cluster="b200-dgxc")[1]
+    script = next(f.content for f in plan.files if f.name == "sbatch.sh")  # type: ignore[attr-defined]
+    assert "#SBATCH --partition=batch" in script and "#SBATCH --account=benchmark" in script
+    assert "#SBATCH --time=04:00:00" in script and "#SBATCH --gres=gpu:2" in script
+    argv = plan.processes[0].argv  # type: ignore[attr-defined]
+    assert argv[0] == "srun" and any(a.startswith("--container-image=") for a in argv)
+    assert any("/scratch/fsw/models:/models" in a for a in argv)
+    assert "/scratch/fsw/models/gpt-oss-120b" in argv  # staged weights, not the hub id
+
+
+def test_slurm_backend_refuses_a_cluster_without_slurm() -> None:
+    with pytest.raises(InputError, match="no Slurm scheduler"):
+        _plans("llama3.1-8b-bf16-h200-vllm", backend=Backend.SLURM, cluster="h200-nv")
+
+
+def test_unknown_cluster_is_named() -> None:
+    with pytest.raises(InputError, match="unknown cluster 'nope'"):
+        _plans("llama3.1-8b-bf16-h200-vllm", cluster="nope")
