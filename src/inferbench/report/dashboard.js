@@ -48,7 +48,7 @@
     return D.points.filter(function (p) {
       var s = seriesOf(p);
       return FILTERS.every(function (f) { return !want[f[0]] || s[f[0]] === want[f[0]]; });
-    });
+    }).sort(function (a, b) { return a.s - b.s || a.c - b.c; });
   }
 
   function extent(values) {
@@ -60,7 +60,7 @@
   }
 
   function chart(id, points, xKey, frontKey, xLabel) {
-    var W = 560, H = 360, L = 60, R = 16, T = 16, B = 44;
+    var W = 560, H = 360, L = 70, R = 16, T = 16, B = 44;
     var holder = document.getElementById(id);
     holder.textContent = "";
     var svg = sv("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, "class": "chart" });
@@ -88,6 +88,7 @@
     xl.textContent = xLabel; svg.appendChild(xl);
     var yl = sv("text", { x: 14, y: (T + H - B) / 2, "class": "axis", "text-anchor": "middle",
       transform: "rotate(-90 14 " + (T + H - B) / 2 + ")" });
+    yl.setAttribute("dy", "0.3em");
     yl.textContent = "throughput per GPU (tok/s/GPU)"; svg.appendChild(yl);
     var bySeries = {};
     pts.forEach(function (p) { (bySeries[p.s] = bySeries[p.s] || []).push(p); });
@@ -146,8 +147,30 @@
       " (" + points.length + " points)";
   }
 
+  function legend(points) {
+    var box = document.getElementById("legend"), stats = {};
+    box.textContent = "";
+    points.forEach(function (p) {
+      var st = stats[p.s] = stats[p.s] || { n: 0, fr: 0, unofficial: 0 };
+      st.n += 1; st.fr += p.fr; st.unofficial += p.off ? 0 : 1;
+    });
+    Object.keys(stats).forEach(function (s) {
+      var st = stats[s], item = el("span", { "class": "legend-item" });
+      var sw = el("span", { "class": "swatch" });
+      sw.style.background = COLORS[s % COLORS.length];
+      item.appendChild(sw);
+      var text = D.series[s].label + " (" + st.n + " pts, failed " + fmt(st.fr / st.n * 100, 2) + "%" +
+        (st.unofficial ? ", unofficial" : "") + ")";
+      var label = el("span", {}, text);
+      if (st.fr > 0) label.className = "failing";
+      item.appendChild(label);
+      box.appendChild(item);
+    });
+  }
+
   function render() {
     var pts = visiblePoints();
+    legend(pts);
     chart("chart-inter", pts, "x", "f", "interactivity p50 (tok/s/user)");
     chart("chart-e2el", pts, "e", "fe", "E2E latency p50 (ms)");
     table(pts);

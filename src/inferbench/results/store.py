@@ -18,7 +18,13 @@ from pathlib import Path
 import orjson
 from sqlalchemy import Connection, Engine, bindparam, create_engine, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    IntegrityError,
+    NoSuchModuleError,
+    SQLAlchemyError,
+)
 
 from inferbench.errors import InferbenchError
 from inferbench.results.migrations import LATEST, current_version, job_outcomes, migrate, records
@@ -27,6 +33,7 @@ from inferbench.results.sources import JobOutcome
 
 DEFAULT_DB_URL = "sqlite:///runs/results.sqlite"
 _CHUNK = 500
+_WRITE_ATTEMPTS = 3
 
 
 class StoreError(InferbenchError):
@@ -122,38 +129,25 @@ class Store:
             raise _store_error(exc, self.url) from None
 
     def write(self, batch: Sequence[Record], outcomes: Sequence[JobOutcome] = ()) -> WriteCounts:
-        """Upsert records by natural key and outcomes by (run, job), all in one transaction."""
+        """Upsert records by natural key and outcomes by (run, job), all in one transaction.
+
+        A concurrent writer inserting the same point first makes our insert collide on
+        the natural key; the whole transaction is then retried and sees its row.
+        """
         now = datetime.now(UTC).isoformat()
         # The same point reached by two paths in one batch: the last one wins.
         unique = {r["natural_key"]: r for r in (_row(rec, now) for rec in batch)}
         rows = list(unique.values())
-        inserted = updated = unchanged = 0
-        with self._begin() as conn:
-            for start in range(0, len(rows), _CHUNK * 10):
-                chunk = rows[start : start + _CHUNK * 10]
-                existing = _existing(conn, [str(r["natural_key"]) for r in chunk])
-                fresh = [r for r in chunk if r["natural_key"] not in existing]
-                changed = [
-                    {**r, "b_key": r["natural_key"]}
-                    for r in chunk
-                    if r["natural_key"] in existing
-                    and existing[r["natural_key"]] != r["content_hash"]
-                ]
-                if fresh:
-                    conn.execute(records.insert(), fresh)
-                if changed:
-                    stmt = (
-                        update(records)
-                        .where(records.c.natural_key == bindparam("b_key"))
-                        .values({c: bindparam(c) for c in _ROW_COLUMNS if c != "natural_key"})
-                    )
-                    conn.execute(stmt, changed)
-                inserted += len(fresh)
-                updated += len(changed)
-                unchanged += len(chunk) - len(fresh) - len(changed)
-            for o in outcomes:
-                _upsert_outcome(conn, o)
-        return WriteCounts(inserted, updated, unchanged)
+        for attempt in range(_WRITE_ATTEMPTS):
+            try:
+                with self.engine.begin() as conn:
+                    return _write_rows(conn, rows, outcomes)
+            except IntegrityError as exc:
+                if attempt == _WRITE_ATTEMPTS - 1:
+                    raise _store_error(exc, self.url) from None
+            except DBAPIError as exc:
+                raise _store_error(exc, self.url) from None
+        raise AssertionError("unreachable")
 
     def query(self, flt: RecordFilter | None = None) -> list[StoredRecord]:
         stmt = select(records.c.id, records.c.record_json).order_by(records.c.id)
@@ -207,6 +201,36 @@ def _row(r: Record, now: str) -> dict[str, object]:
         "record_json": payload,
         "tag": r.provenance.tag,
     }
+
+
+def _write_rows(
+    conn: Connection, rows: list[dict[str, object]], outcomes: Sequence[JobOutcome]
+) -> WriteCounts:
+    inserted = updated = unchanged = 0
+    update_stmt = (
+        update(records)
+        .where(records.c.natural_key == bindparam("b_key"))
+        .values({c: bindparam(c) for c in _ROW_COLUMNS if c != "natural_key"})
+    )
+    for start in range(0, len(rows), _CHUNK * 10):
+        chunk = rows[start : start + _CHUNK * 10]
+        existing = _existing(conn, [str(r["natural_key"]) for r in chunk])
+        fresh = [r for r in chunk if r["natural_key"] not in existing]
+        changed = [
+            {**r, "b_key": r["natural_key"]}
+            for r in chunk
+            if r["natural_key"] in existing and existing[str(r["natural_key"])] != r["content_hash"]
+        ]
+        if fresh:
+            conn.execute(records.insert(), fresh)
+        if changed:
+            conn.execute(update_stmt, changed)
+        inserted += len(fresh)
+        updated += len(changed)
+        unchanged += len(chunk) - len(fresh) - len(changed)
+    for o in outcomes:
+        _upsert_outcome(conn, o)
+    return WriteCounts(inserted, updated, unchanged)
 
 
 def _existing(conn: Connection, keys: list[str]) -> dict[str, str]:
