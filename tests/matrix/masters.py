@@ -75,6 +75,26 @@ minimaxm3-fp4-b200-dynamo-vllm:
             prefill: {num-worker: 1, tp: 4, ep: 4, dp-attn: true,
                       additional-settings: ["CONFIG_FILE=recipes/x.yaml:override_a"]}
             decode: {num-worker: 1, tp: 8, ep: 8, dp-attn: true}
+kimik3-fp4-gb300-dynamo-agentic:
+  image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1
+  model: moonshotai/Kimi-K3
+  model-prefix: kimik3
+  runner: "cluster:gb300-nv"
+  precision: fp4
+  framework: dynamo-vllm
+  multinode: true
+  disagg: true
+  kv-p2p-transfer: nixl
+  scenarios:
+    agentic-coding:
+      - dram-utilization: 1
+        search-space:
+          - conc-list: [16, 64]
+            kv-offloading: dram
+            kv-offload-backend: {name: lmcache}
+            prefill: {num-worker: 1, tp: 2, ep: 2, dp-attn: true,
+                      additional-settings: ["CONFIG_FILE=recipes/k.yaml"]}
+            decode: {num-worker: 1, tp: 8, ep: 8, dp-attn: true}
 gptoss-fp4-gb300-agentic:
   image: vllm/vllm-openai:v0.11.0
   model: openai/gpt-oss-120b

@@ -29,6 +29,20 @@ def test_full_sweep_counts_and_kinds(tmp_path: Path) -> None:
     assert len(by_key["gptoss-fp4-gb300-agentic"]) == 3
 
 
+def test_agentic_multinode_one_job_per_concurrency(tmp_path: Path) -> None:
+    jobs = _sweep(tmp_path, config_keys=("kimik3-*",))
+    assert [j.concurrencies for j in jobs] == [(16,), (64,)]
+    assert [j.exp_name for j in jobs] == [
+        "kimik3_p1x2ep2dpa_d1x8ep8dpa_conc16_kvdram-lmcache",
+        "kimik3_p1x2ep2dpa_d1x8ep8dpa_conc64_kvdram-lmcache",
+    ]
+    assert jobs[0].fingerprint == jobs[1].fingerprint
+    # the prefill replica (2 of 4 GPUs) sizes the DRAM budget
+    assert jobs[0].total_cpu_dram_gb == int(1_000_000 * 1024 * 1024 * 2 / 4 / 1e9)
+    only = _sweep(tmp_path, config_keys=("kimik3-*",), evals=EvalMode.ONLY)
+    assert [(j.concurrencies, j.eval_conc) for j in only] == [((64,), 64)]
+
+
 def test_single_node_fields(tmp_path: Path) -> None:
     job = _sweep(tmp_path, config_keys=("dsr1-fp8-h200-vllm",), seq_lens=((1024, 1024),))[0]
     assert (job.tp, job.pp, job.ep, job.dp_attn, job.dcp_size, job.pcp_size) == (
