@@ -306,7 +306,9 @@ def test_rule_violation_points_at_the_key(write: WriteFile) -> None:
 
 
 def test_missing_key_points_at_parent(write: WriteFile) -> None:
-    text = ENTRY_YAML.replace("  image: vllm/vllm-openai:v0.10.2\n", "")
+    text = ENTRY_YAML.replace("  image: vllm/vllm-openai:v0.10.2\n", "").replace(
+        "conc-strat", "conc-start"
+    )
     with pytest.raises(ConfigError) as err:
         load_master_file(write("configs/a-master.yaml", text))
     assert err.value.location.line == 1 and err.value.location.key == "llama.image"

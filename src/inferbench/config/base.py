@@ -8,14 +8,11 @@ from inferbench.config.yamlio import KeyPath
 
 
 class FrozenModel(BaseModel):
-    """Unknown keys rejected, immutable after validation, populated by alias or name."""
+    """Unknown keys rejected, immutable after validation. Input keys are the file's own
+    spelling (the alias, e.g. `model-prefix`) only: `model_prefix` in a YAML file is an
+    unknown key, as it is for InferenceX."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        populate_by_name=True,
-        str_strip_whitespace=False,
-    )
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class RuleViolation(ValueError):

@@ -24,7 +24,9 @@ _ELSE = re.compile(r"^\s*else\b")
 _FI = re.compile(r"^\s*fi\b")
 _CASE = re.compile(r"^\s*case\b")
 _ESAC = re.compile(r"^\s*esac\b")
-_ASSIGN = re.compile(r"^\s*(?:export\s+)?(MODEL_PATH|SRT_SLURM_MODEL_PREFIX)=(.*?)\s*(?:#.*)?$")
+_ASSIGN = re.compile(
+    r"(?:^|[\s;)])(?:export\s+)?(MODEL_PATH|SRT_SLURM_MODEL_PREFIX)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)"
+)
 _COMPARE = re.compile(r"\"?\$\{?(\w+)\}?\"?\s*(==|=|!=|=~)\s*(\"[^\"]*\"|'[^']*'|[^\s\]\)&|;]+)")
 _SRT_REF = re.compile(r"git\s+(?:-C\s+\S+\s+)?checkout\s+(?:-q\s+)?(\"?\$?\{?[\w./-]+\}?\"?)")
 _SRT_BRANCH = re.compile(r"git\s+clone\b.*?(?:--branch|-b)\s+(\"?\$?\{?[\w./-]+\}?\"?).*srt-slurm")
@@ -130,7 +132,7 @@ def _scan(lines: list[str]) -> list[_Branch]:
         if _FI.match(line) and stack:
             stack.pop()
             continue
-        assign = _ASSIGN.match(line)
+        assign = _ASSIGN.search(line)
         if assign and stack:
             branch = stack[-1]
             name, value = assign.group(1), _unquote(assign.group(2).strip())

@@ -59,7 +59,8 @@ def config_error_from(
     """Map the first error of `exc` to a ConfigError located in `doc` (or by `locator`,
     for data that was assembled from several places, like a recipe variant)."""
     errors = exc.errors(include_url=False)
-    err = errors[0]
+    # a misspelt key shows up as "unknown" plus "missing": the unknown one explains both
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     rel = _data_path(data, err["loc"], keep_last=err["type"] in ("missing", "extra_forbidden"))
     message, hint, rel = _describe(err, model, rel, tuple(err["loc"]))
     if len(errors) > 1:

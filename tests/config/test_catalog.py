@@ -1,0 +1,104 @@
+"""Cluster catalog, srtslurm.yaml, runner registry and perf changelog models."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from inferbench.config.changelog import load_changelog, parse_changelog
+from inferbench.config.cluster import load_cluster
+from inferbench.config.runners import load_runners
+from inferbench.config.srtslurm import SrtslurmConfig, load_srtslurm
+from inferbench.errors import ConfigError
+
+WriteFile = Callable[[str, str], Path]
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_cluster_renders_a_valid_srtslurm() -> None:
+    cluster = load_cluster(EXAMPLES / "clusters/b200-dgxc.yaml").cluster
+    rendered = cluster.srtslurm_config()
+    assert rendered["model_paths"]["minimax-m3-nvfp4"] == "/scratch/fsw/models/MiniMax-M3-NVFP4"
+    assert rendered["gpus_per_node"] == 8 and rendered["default_partition"] == "batch"
+    assert SrtslurmConfig.model_validate(rendered).model_paths == rendered["model_paths"]
+    assert cluster.serves("b200-multinode") and cluster.serves("cluster:b200-dgxc")
+    entry = cluster.model_entry("minimaxm3", "fp4", "dynamo-vllm")
+    assert entry is not None and entry.alias == "minimax-m3-nvfp4"
+
+
+def test_same_weights_different_alias_per_cluster() -> None:
+    b200 = load_cluster(EXAMPLES / "clusters/b200-dgxc.yaml").cluster
+    b300 = load_cluster(EXAMPLES / "clusters/b300-nv.yaml").cluster
+    assert b300.has_alias("nvidia/MiniMax-M3-NVFP4") and not b200.has_alias(
+        "nvidia/MiniMax-M3-NVFP4"
+    )
+
+
+def test_srtslurm_unknown_key_is_an_error(write: WriteFile) -> None:
+    path = write("srtslurm.yaml", "default_account: a\nmodel_path:\n  x: /m\n")
+    with pytest.raises(ConfigError) as err:
+        load_srtslurm(path)
+    assert err.value.location.line == 2 and err.value.hint == "did you mean 'model_paths'?"
+
+
+CLUSTER = """\
+name: c1
+runners: [b200]
+gpu: b200
+gpus-per-node: 8
+scheduler: {type: slurm, partition: batch}
+models:
+  - {model: m/A, model-prefix: a, precision: fp4, path: /m/a, alias: a}
+  - {model: m/B, model-prefix: b, precision: fp4, path: /m/b, alias: a}
+"""
+
+
+def test_cluster_alias_to_two_paths(write: WriteFile) -> None:
+    with pytest.raises(ConfigError, match="two paths") as err:
+        load_cluster(write("clusters/c1.yaml", CLUSTER))
+    assert err.value.location.line == 8
+
+
+def test_local_scheduler_rejects_slurm_fields(write: WriteFile) -> None:
+    text = CLUSTER.replace("type: slurm", "type: local").replace(
+        ", alias: a}\n  - {model: m/B", "}\n  - {model: m/B"
+    )
+    with pytest.raises(ConfigError, match="Slurm only"):
+        load_cluster(write("clusters/c1.yaml", text))
+
+
+def test_runners_registry(write: WriteFile) -> None:
+    runners = load_runners(EXAMPLES / "configs/runners.yaml")
+    assert runners.registry.has_label("b200-multinode")
+    spec = runners.registry.hardware_for("b200-multinode")
+    assert spec is not None and spec.gpus_per_node == 8
+    assert runners.locate_label("b200").line == 4
+    with pytest.raises(ConfigError, match="lists no runner"):
+        load_runners(write("runners.yaml", "labels:\n  b200: []\n"))
+
+
+def test_changelog_entries_and_lines() -> None:
+    changelog = load_changelog(EXAMPLES / "perf-changelog.yaml")
+    lines = [item.line for item in changelog.items]
+    assert lines == sorted(lines) and lines[0] == 2
+    glob = changelog.items[2]
+    assert glob.entry.matches("dsr1-fp8-h200-sglang") and not glob.entry.matches("dsr1-fp4-b200")
+    assert changelog.resolve(glob, ["dsr1-fp8-h200-sglang", "x"]) == ["dsr1-fp8-h200-sglang"]
+
+
+def test_changelog_forms_and_errors(tmp_path: Path) -> None:
+    text = (
+        "- config-keys: a\n  description: one line\n  evals-only: true\n"
+        "  scenario-type: agentic-coding\n"
+    )
+    (item,) = parse_changelog(text, tmp_path / "c.yaml").items
+    assert item.entry.config_keys == ("a",) and item.entry.description == ("one line",)
+    assert item.entry.evals_only and item.entry.scenario_type == ("agentic-coding",)
+    with pytest.raises(ConfigError, match="did you mean 'pr-link'"):
+        parse_changelog("- config-keys: [a]\n  description: x\n  pr_link: u\n", tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match="list of entries"):
+        parse_changelog("a: 1\n", tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match="config-keys"):
+        parse_changelog("- description: x\n", tmp_path / "c.yaml")
