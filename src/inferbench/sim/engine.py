@@ -40,6 +40,9 @@ class Listener(Protocol):
 
     def on_tokens(self, seq: Seq, time: float, count: int) -> None: ...
 
+    def on_decode_step(self, seqs: list[Seq], time: float) -> None:
+        """One token for each of `seqs` (only called when `per_token`)."""
+
     def on_finish(self, seq: Seq, time: float) -> None: ...
 
 
@@ -209,10 +212,9 @@ class Cluster:
                 if not seq.prefill_only:
                     listener.on_tokens(seq, end, 1)
             if listener.per_token:
+                steps = len(worker.step_times)
                 for rank in worker.ranks:
-                    for seq in rank.decoding():
-                        if seq.s0 < len(worker.step_times):
-                            listener.on_tokens(seq, end, 1)
+                    listener.on_decode_step([s for s in rank.decoding() if s.s0 < steps], end)
         for seq in finished:
             if seq.prefill_only:
                 self._hand_off(seq)

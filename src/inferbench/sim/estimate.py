@@ -45,6 +45,9 @@ class _Finishes:
     def on_tokens(self, seq: Seq, time: float, count: int) -> None:
         return None
 
+    def on_decode_step(self, seqs: list[Seq], time: float) -> None:
+        return None
+
     def on_finish(self, seq: Seq, time: float) -> None:
         self.done.append(seq)
 

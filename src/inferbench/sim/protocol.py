@@ -49,6 +49,14 @@ def _int_field(body: dict[str, Any], name: str) -> int | None:
     return value
 
 
+def _token_ids(values: list[Any]) -> bool:
+    """A list of token ids (checked at C speed: 1k-token prompts arrive by the thousand)."""
+    try:
+        return bool(values) and isinstance(values[0], int) and sum(values) >= 0
+    except TypeError:
+        return False
+
+
 def _prompt_tokens(body: dict[str, Any], chat: bool) -> int:
     if chat:
         messages = body.get("messages")
@@ -64,13 +72,13 @@ def _prompt_tokens(body: dict[str, Any], chat: bool) -> int:
     prompt = body.get("prompt")
     if isinstance(prompt, str):
         return text_tokens(prompt)
-    if isinstance(prompt, list) and prompt and all(isinstance(t, int) for t in prompt):
+    if isinstance(prompt, list) and prompt and _token_ids(prompt):
         return len(prompt)
     if isinstance(prompt, list) and len(prompt) == 1:
         inner = prompt[0]
         if isinstance(inner, str):
             return text_tokens(inner)
-        if isinstance(inner, list) and inner and all(isinstance(t, int) for t in inner):
+        if isinstance(inner, list) and inner and _token_ids(inner):
             return len(inner)
     raise RequestError(
         400, "prompt must be a string, a list of token ids, or a list of one of those"

@@ -85,6 +85,18 @@ class _Listener:
         if isinstance(stream, _Stream):
             stream.on_tokens(time, count)
 
+    def on_decode_step(self, seqs: list[Seq], time: float) -> None:
+        # the hot path at thousands of streams: one token per sequence per step, inlined
+        for seq in seqs:
+            stream = seq.tag
+            if not isinstance(stream, _Stream):
+                continue
+            g = stream.generated = stream.generated + 1
+            if (g - 1) % stream.interval == 0 or g >= seq.output:
+                stream.pending.append((time, g - stream.emitted, g))
+                stream.emitted = g
+                stream.wake()
+
     def on_finish(self, seq: Seq, time: float) -> None:
         self.server.finished(seq)
         stream = seq.tag
