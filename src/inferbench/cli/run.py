@@ -209,7 +209,8 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
 
     tree = demo.find_examples(root)
     _console.print(f"[bold]1. check[/] {tree}")
-    _console.print(demo.check_tree(tree))
+    line, code = demo.check_tree(tree)
+    _console.print(f"   {line}" + ("" if code == 0 else " (the demo runs anyway)"))
     project = load_project(tree)
     filters = demo.demo_filters(project)
     deployments = group_jobs(expand_project(project, filters))

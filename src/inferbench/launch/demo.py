@@ -82,9 +82,10 @@ def store_and_report(run_path: Path, runs_dir: Path) -> StoredDemo:
     return StoredDemo(db_url=db_url, inserted=report.inserted, dashboard=paths.dashboard)
 
 
-def check_tree(root: Path) -> str:
-    """One line on the static checks of `root` (the checks stage's library)."""
-    from inferbench.checks.api import check_root
+def check_tree(root: Path) -> tuple[str, int]:
+    """The static checks of `root` (the checks stage's library): summary line and exit code."""
+    from inferbench.checks.engine import check_tree as run_checks
+    from inferbench.checks.render import summary_line
 
-    report = check_root(root)
-    return report.summary_line()
+    report = run_checks(root)
+    return summary_line(report.findings), report.exit_code(strict=False)
