@@ -114,3 +114,12 @@ def test_health_detected_soon_after_readiness(tmp_path: Path) -> None:
     result = run_local(plan, job, (), http_point, options=FAST)
     assert result.status is JobStatus.COMPLETED
     assert 0.5 <= result.timings_s["server_start"] < 3.0
+
+
+def test_engine_not_installed_is_an_outcome(tmp_path: Path) -> None:
+    base = server_plan()
+    proc = base.processes[0].model_copy(update={"argv": ("no-such-engine-binary", "serve")})
+    plan = base.model_copy(update={"processes": (proc,)})
+    result = run_local(plan, JobDir(tmp_path / "j"), plan.bench.points, http_point, options=FAST)
+    assert result.status is JobStatus.START_FAILED
+    assert "no-such-engine-binary" in result.reason

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inferbench.errors import InferbenchError
 from inferbench.launch.outcome import JobStatus, LaunchFailure, PointOutcome
 from inferbench.launch.plan import BenchPoint, BenchSpec, Plan
 from inferbench.launch.process import ServerProcess, log_tail
@@ -65,13 +66,16 @@ def _drive(
                 f"server exited with status {code} mid-run, before concurrency {point.concurrency}",
                 log_tail(server.log_path),
             )
-        outcome = run_point(
-            server.base_url,
-            plan.bench,
-            point,
-            job_dir.result_file(point.concurrency),
-            job_dir.logs / "client.log",
-        )
+        try:
+            outcome = run_point(
+                server.base_url,
+                plan.bench,
+                point,
+                job_dir.result_file(point.concurrency),
+                job_dir.logs / "client.log",
+            )
+        except InferbenchError as exc:  # the load generator refused its settings
+            raise LaunchFailure(JobStatus.BENCH_ERROR, exc.render()) from None
         code = server.exited()
         if code is not None and not outcome.ok:
             raise LaunchFailure(

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class JobStatus(StrEnum):
     COMPLETED = "completed"  # every point ran and passed its gate
     POINTS_FAILED = "points_failed"  # the server ran; some point failed its failure-rate gate
+    START_FAILED = "start_failed"  # the server command could not be executed (not installed?)
     SERVER_CRASHED = "server_crashed"  # the server exited before or while serving
     UNHEALTHY = "unhealthy"  # the server never answered its health probe in time
     PORT_IN_USE = "port_in_use"

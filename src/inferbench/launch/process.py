@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 from inferbench.launch.outcome import JobStatus, LaunchFailure
 from inferbench.launch.plan import ProcessSpec
@@ -86,16 +87,24 @@ class ServerProcess:
             log.flush()
             self.log_offset = log.tell()
             self.started_at = time.monotonic()
-            self.proc = subprocess.Popen(
-                list(self.spec.argv),
-                cwd=self.cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+            try:
+                self.proc = self._spawn(env, log)
+            except OSError as exc:
+                raise LaunchFailure(
+                    JobStatus.START_FAILED, f"cannot start {self.spec.argv[0]!r}: {exc.strerror}"
+                ) from None
+
+    def _spawn(self, env: dict[str, str], log: IO[bytes]) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            list(self.spec.argv),
+            cwd=self.cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
 
     def _ready_url(self, pattern: re.Pattern[str] | None, seen: list[int]) -> str | None:
         if self.spec.health_url is not None:
