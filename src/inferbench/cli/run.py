@@ -203,9 +203,7 @@ def register(app: typer.Typer) -> None:
 def _demo(root: Path | None, runs_dir: Path) -> None:
     from inferbench.config.project import load_project
     from inferbench.launch import demo
-    from inferbench.launch.deployment import group_jobs
     from inferbench.launch.session import build_request
-    from inferbench.matrix.expand import expand_project
 
     tree = demo.find_examples(root)
     _console.print(f"[bold]1. check[/] {tree}")
@@ -213,7 +211,7 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
     _console.print(f"   {line}" + ("" if code == 0 else " (the demo runs anyway)"))
     project = load_project(tree)
     filters = demo.demo_filters(project)
-    deployments = group_jobs(expand_project(project, filters))
+    deployments = demo.demo_deployments(project)
     points = sum(len(d.concurrencies) for d in deployments)
     _console.print(
         f"[bold]2. run[/] {len(deployments)} deployments, {points} points on the simulator"

@@ -12,20 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.errors import InputError, Location
+from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.local import LocalOptions
 from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.planner import PlanOptions
 from inferbench.launch.session import RunOptions
 
-# A few jobs at low concurrency with few prompts: the simulator serves in real time.
+# One deployment per config (its first curve), concurrencies up to 8, one round of prompts
+# per point and no warm-ups: the simulator serves in real time, and the demo should take
+# about a minute (two single-node jobs and the seed's disaggregated 2P1D job).
 DEMO_CONFIG_KEYS = (
     "llama3.1-8b-bf16-h200-vllm",
     "gptoss-fp4-b200-trt",
     "minimaxm3-fp4-b200-dynamo-vllm",
 )
 DEMO_MAX_CONC = 8
-DEMO_MAX_PROMPTS = 8
-DEMO_SEQ_LENS = ((1024, 1024), (8192, 1024))
 
 
 def find_examples(root: Path | None) -> Path:
@@ -48,7 +49,17 @@ def demo_filters(project: Any) -> Any:
 
     known = set(getattr(project, "masters", {}))
     keys = tuple(k for k in DEMO_CONFIG_KEYS if k in known) or tuple(sorted(known))[:2]
-    return SweepFilters(config_keys=keys, max_conc=DEMO_MAX_CONC, seq_lens=DEMO_SEQ_LENS)
+    return SweepFilters(config_keys=keys, max_conc=DEMO_MAX_CONC)
+
+
+def demo_deployments(project: Any) -> list[Deployment]:
+    """The first deployment of each demo config."""
+    from inferbench.matrix.expand import expand_project
+
+    chosen: dict[str | None, Deployment] = {}
+    for dep in group_jobs(expand_project(project, demo_filters(project))):
+        chosen.setdefault(dep.config_key, dep)
+    return list(chosen.values())
 
 
 def demo_options(root: Path, runs_dir: Path, filters: Any) -> RunOptions:
@@ -57,7 +68,7 @@ def demo_options(root: Path, runs_dir: Path, filters: Any) -> RunOptions:
         backend=Backend.LOCAL,
         engine=Engine.SIM,
         runs_dir=runs_dir,
-        plan=PlanOptions(max_prompts=DEMO_MAX_PROMPTS, max_warmups=1),
+        plan=PlanOptions(num_prompts_mult=1, max_warmups=0),
         local=LocalOptions(health_timeout_s=60, stop_grace_s=5),
         filters={"config_keys": list(filters.config_keys), "max_conc": DEMO_MAX_CONC},
     )
