@@ -1,9 +1,68 @@
-"""`inferbench check` command group."""
+"""`inferbench check`: run the static rules over a benchmark tree and render the findings."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from inferbench.checks.engine import CheckOptions, check_tree
+from inferbench.checks.registry import all_rules
+from inferbench.checks.render import RENDERERS
+from inferbench.errors import InputError
+
+
+def _split(values: list[str] | None) -> tuple[str, ...]:
+    """`--select A,B --select C` -> (A, B, C)."""
+    return tuple(part.strip() for v in values or [] for part in v.split(",") if part.strip())
+
+
+def _list_rules() -> None:
+    table = Table("id", "slug", "severity", "subject", "checks", box=None)
+    for r in all_rules():
+        table.add_row(r.id, r.slug, r.severity.value, r.subject.__name__, r.title)
+    Console(highlight=False).print(table)
+
+
+def check(
+    tree: Path | None = typer.Argument(None, help="Benchmark tree (default: --root or .)."),
+    root: Path | None = typer.Option(None, "--root", help="Benchmark tree root."),
+    base: str | None = typer.Option(
+        None, "--base", help="Git revision to compare the changelog and changed configs against."
+    ),
+    output_format: str = typer.Option("text", "--format", help="text, json or github."),
+    strict: bool = typer.Option(False, "--strict", help="Warnings fail the run too."),
+    select: list[str] | None = typer.Option(None, "--select", help="Only these rule ids/slugs."),
+    ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rule ids/slugs."),
+    srt_slurm: Path | None = typer.Option(
+        None, "--srt-slurm", help="srt-slurm checkout to resolve upstream recipe references in."
+    ),
+    list_rules: bool = typer.Option(False, "--list-rules", help="Print the rule table and exit."),
+) -> None:
+    """Check a benchmark tree: exit 0 clean, 1 on error findings (or warnings with --strict),
+    2 on unreadable input."""
+    if list_rules:
+        _list_rules()
+        return
+    if tree is not None and root is not None and tree.resolve() != root.resolve():
+        raise InputError(f"two trees given ({tree} and --root {root})", hint="pass only one")
+    renderer = RENDERERS.get(output_format)
+    if renderer is None:
+        raise InputError(
+            f"unknown --format {output_format!r}", hint="use one of: " + ", ".join(RENDERERS)
+        )
+    options = CheckOptions(
+        base=base, srt_slurm=srt_slurm, select=_split(select), ignore=_split(ignore)
+    )
+    report = check_tree(tree or root or Path("."), options)
+    typer.echo(renderer(report.findings), nl=False)
+    code = report.exit_code(strict=strict)
+    if code:
+        raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app (filled in by the owning issue)."""
+    """Add `inferbench check` to the root app."""
+    app.command("check")(check)

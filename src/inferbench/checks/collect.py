@@ -1,0 +1,199 @@
+"""Walk a loaded project once and build every subject the rules run on.
+
+Recipes are loaded once per (file, selector) and shared by every master entry naming them;
+a recipe the srt-slurm schema rejects becomes a `RecipeLoad` subject instead of an abort.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inferbench.checks.subjects import (
+    ClusterSubject,
+    Deployment,
+    ImageUse,
+    MasterSubject,
+    RecipeLoad,
+    RecipeReference,
+    RecipeUse,
+    Target,
+    UpstreamReferences,
+    Workload,
+)
+from inferbench.config.cluster_import import import_cluster
+from inferbench.config.launcher import LauncherTable
+from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
+from inferbench.config.project import Project
+from inferbench.config.recipe import Recipe, locate
+from inferbench.config.settings import RecipeRef
+from inferbench.errors import ConfigError, Location
+from inferbench.matrix.conc import expand_concurrency
+
+
+@dataclass
+class Subjects:
+    masters: list[MasterSubject] = field(default_factory=list)
+    references: list[RecipeReference] = field(default_factory=list)
+    loads: list[RecipeLoad] = field(default_factory=list)
+    uses: list[RecipeUse] = field(default_factory=list)
+    deployments: list[Deployment] = field(default_factory=list)
+    clusters: list[ClusterSubject] = field(default_factory=list)
+    images: list[ImageUse] = field(default_factory=list)
+    upstream: list[UpstreamReferences] = field(default_factory=list)
+    recipe_users: dict[Path, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+
+def _config_file_index(space: MultiNodeSearchSpace) -> tuple[str, int]:
+    """Which block and `additional-settings` item holds CONFIG_FILE."""
+    for block_name in ("prefill", "decode"):
+        block = getattr(space, block_name)
+        for index, item in enumerate(block.additional_settings.raw):
+            if item.partition("=")[0].strip() == "CONFIG_FILE":
+                return block_name, index
+    return "prefill", 0
+
+
+def master_concurrencies(space: MultiNodeSearchSpace) -> tuple[int, ...]:
+    return tuple(
+        expand_concurrency(
+            conc_list=space.conc_list, conc_start=space.conc_start, conc_end=space.conc_end
+        )
+    )
+
+
+class Collector:
+    """Builds `Subjects` for one project; `srt_slurm` resolves upstream recipe references."""
+
+    def __init__(self, project: Project, srt_slurm: Path | None = None) -> None:
+        self.project = project
+        self.srt_slurm = srt_slurm
+        self.out = Subjects()
+        self._variants: dict[tuple[Path, str | None], list[Recipe] | ConfigError] = {}
+        self._launcher_labels: dict[str, tuple[str, ...]] | None = None
+
+    def collect(self) -> Subjects:
+        project, out = self.project, self.out
+        for config in project.masters.values():
+            out.masters.append(MasterSubject(project, config))
+            out.images.append(ImageUse(config.entry.image, config.locate(("image",)), "image"))
+            for point in config.entry.search_spaces():
+                if isinstance(point.space, MultiNodeSearchSpace) and point.space.config_file:
+                    self._reference(config, point, point.space, point.space.config_file)
+        upstream = tuple(r for r in out.references if r.upstream)
+        if upstream:
+            out.upstream.append(UpstreamReferences(upstream))
+        self._unreferenced_recipes()
+        aliases = {a for c in project.clusters.values() for a in c.cluster.containers}
+        for use in out.uses:
+            container = use.recipe.model.container
+            if container not in aliases and not container.endswith(".sqsh"):
+                where = locate(use.recipe, ("model", "container"))
+                out.images.append(ImageUse(container, where, "container"))
+        for cluster in project.clusters.values():
+            out.clusters.append(ClusterSubject(project, cluster))
+            for alias, image in cluster.cluster.containers.items():
+                if not image.endswith(".sqsh"):
+                    where = cluster.locate(("containers", alias))
+                    out.images.append(ImageUse(image, where, f"container alias {alias!r}"))
+        return out
+
+    def _reference(
+        self,
+        config: MasterConfig,
+        point: SearchSpacePoint,
+        space: MultiNodeSearchSpace,
+        ref: RecipeRef,
+    ) -> None:
+        block, index = _config_file_index(space)
+        where = config.locate((*point.path, block, "additional-settings", index))
+        try:
+            resolved = self.project.resolve_recipe(ref, srt_slurm=self.srt_slurm)
+        except ConfigError as exc:
+            self.out.references.append(RecipeReference(config, point, ref, where, None, exc))
+            return
+        upstream = (
+            not resolved.exists and self.srt_slurm is None and not resolved.path.parent.is_dir()
+        )
+        reference = RecipeReference(config, point, ref, where, resolved, upstream=upstream)
+        self.out.references.append(reference)
+        if not resolved.exists:
+            return
+        self.out.recipe_users[resolved.path].append(config.key)
+        recipes = self._load(resolved.path, resolved.selector, where)
+        target = self._target(config.entry.runner)
+        concurrencies = master_concurrencies(space)
+        for recipe in recipes:
+            workload = Workload(point.isl, point.osl, concurrencies)
+            use = RecipeUse(recipe, workload)
+            self.out.uses.append(use)
+            self.out.deployments.append(
+                Deployment(
+                    self.project, config, point, space, reference, use, target, concurrencies
+                )
+            )
+
+    def _load(self, path: Path, selector: str | None, where: Location | None) -> list[Recipe]:
+        key = (path.resolve(), selector)
+        cached = self._variants.get(key)
+        if cached is None:
+            try:
+                cached = self.project.recipe_file(path).variants(selector)
+            except ConfigError as exc:
+                cached = exc
+                self.out.loads.append(RecipeLoad(path, selector, exc, where))
+            self._variants[key] = cached
+        return [] if isinstance(cached, ConfigError) else cached
+
+    def _unreferenced_recipes(self) -> None:
+        referenced = {path for path, _ in self._variants}
+        for path in self.project.recipe_paths():
+            if path.resolve() in referenced:
+                continue
+            for recipe in self._load(path, None, None):
+                bench = recipe.benchmark
+                workload = Workload(
+                    bench.isl if bench else None,
+                    bench.osl if bench else None,
+                    tuple(bench.concurrencies or ()) if bench else (),
+                )
+                self.out.uses.append(RecipeUse(recipe, workload))
+
+    def _target(self, runner: str) -> Target:
+        clusters = tuple(self.project.clusters_for_runner(runner))
+        if clusters or not self.project.launchers:
+            return Target(clusters, ())
+        labels = self._labels_of_launchers()
+        tables = tuple(
+            t for name, t in self.project.launchers.items() if runner in labels.get(name, ())
+        )
+        return Target((), tables)
+
+    def _labels_of_launchers(self) -> dict[str, tuple[str, ...]]:
+        """Runner labels each launcher serves (read once through the cluster importer)."""
+        if self._launcher_labels is None:
+            labels: dict[str, tuple[str, ...]] = {}
+            for name, table in self.project.launchers.items():
+                labels[name] = _launcher_labels(self.project, table)
+            self._launcher_labels = labels
+        return self._launcher_labels
+
+
+def _launcher_labels(project: Project, table: LauncherTable) -> tuple[str, ...]:
+    try:
+        cluster = import_cluster(table, runners=project.runners).cluster
+    except Exception:  # an odd launcher must not stop the checks; it then serves nothing
+        return (f"cluster:{table.cluster}",)
+    return (*cluster.runners, f"cluster:{table.cluster}")
+
+
+def iter_recipe_uses(subjects: Subjects) -> Iterator[RecipeUse]:
+    """Each distinct (recipe variant, workload) once."""
+    seen: set[tuple[int, Workload]] = set()
+    for use in subjects.uses:
+        key = (id(use.recipe), use.workload)
+        if key not in seen:
+            seen.add(key)
+            yield use

@@ -1,0 +1,157 @@
+"""Run the selected rules over a benchmark tree and return the findings, sorted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inferbench.checks.collect import Collector, Subjects, iter_recipe_uses
+from inferbench.checks.finding import Finding, Severity
+from inferbench.checks.gitbase import read_base
+from inferbench.checks.registry import (
+    INTERNAL_ERROR_ID,
+    Rule,
+    all_rules,
+    run_rule,
+    select_rules,
+)
+from inferbench.checks.subjects import (
+    BaseView,
+    ChangelogSubject,
+    ClusterSubject,
+    Deployment,
+    ImageUse,
+    MasterSubject,
+    RecipeLoad,
+    RecipeReference,
+    RecipeUse,
+    UpstreamReferences,
+)
+from inferbench.config.changelog import parse_changelog
+from inferbench.config.project import Project, load_project
+from inferbench.config.recipe import locate
+from inferbench.config.yamlio import parse_yaml
+from inferbench.errors import ConfigError, InputError, Location
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    base: str | None = None
+    srt_slurm: Path | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    root: Path
+    findings: tuple[Finding, ...]
+    rules: tuple[str, ...]  # ids of the rules that ran
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return len(self.findings) - self.errors
+
+    def exit_code(self, *, strict: bool = False) -> int:
+        """0 clean, 1 when an error was found (or a warning, with `strict`)."""
+        if self.errors or (strict and self.warnings):
+            return 1
+        return 0
+
+
+def check_tree(root: Path, options: CheckOptions | None = None) -> CheckReport:
+    """Load the tree at `root` (ConfigError/InputError on unreadable input) and check it."""
+    options = options or CheckOptions()
+    if options.srt_slurm is not None and not (options.srt_slurm / "recipes").is_dir():
+        raise InputError(
+            f"--srt-slurm {options.srt_slurm} has no recipes/ folder",
+            hint="point it at a checkout of the srt-slurm repository",
+        )
+    rules = select_rules(all_rules(), options.select, options.ignore)
+    project = load_project(root)
+    base = read_base_view(project, options.base) if options.base else None
+    return check_project(project, rules, options, base)
+
+
+def read_base_view(project: Project, rev: str) -> BaseView:
+    """The changelog and master entries at `rev`, and the files changed since (via git)."""
+    changelog_path = project.root / project.layout.changelog
+    paths = [changelog_path, *project.master_files]
+    base = read_base(project.root, rev, paths)
+    changelog = None
+    text = base.text(changelog_path)
+    if text is not None:
+        changelog = _at_base(rev, lambda: parse_changelog(text, changelog_path))
+    master_data: dict[str, Any] = {}
+    for path in project.master_files:
+        master_text = base.text(path)
+        if master_text is None:
+            continue
+        data = _at_base(rev, lambda t=master_text, p=path: parse_yaml(t, p).data)  # type: ignore[misc]
+        if isinstance(data, dict):
+            master_data.update(data)
+    return BaseView(rev, changelog, master_data, base.changed)
+
+
+def _at_base(rev: str, load: Callable[[], Any]) -> Any:
+    try:
+        return load()
+    except ConfigError as exc:
+        raise InputError(
+            f"at base {rev}: {exc.render()}",
+            hint="the base revision's file must parse to compare against it",
+        ) from None
+
+
+def check_project(
+    project: Project,
+    rules: Sequence[Rule[Any]],
+    options: CheckOptions,
+    base: BaseView | None = None,
+) -> CheckReport:
+    subjects = Collector(project, options.srt_slurm).collect()
+    found: set[Finding] = set()
+    for rule in rules:
+        for subject, where in _subjects_for(rule.subject, subjects, project, base):
+            found.update(run_rule(rule, subject, where))
+    internal_ignored = any(s.upper() == INTERNAL_ERROR_ID or s == "internal-error"
+                           for s in options.ignore)  # fmt: skip
+    findings = sorted(
+        (f for f in found if not (internal_ignored and f.rule == INTERNAL_ERROR_ID)),
+        key=Finding.sort_key,
+    )
+    return CheckReport(project.root, tuple(findings), tuple(r.id for r in rules))
+
+
+def _subjects_for(
+    kind: type, subjects: Subjects, project: Project, base: BaseView | None
+) -> list[tuple[Any, Location]]:
+    if kind is MasterSubject:
+        return [(s, s.config.locate()) for s in subjects.masters]
+    if kind is RecipeReference:
+        return [(r, r.location) for r in subjects.references]
+    if kind is UpstreamReferences:
+        return [(u, u.references[0].location) for u in subjects.upstream]
+    if kind is RecipeLoad:
+        return [(load, Location(load.path)) for load in subjects.loads]
+    if kind is RecipeUse:
+        return [(u, locate(u.recipe)) for u in iter_recipe_uses(subjects)]
+    if kind is Deployment:
+        return [(d, d.reference.location) for d in subjects.deployments]
+    if kind is ClusterSubject:
+        return [(c, c.cluster.locate()) for c in subjects.clusters]
+    if kind is ImageUse:
+        return [(i, i.location) for i in subjects.images]
+    if kind is ChangelogSubject:
+        if project.changelog is None:
+            return []
+        users = {path: tuple(keys) for path, keys in subjects.recipe_users.items()}
+        subject = ChangelogSubject(project, project.changelog, base, users)
+        return [(subject, Location(project.changelog.file))]
+    raise TypeError(f"no subjects of type {kind.__name__}")

@@ -1,0 +1,100 @@
+"""Renderers for findings: a readable text report, JSON, and GitHub workflow annotations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from inferbench.checks.finding import Finding, Severity
+
+
+def display_path(path: Path | None, base: Path | None = None) -> str:
+    """`path` relative to `base` (default: the working directory) when it lies below it."""
+    if path is None:
+        return ""
+    base = (base or Path.cwd()).resolve()
+    try:
+        return path.resolve().relative_to(base).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _where(finding: Finding, base: Path | None) -> str:
+    where = display_path(finding.file, base) or "<tree>"
+    if finding.line is not None:
+        where += f":{finding.line}"
+        if finding.column is not None:
+            where += f":{finding.column}"
+    return where
+
+
+def summary_line(findings: Sequence[Finding]) -> str:
+    errors = sum(1 for f in findings if f.severity is Severity.ERROR)
+    warnings = len(findings) - errors
+    if not findings:
+        return "No findings."
+    files = len({f.file for f in findings})
+    noun_e = "error" if errors == 1 else "errors"
+    noun_w = "warning" if warnings == 1 else "warnings"
+    noun_f = "file" if files == 1 else "files"
+    return f"{errors} {noun_e}, {warnings} {noun_w} in {files} {noun_f}."
+
+
+def render_text(findings: Sequence[Finding], base: Path | None = None) -> str:
+    """One line per finding (`file:line:col: ID severity slug: message`), fix hints, a summary."""
+    lines: list[str] = []
+    for f in findings:
+        key = f" [{f.key}]" if f.key else ""
+        lines.append(f"{_where(f, base)}: {f.rule} {f.severity.value} {f.slug}: {f.message}{key}")
+        if f.hint:
+            lines.append(f"    fix: {f.hint}")
+    lines.append(summary_line(findings))
+    return "\n".join(lines) + "\n"
+
+
+def finding_dict(finding: Finding, base: Path | None = None) -> dict[str, object]:
+    return {
+        "rule": finding.rule,
+        "slug": finding.slug,
+        "severity": finding.severity.value,
+        "file": display_path(finding.file, base) or None,
+        "line": finding.line,
+        "column": finding.column,
+        "key": finding.key,
+        "message": finding.message,
+        "hint": finding.hint,
+    }
+
+
+def render_json(findings: Sequence[Finding], base: Path | None = None) -> str:
+    """A JSON list of findings: rule, slug, severity, file, line, column, key, message, hint."""
+    return json.dumps([finding_dict(f, base) for f in findings], indent=2) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(findings: Sequence[Finding], base: Path | None = None) -> str:
+    """GitHub Actions workflow commands: `::error file=F,line=L,col=C,title=T::message`."""
+    out: list[str] = []
+    for f in findings:
+        props: list[str] = []
+        if f.file is not None:
+            props.append(f"file={_escape_property(display_path(f.file, base))}")
+        if f.line is not None:
+            props.append(f"line={f.line}")
+        if f.column is not None:
+            props.append(f"col={f.column}")
+        props.append(f"title={_escape_property(f'{f.rule} {f.slug}')}")
+        message = f.message + (f"\nfix: {f.hint}" if f.hint else "")
+        out.append(f"::{f.severity.value} {','.join(props)}::{_escape_data(message)}")
+    return "".join(line + "\n" for line in out)
+
+
+RENDERERS = {"text": render_text, "json": render_json, "github": render_github}

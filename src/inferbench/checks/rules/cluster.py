@@ -1,0 +1,181 @@
+"""Clusters: the recipe's model alias, GPUs and GPU type on the cluster that runs it, and the
+cluster files against the runner registry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferbench.checks.finding import Severity
+from inferbench.checks.registry import Problem, rule
+from inferbench.checks.subjects import ClusterSubject, Deployment
+from inferbench.config.recipe import locate
+from inferbench.errors import Location
+
+
+def _not_an_alias(path: str) -> bool:
+    """`hf:<id>` and absolute directories are used as they are, not looked up."""
+    return path.startswith("hf:") or path.startswith("/")
+
+
+@rule(
+    "IB401",
+    "model-alias-missing",
+    Severity.ERROR,
+    Deployment,
+    "recipe model.path is a model_paths alias on every cluster that runs it",
+)
+def model_alias_missing(d: Deployment) -> Iterator[Problem]:
+    path = d.recipe.model.path
+    if _not_an_alias(path):
+        return
+    entry = d.config.entry
+    where = locate(d.recipe, ("model", "path"))
+    for cf in d.target.clusters:
+        if cf.cluster.has_alias(path):
+            continue
+        store = cf.cluster.model_entry(entry.model_prefix, entry.precision, entry.framework)
+        hint = (
+            f"use model.path {store.alias!r} (the alias {cf.cluster.name} registers for "
+            f"{entry.model_prefix} {entry.precision}, {cf.file.name}), or add the alias there"
+            if store is not None and store.alias
+            else f"add a models entry with alias {path!r} to {cf.file.name}"
+        )
+        yield Problem(
+            f"model.path {path!r} is not a model_paths alias on cluster {cf.cluster.name} "
+            f"(runner {entry.runner}); srtctl would stop in preflight",
+            where,
+            hint=hint,
+        )
+    for table in d.target.launchers:
+        row = table.lookup(entry.model_prefix, entry.precision, entry.framework)
+        if row is None and table.unreadable:
+            continue  # the route may be in a branch the reader could not follow
+        alias = row.alias if row is not None else None
+        if alias == path:
+            continue
+        line = row.alias_line or row.line if row is not None else None
+        yield Problem(
+            f"model.path {path!r} is not the alias {table.path.name} writes for "
+            f"{entry.model_prefix} {entry.precision} ({alias!r})",
+            where,
+            hint=f"set model.path to {alias!r} or SRT_SLURM_MODEL_PREFIX at "
+            f"{Location(table.path, line)} to {path!r}"
+            if alias
+            else f"route {entry.model_prefix}/{entry.precision} in {table.path.name}",
+        )
+
+
+@rule(
+    "IB402",
+    "runner-without-cluster",
+    Severity.WARNING,
+    Deployment,
+    "a cluster file (or launcher) serves the runner label, so alias and GPUs can be checked",
+    hint="add the label to a clusters/<name>.yaml `runners:` list",
+)
+def runner_without_cluster(d: Deployment) -> Iterator[Problem]:
+    if not d.target.known:
+        yield Problem(
+            f"no cluster serves runner {d.config.entry.runner!r}; model alias and GPUs per node "
+            "of this recipe were not checked",
+            d.config.locate(("runner",)),
+        )
+
+
+@rule(
+    "IB403",
+    "gpus-per-node-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "recipe gpus_per_node equals the cluster's",
+)
+def gpus_per_node_mismatch(d: Deployment) -> Iterator[Problem]:
+    res = d.recipe.resources
+    if "gpus_per_node" not in res.model_fields_set:
+        return
+    for cf in d.target.clusters:
+        if res.gpus_per_node != cf.cluster.gpus_per_node:
+            yield Problem(
+                f"recipe gpus_per_node {res.gpus_per_node} differs from cluster "
+                f"{cf.cluster.name} ({cf.cluster.gpus_per_node} per node)",
+                locate(d.recipe, ("resources", "gpus_per_node")),
+            )
+
+
+@rule(
+    "IB404",
+    "gpu-type-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "recipe gpu_type is the GPU of the cluster that runs it",
+)
+def gpu_type_mismatch(d: Deployment) -> Iterator[Problem]:
+    gpu = d.recipe.resources.gpu_type
+    for cf in d.target.clusters:
+        if gpu.lower() != cf.cluster.gpu.lower():
+            yield Problem(
+                f"recipe gpu_type {gpu!r} but cluster {cf.cluster.name} has {cf.cluster.gpu!r}",
+                locate(d.recipe, ("resources", "gpu_type")),
+            )
+
+
+@rule(
+    "IB405",
+    "model-alias-wrong-weights",
+    Severity.ERROR,
+    Deployment,
+    "the cluster alias the recipe names holds the master entry's model",
+)
+def model_alias_wrong_weights(d: Deployment) -> Iterator[Problem]:
+    path, model = d.recipe.model.path, d.config.entry.model
+    for cf in d.target.clusters:
+        for store in cf.cluster.models:
+            if store.alias == path and store.model != model:
+                yield Problem(
+                    f"alias {path!r} on cluster {cf.cluster.name} holds {store.model!r}, but "
+                    f"{d.config.key} benchmarks {model!r}",
+                    locate(d.recipe, ("model", "path")),
+                )
+
+
+@rule(
+    "IB411",
+    "cluster-runner-label-unknown",
+    Severity.ERROR,
+    ClusterSubject,
+    "every runner label a cluster serves exists in runners.yaml",
+)
+def cluster_runner_label_unknown(subject: ClusterSubject) -> Iterator[Problem]:
+    runners = subject.project.runners
+    if runners is None:
+        return
+    for i, label in enumerate(subject.cluster.cluster.runners):
+        if not label.startswith("cluster:") and not runners.registry.has_label(label):
+            yield Problem(
+                f"cluster {subject.cluster.cluster.name} serves {label!r}, which "
+                f"{runners.file.name} does not define",
+                subject.cluster.locate(("runners", i)),
+                hint="add the label to runners.yaml or drop it here",
+            )
+
+
+@rule(
+    "IB412",
+    "cluster-hardware-mismatch",
+    Severity.ERROR,
+    ClusterSubject,
+    "cluster gpus-per-node agrees with runners.yaml hardware for the labels it serves",
+)
+def cluster_hardware_mismatch(subject: ClusterSubject) -> Iterator[Problem]:
+    runners, cluster = subject.project.runners, subject.cluster.cluster
+    if runners is None:
+        return
+    for label in cluster.runners:
+        spec = runners.registry.hardware_for(label)
+        if spec is not None and spec.gpus_per_node != cluster.gpus_per_node:
+            yield Problem(
+                f"cluster {cluster.name} has {cluster.gpus_per_node} GPUs per node but "
+                f"{runners.file.name} says {spec.gpus_per_node} for {label!r}",
+                subject.cluster.locate(("gpus-per-node",)),
+            )
+            return

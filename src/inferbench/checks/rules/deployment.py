@@ -1,0 +1,213 @@
+"""A multinode master entry against the recipe its CONFIG_FILE names: the same deployment?"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferbench.checks.engine_limits import flag_path, role_limits
+from inferbench.checks.finding import Severity
+from inferbench.checks.registry import Problem, rule
+from inferbench.checks.subjects import Deployment
+from inferbench.config.images import same_image
+from inferbench.config.master import WorkerBlock
+from inferbench.config.recipe import WorkerMode, locate
+
+
+def paired_modes(d: Deployment) -> list[tuple[str, WorkerBlock, WorkerMode]]:
+    """(master block name, block, recipe mode): prefill/decode, or prefill -> aggregated."""
+    if d.recipe.disaggregated:
+        return [("prefill", d.space.prefill, "prefill"), ("decode", d.space.decode, "decode")]
+    return [("prefill", d.space.prefill, "aggregated")]
+
+
+def _recipe_name(d: Deployment) -> str:
+    return d.recipe.name
+
+
+@rule(
+    "IB301",
+    "container-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "the recipe container is the master image (compared normalised, aliases resolved)",
+)
+def container_mismatch(d: Deployment) -> Iterator[Problem]:
+    container = d.recipe.model.container
+    for cluster in d.target.clusters:
+        container = cluster.cluster.containers.get(container, container)
+    if container.endswith(".sqsh"):
+        return  # a squashfs file on the cluster: nothing to compare
+    image = d.config.entry.image
+    if not same_image(image, container):
+        yield Problem(
+            f"recipe container {d.recipe.model.container!r} differs from the master image "
+            f"{image!r} of {d.config.key}",
+            locate(d.recipe, ("model", "container")),
+            hint=f"use {image!r} in both places",
+        )
+
+
+@rule(
+    "IB302",
+    "precision-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "the recipe precision is the master precision",
+)
+def precision_mismatch(d: Deployment) -> Iterator[Problem]:
+    recipe_precision, master = d.recipe.model.precision, d.config.entry.precision
+    if recipe_precision.lower() != master.lower():
+        yield Problem(
+            f"recipe precision {recipe_precision!r} differs from {d.config.key} precision "
+            f"{master!r}",
+            locate(d.recipe, ("model", "precision")),
+        )
+
+
+@rule(
+    "IB303",
+    "worker-count-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "recipe worker counts equal the master num-worker (decode 0 = aggregated)",
+)
+def worker_count_mismatch(d: Deployment) -> Iterator[Problem]:
+    if d.space.aggregated == d.recipe.disaggregated:
+        shape = "aggregated" if d.space.aggregated else "disaggregated"
+        other = "disaggregated" if d.recipe.disaggregated else "aggregated"
+        yield Problem(
+            f"{d.config.key} is {shape} (decode num-worker {d.space.decode.num_worker}) but "
+            f"the recipe is {other}",
+            locate(d.recipe, ("resources",)),
+        )
+        return
+    res = d.recipe.resources
+    for name, block, mode in paired_modes(d):
+        if res.workers(mode) != block.num_worker:
+            key = {"prefill": "prefill_workers", "decode": "decode_workers"}.get(
+                mode, "agg_workers"
+            )
+            yield Problem(
+                f"recipe {key} is {res.workers(mode)} but {d.config.key} {name} num-worker is "
+                f"{block.num_worker}",
+                locate(d.recipe, ("resources", key)),
+            )
+
+
+@rule(
+    "IB304",
+    "worker-gpus-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "recipe GPUs per worker equal the master tp (or ep for DEP) of that worker",
+)
+def worker_gpus_mismatch(d: Deployment) -> Iterator[Problem]:
+    if d.space.aggregated == d.recipe.disaggregated:
+        return  # shape mismatch: reported by worker-count-mismatch
+    res = d.recipe.resources
+    for name, block, mode in paired_modes(d):
+        want, have = block.layout.gpus, res.gpus_per_worker(mode)
+        if want != have:
+            key = {"prefill": "gpus_per_prefill", "decode": "gpus_per_decode"}.get(
+                mode, "gpus_per_agg"
+            )
+            yield Problem(
+                f"recipe {mode} workers have {have} GPUs but {d.config.key} {name} is "
+                f"{block.layout.describe()} (tp {block.tp}, ep {block.ep}, dp-attn "
+                f"{str(block.dp_attn).lower()})",
+                locate(d.recipe, ("resources", key)),
+            )
+
+
+@rule(
+    "IB305",
+    "expert-parallel-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "expert parallel is on in the recipe exactly when the master ep > 1",
+)
+def expert_parallel_mismatch(d: Deployment) -> Iterator[Problem]:
+    if d.space.aggregated == d.recipe.disaggregated:
+        return
+    for name, block, mode in paired_modes(d):
+        if not len(d.recipe.flags(mode)):
+            continue
+        recipe_ep = d.recipe.layout(mode).expert_parallel
+        if recipe_ep != (block.ep > 1):
+            state = "on" if recipe_ep else "off"
+            yield Problem(
+                f"recipe {mode} expert parallel is {state} but {d.config.key} {name} ep is "
+                f"{block.ep}",
+                locate(d.recipe, flag_path(d.recipe, mode, None)),
+            )
+
+
+@rule(
+    "IB306",
+    "spec-decoding-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "spec-decoding in the master entry has a speculative config in the recipe (and back)",
+)
+def spec_decoding_mismatch(d: Deployment) -> Iterator[Problem]:
+    mode: WorkerMode = "decode" if d.recipe.disaggregated else "aggregated"
+    limits = role_limits(d.recipe, mode)
+    wanted = d.space.spec_decoding != "none"
+    if wanted and not limits.has_speculative:
+        yield Problem(
+            f"{d.config.key} sets spec-decoding: {d.space.spec_decoding} but the recipe's "
+            f"{mode} config has no speculative setting",
+            locate(d.recipe, flag_path(d.recipe, mode, None)),
+            hint="add the engine's speculative flag (vLLM speculative-config, SGLang "
+            "speculative-algorithm, TRT-LLM speculative_config)",
+        )
+    elif not wanted and limits.has_speculative and limits.speculative is not None:
+        yield Problem(
+            f"the recipe's {mode} config enables speculative decoding but {d.config.key} "
+            "sets no spec-decoding",
+            locate(d.recipe, flag_path(d.recipe, mode, limits.speculative)),
+            hint="set spec-decoding on the master entry, or drop the flag",
+        )
+
+
+@rule(
+    "IB307",
+    "concurrency-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "the recipe concurrencies equal the master's",
+)
+def concurrency_mismatch(d: Deployment) -> Iterator[Problem]:
+    bench = d.recipe.benchmark
+    if bench is None or bench.concurrencies is None:
+        return
+    recipe_conc, master = sorted(set(bench.concurrencies)), sorted(set(d.concurrencies))
+    if recipe_conc != master:
+        yield Problem(
+            f"recipe concurrencies {recipe_conc} differ from {d.config.key} {master}",
+            locate(d.recipe, ("benchmark", "concurrencies")),
+            hint="make conc-list (or conc-start/conc-end) and benchmark.concurrencies agree",
+        )
+
+
+@rule(
+    "IB308",
+    "seq-len-mismatch",
+    Severity.ERROR,
+    Deployment,
+    "the recipe isl/osl equal the master scenario's",
+)
+def seq_len_mismatch(d: Deployment) -> Iterator[Problem]:
+    bench = d.recipe.benchmark
+    if bench is None:
+        return
+    for name, recipe_value, master_value in (
+        ("isl", bench.isl, d.point.isl),
+        ("osl", bench.osl, d.point.osl),
+    ):
+        if recipe_value is not None and master_value is not None and recipe_value != master_value:
+            yield Problem(
+                f"recipe benchmark {name} {recipe_value} differs from {d.config.key} "
+                f"{name} {master_value}",
+                locate(d.recipe, ("benchmark", name)),
+            )

@@ -1,0 +1,202 @@
+"""A recipe on its own: workers fit their nodes, engine layout fills each worker, lengths and
+batch limits hold the workload it serves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferbench.checks.engine_limits import as_int, flag_path, role_limits
+from inferbench.checks.finding import Severity
+from inferbench.checks.registry import Problem, rule
+from inferbench.checks.subjects import RecipeUse
+from inferbench.config.recipe import Recipe, WorkerMode, locate
+from inferbench.config.recipe_schema import Resources
+
+_NODE_KEYS = {"prefill": "prefill_nodes", "decode": "decode_nodes", "aggregated": "agg_nodes"}
+_WORKER_KEYS = {"prefill": "prefill_workers", "decode": "decode_workers",
+                "aggregated": "agg_workers"}  # fmt: skip
+
+
+def nodes_needed(workers: int, gpus_per_worker: int, gpus_per_node: int) -> int:
+    """Nodes srtctl needs: workers of a node or more take whole nodes; smaller ones are packed
+    by GPU offset, `gpus_per_node // gpus_per_worker` to a node."""
+    if workers <= 0 or gpus_per_worker <= 0:
+        return 0
+    if gpus_per_worker >= gpus_per_node:
+        return workers * -(-gpus_per_worker // gpus_per_node)
+    per_node = gpus_per_node // gpus_per_worker
+    return -(-workers // per_node)
+
+
+def _pools(res: Resources) -> list[tuple[str, int, int, tuple[WorkerMode, ...]]]:
+    """(node key, nodes given, nodes needed, modes) per node pool."""
+    gpn = res.gpus_per_node
+    if not res.disaggregated:
+        need = nodes_needed(res.workers("aggregated"), res.gpus_per_agg_worker, gpn)
+        return [("agg_nodes", res.agg_nodes or 0, need, ("aggregated",))]
+    prefill = (res.workers("prefill"), res.gpus_per_prefill_worker)
+    decode = (res.workers("decode"), res.gpus_per_decode_worker)
+    if not res.decode_nodes:  # decode workers share the prefill nodes
+        gpus = prefill[0] * prefill[1] + decode[0] * decode[1]
+        need = max(nodes_needed(*prefill, gpn), -(-gpus // gpn))
+        return [("prefill_nodes", res.prefill_nodes or 0, need, ("prefill", "decode"))]
+    return [
+        ("prefill_nodes", res.prefill_nodes or 0, nodes_needed(*prefill, gpn), ("prefill",)),
+        ("decode_nodes", res.decode_nodes, nodes_needed(*decode, gpn), ("decode",)),
+    ]
+
+
+def _describe(res: Resources, modes: tuple[WorkerMode, ...]) -> str:
+    return " + ".join(f"{res.workers(m)} {m} x {res.gpus_per_worker(m)} GPUs" for m in modes)
+
+
+@rule(
+    "IB204",
+    "workers-exceed-nodes",
+    Severity.ERROR,
+    RecipeUse,
+    "the workers fit the nodes the recipe asks for",
+    hint="raise the node count, or lower the workers or their GPUs",
+)
+def workers_exceed_nodes(use: RecipeUse) -> Iterator[Problem]:
+    res = use.recipe.resources
+    for key, given, need, modes in _pools(res):
+        if need > given:
+            yield Problem(
+                f"{_describe(res, modes)} need {need} node(s) of {res.gpus_per_node} GPUs, "
+                f"but {key} is {given}",
+                locate(use.recipe, ("resources", key)),
+            )
+
+
+@rule(
+    "IB205",
+    "idle-nodes",
+    Severity.WARNING,
+    RecipeUse,
+    "no allocated node is left without a worker",
+    hint="lower the node count to what the workers use",
+)
+def idle_nodes(use: RecipeUse) -> Iterator[Problem]:
+    res = use.recipe.resources
+    for key, given, need, modes in _pools(res):
+        if 0 < need < given:
+            yield Problem(
+                f"{_describe(res, modes)} use {need} node(s) but {key} is {given}: "
+                f"{(given - need) * res.gpus_per_node} GPUs stay idle",
+                locate(use.recipe, ("resources", key)),
+            )
+
+
+@rule(
+    "IB206",
+    "engine-parallel-mismatch",
+    Severity.ERROR,
+    RecipeUse,
+    "engine TP x DP x PP equals the GPUs of each worker",
+    hint="make the engine's parallel sizes multiply to the worker's GPUs",
+)
+def engine_parallel_mismatch(use: RecipeUse) -> Iterator[Problem]:
+    recipe = use.recipe
+    for mode in recipe.modes:
+        if not len(recipe.flags(mode)) or recipe.resources.workers(mode) == 0:
+            continue
+        layout = recipe.layout(mode)
+        gpus = recipe.resources.gpus_per_worker(mode)
+        if layout.gpus != gpus:
+            yield Problem(
+                f"{mode} engine flags ask for {layout.describe()} but each {mode} worker has "
+                f"{gpus} GPUs",
+                locate(recipe, flag_path(recipe, mode, None)),
+            )
+
+
+def _lengths(use: RecipeUse) -> int | None:
+    isl, osl = use.workload.isl, use.workload.osl
+    return isl + osl if isl is not None and osl is not None else None
+
+
+@rule(
+    "IB207",
+    "max-model-len-short",
+    Severity.ERROR,
+    RecipeUse,
+    "max-model-len (context length) is at least isl + osl",
+)
+def max_model_len_short(use: RecipeUse) -> Iterator[Problem]:
+    need = _lengths(use)
+    if need is None:
+        return
+    recipe = use.recipe
+    for mode in recipe.modes:
+        limits = role_limits(recipe, mode)
+        value = as_int(limits.max_model_len.value) if limits.max_model_len else None
+        if value is not None and value < need:
+            yield Problem(
+                f"{mode} {limits.max_model_len.written if limits.max_model_len else ''} "
+                f"{value} is below isl + osl = {use.workload.isl} + {use.workload.osl} = {need}",
+                locate(recipe, flag_path(recipe, mode, limits.max_model_len)),
+                hint=f"set it to at least {need} (InferenceX uses isl + osl + 256 = {need + 256})",
+            )
+
+
+def _serving_mode(recipe: Recipe) -> WorkerMode:
+    return "decode" if recipe.disaggregated else "aggregated"
+
+
+@rule(
+    "IB208",
+    "decode-capacity-exceeded",
+    Severity.WARNING,
+    RecipeUse,
+    "concurrency fits decode workers x DP ranks x max-num-seqs (often deliberate)",
+)
+def decode_capacity_exceeded(use: RecipeUse) -> Iterator[Problem]:
+    if not use.workload.concurrencies:
+        return
+    recipe = use.recipe
+    mode = _serving_mode(recipe)
+    limits = role_limits(recipe, mode)
+    per_worker, workers = limits.capacity, recipe.resources.workers(mode)
+    top = max(use.workload.concurrencies)
+    if per_worker is None or workers == 0 or top <= per_worker * workers:
+        return
+    seqs = as_int(limits.max_num_seqs.value) if limits.max_num_seqs else None
+    yield Problem(
+        f"concurrency {top} is above the {mode} capacity {workers} worker(s) x "
+        f"{limits.schedulers} scheduler(s) x {seqs} = {per_worker * workers}; requests will queue",
+        locate(recipe, flag_path(recipe, mode, limits.max_num_seqs)),
+        hint=f"raise {limits.max_num_seqs.written if limits.max_num_seqs else 'the batch limit'}"
+        " or add decode workers, if queueing is not the point",
+    )
+
+
+@rule(
+    "IB209",
+    "cudagraph-capture-short",
+    Severity.WARNING,
+    RecipeUse,
+    "the cudagraph capture size covers the per-rank decode batch",
+)
+def cudagraph_capture_short(use: RecipeUse) -> Iterator[Problem]:
+    if not use.workload.concurrencies:
+        return
+    recipe = use.recipe
+    mode = _serving_mode(recipe)
+    limits = role_limits(recipe, mode)
+    capture, workers = limits.cudagraph_max, recipe.resources.workers(mode)
+    if capture is None or workers == 0:
+        return
+    ranks = workers * limits.layout.dp
+    batch = -(-max(use.workload.concurrencies) // ranks)
+    seqs = as_int(limits.max_num_seqs.value) if limits.max_num_seqs else None
+    if seqs is not None:
+        batch = min(batch, -(-seqs * limits.schedulers // limits.layout.dp))
+    if capture < batch:
+        yield Problem(
+            f"{mode} cudagraph capture size {capture} is below the per-rank batch {batch} "
+            f"({max(use.workload.concurrencies)} requests over {ranks} rank(s)); larger "
+            "batches run without cudagraphs",
+            locate(recipe, flag_path(recipe, mode, limits.cudagraph)),
+            hint=f"raise it to at least {batch}",
+        )

@@ -1,0 +1,77 @@
+"""CONFIG_FILE references: they resolve, stay inside the tree, and name loadable recipes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferbench.checks.finding import Severity
+from inferbench.checks.registry import Problem, rule
+from inferbench.checks.subjects import RecipeLoad, RecipeReference, UpstreamReferences
+from inferbench.errors import Location
+
+
+@rule(
+    "IB001",
+    "recipe-not-checkable",
+    Severity.WARNING,
+    UpstreamReferences,
+    "recipe references into upstream srt-slurm cannot be checked without --srt-slurm",
+    hint="pass --srt-slurm DIR (a checkout of srt-slurm at the pinned ref) to check them",
+)
+def recipe_not_checkable(subject: UpstreamReferences) -> Iterator[Problem]:
+    refs = subject.references
+    first = refs[0]
+    others = f" and {len(refs) - 1} more" if len(refs) > 1 else ""
+    yield Problem(
+        f"CONFIG_FILE {str(first.ref)!r}{others} not in this tree; they would resolve in "
+        "srt-slurm's recipes/ overlay and were not checked",
+        first.location,
+    )
+
+
+@rule(
+    "IB201",
+    "config-file-missing",
+    Severity.ERROR,
+    RecipeReference,
+    "CONFIG_FILE names a recipe file that exists",
+)
+def config_file_missing(ref: RecipeReference) -> Iterator[Problem]:
+    resolved = ref.resolved
+    if resolved is None or resolved.exists or ref.upstream:
+        return
+    where = "the srt-slurm checkout" if resolved.origin == "upstream" else "this tree"
+    siblings = sorted(p.name for p in resolved.path.parent.glob("*.yaml"))[:5]
+    hint = "files there: " + ", ".join(siblings) if siblings else None
+    yield Problem(
+        f"CONFIG_FILE {resolved.reference!r} does not exist in {where} ({resolved.path})",
+        ref.location,
+        hint=hint or "fix the path (CONFIG_FILE=recipes/<path under the recipe root>.yaml)",
+    )
+
+
+@rule(
+    "IB202",
+    "config-file-outside-tree",
+    Severity.ERROR,
+    RecipeReference,
+    "CONFIG_FILE stays inside the recipe tree (no absolute paths, no `..` escapes)",
+)
+def config_file_outside_tree(ref: RecipeReference) -> Iterator[Problem]:
+    if ref.error is not None:
+        yield Problem(ref.error.message, ref.location, hint=ref.error.hint)
+
+
+@rule(
+    "IB203",
+    "recipe-schema",
+    Severity.ERROR,
+    RecipeLoad,
+    "the recipe loads under the srt-slurm schema (no unknown keys, right types)",
+    hint="srtctl rejects unknown keys at every level; check the key against srt-slurm's schema",
+)
+def recipe_schema(load: RecipeLoad) -> Iterator[Problem]:
+    error = load.error
+    where = error.location if error.location.file is not None else Location(load.path)
+    message = f"srt-slurm would reject this recipe: {error.message}"
+    yield Problem(message, where, hint=error.hint)

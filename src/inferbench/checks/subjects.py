@@ -1,0 +1,148 @@
+"""The typed objects rules run on, built once per run from a loaded `Project`.
+
+Each subject carries the config objects a rule needs and where they were written, so a rule
+never opens a file or reads YAML itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inferbench.config.changelog import Changelog
+from inferbench.config.cluster import ClusterFile
+from inferbench.config.launcher import LauncherTable
+from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
+from inferbench.config.project import Project, ResolvedRecipe
+from inferbench.config.recipe import Recipe
+from inferbench.config.settings import RecipeRef
+from inferbench.errors import ConfigError, Location
+
+
+@dataclass(frozen=True)
+class MasterSubject:
+    """One master entry."""
+
+    project: Project
+    config: MasterConfig
+
+
+@dataclass(frozen=True)
+class RecipeReference:
+    """One CONFIG_FILE reference of a multinode search-space entry, and how it resolved.
+
+    `resolved` is None when resolving failed (`error` says why: an absolute path or one that
+    leaves the recipe tree). `upstream` marks a reference that is not in this tree but would
+    be in srt-slurm's own `recipes/` (checkable only with --srt-slurm).
+    """
+
+    config: MasterConfig
+    point: SearchSpacePoint
+    ref: RecipeRef
+    location: Location
+    resolved: ResolvedRecipe | None
+    error: ConfigError | None = None
+    upstream: bool = False
+
+
+@dataclass(frozen=True)
+class UpstreamReferences:
+    """Every reference that could only be resolved in the upstream srt-slurm checkout."""
+
+    references: tuple[RecipeReference, ...]
+
+
+@dataclass(frozen=True)
+class RecipeLoad:
+    """A recipe file (or variant) that failed to load: the srt-slurm schema rejected it."""
+
+    path: Path
+    selector: str | None
+    error: ConfigError
+    referenced_from: Location | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What will be run against a recipe: lengths and concurrencies (master's, else its own)."""
+
+    isl: int | None
+    osl: int | None
+    concurrencies: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RecipeUse:
+    """One loaded recipe variant with the workload it serves."""
+
+    recipe: Recipe
+    workload: Workload
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a deployment runs: the cluster catalogs (or launcher tables) serving its runner."""
+
+    clusters: tuple[ClusterFile, ...]
+    launchers: tuple[LauncherTable, ...]
+
+    @property
+    def known(self) -> bool:
+        return bool(self.clusters or self.launchers)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A multinode search-space entry together with the recipe variant it deploys."""
+
+    project: Project
+    config: MasterConfig
+    point: SearchSpacePoint
+    space: MultiNodeSearchSpace
+    reference: RecipeReference
+    use: RecipeUse
+    target: Target
+    concurrencies: tuple[int, ...]  # the master's, expanded
+
+    @property
+    def recipe(self) -> Recipe:
+        return self.use.recipe
+
+    def locate(self, *path: str | int) -> Location:
+        """A key inside this search-space entry."""
+        return self.config.locate((*self.point.path, *path))
+
+
+@dataclass(frozen=True)
+class ClusterSubject:
+    project: Project
+    cluster: ClusterFile
+
+
+@dataclass(frozen=True)
+class ImageUse:
+    """One container image reference: a master `image`, a recipe `container`, a cluster alias."""
+
+    reference: str
+    location: Location
+    owner: str  # "master image", "recipe container", "cluster container alias"
+
+
+@dataclass(frozen=True)
+class BaseView:
+    """The tree at the `--base` revision: its changelog, master entries and what changed."""
+
+    rev: str
+    changelog: Changelog | None
+    master_data: Mapping[str, Any]  # config key -> entry data at the base
+    changed_files: frozenset[Path]
+
+
+@dataclass(frozen=True)
+class ChangelogSubject:
+    project: Project
+    changelog: Changelog
+    base: BaseView | None
+    recipe_users: Mapping[Path, tuple[str, ...]]  # recipe file -> config keys deploying it
