@@ -175,7 +175,11 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
         raise InputError("a sweep job is a JSON object", location=Location(path))
     pools: dict[str, PoolSpec] = {}
     mml = data.get("max-model-len")
-    common = {"max-model-len": mml} if mml else {}
+    concs = concurrency_list(data.get("conc", 1))
+    # a job names no engine limits; InferenceX launch scripts size max-num-seqs to the load
+    common: dict[str, Any] = {"max-num-seqs": max(256, *concs)}
+    if mml:
+        common["max-model-len"] = mml
     if isinstance(data.get("decode"), dict):
         for role in ("prefill", "decode"):
             block = data.get(role) or {}
@@ -197,7 +201,7 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
     workload = {
         "isl": data.get("isl"),
         "osl": data.get("osl"),
-        "concurrencies": concurrency_list(data.get("conc", 1)),
+        "concurrencies": concs,
     }
     runner = str(data.get("runner", ""))
     return _build(
