@@ -4,9 +4,10 @@ Candidates per worker: TP g, and for MoE models DEP g (DP attention + EP) and TE
 (TP attention + EP), for g in 1, 2, 4, 8 up to a node (or the scale-up domain).
 Aggregated: as many workers of one layout as the budget holds. Disaggregated:
 every prefill x decode layout pair and every split p x prefill + d x decode that
-fits the budget and leaves fewer idle GPUs than one prefill worker. Each candidate
-runs the closed-loop estimate at a few concurrencies with 2 x concurrency
-requests (short runs: a ranking, not a final figure).
+fits the budget and leaves fewer idle GPUs than one prefill worker. At most
+MAX_CANDIDATES of them (spread evenly), plus the input deployment, each run through
+the closed-loop estimate at a few concurrencies with 2 x concurrency requests
+(short runs: a ranking, not a final figure).
 """
 
 from __future__ import annotations
@@ -85,7 +86,12 @@ def candidates(dep: Deployment, budget: int) -> list[Deployment]:
                 )
                 if _valid(cand):
                     out.append(cand)
-    return out[:MAX_CANDIDATES]
+    if len(out) > MAX_CANDIDATES:  # keep an even spread over the layout space
+        stride = len(out) / MAX_CANDIDATES
+        out = [out[int(i * stride)] for i in range(MAX_CANDIDATES)]
+    if dep.total_gpus <= budget and all(c.describe() != dep.describe() for c in out):
+        out.insert(0, dep)  # the deployment asked about is always compared
+    return out
 
 
 def sweep_topologies(
