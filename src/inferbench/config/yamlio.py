@@ -100,11 +100,24 @@ def _as_path(path: KeyPath | str) -> KeyPath:
 
 @dataclass(frozen=True)
 class PositionedDoc:
-    """A loaded YAML document: plain `data` plus the node tree to locate key paths."""
+    """A loaded YAML document: plain `data`, and its text to locate key paths.
+
+    The node tree is not kept: a tree of 1,000 files holds millions of nodes and marks,
+    which the cyclic GC would then rescan on every full collection (measured: load time
+    grew with the square of the tree). `root` composes the text again on first use
+    (only documents with a finding or an error ever need it) and keeps it.
+    """
 
     file: Path
     data: Any
-    root: Node | None = field(default=None, repr=False, compare=False)
+    text: str | None = field(default=None, repr=False, compare=False)
+    _root: list[Node | None] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def root(self) -> Node | None:
+        if not self._root:
+            self._root.append(_compose(self.text, self.file) if self.text is not None else None)
+        return self._root[0]
 
     def locate(self, path: KeyPath | str = ()) -> Location:
         """The position of the key (or sequence item) at `path`, or of its nearest existing
@@ -275,20 +288,23 @@ def parse_yaml(text: str, file: Path) -> PositionedDoc:
 
 
 def _parse(text: str, file: Path) -> PositionedDoc:
+    root = _compose(text, file)
+    if root is None:
+        return PositionedDoc(file=file, data=None, text=text)
+    return PositionedDoc(file=file, data=_Builder(file).build(root), text=text)
+
+
+def _compose(text: str, file: Path) -> Node | None:
     loader = _Loader(text)
     try:
-        root = loader.get_single_node()
+        root: Node | None = loader.get_single_node()
     except MarkedYAMLError as exc:
         raise _syntax_error(exc, file, text) from None
     except YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", location=Location(file)) from None
     finally:
-        dispose = getattr(loader, "dispose", None)
-        if dispose is not None:
-            dispose()
-    if root is None:
-        return PositionedDoc(file=file, data=None, root=None)
-    return PositionedDoc(file=file, data=_Builder(file).build(root), root=root)
+        loader.dispose()
+    return root
 
 
 def load_yaml(path: Path) -> PositionedDoc:
