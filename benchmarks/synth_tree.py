@@ -87,7 +87,8 @@ class Tree:
     def __init__(self, out: Path, rng: random.Random) -> None:
         self.out, self.rng = out, rng
         self.masters: dict[str, dict[str, object]] = {"nvidia": {}, "amd": {}}
-        self.aliases: dict[str, set[tuple[str, str, str]]] = {}  # gpu -> (model, precision, alias)
+        # gpu -> (model-prefix, precision, alias, model id)
+        self.aliases: dict[str, set[tuple[str, str, str, str]]] = {}
         self.recipes = 0
 
     def write(self, rel: Path | str, data: object) -> None:
@@ -102,15 +103,16 @@ class Tree:
         key = f"{prefix}-{precision}-{gpu.name}-{framework}"
         fixed = []
         for isl, osl in SEQS[: self.rng.choice((2, 2, 2, 2, 2, 3))]:
+            tp = min(8, gpu.gpus_per_node)
             spaces: list[dict[str, object]] = [
-                {"tp": 8, "conc-start": 4, "conc-end": self.rng.choice((32, 64, 64))}
+                {"tp": tp, "conc-start": 4, "conc-end": self.rng.choice((32, 64, 64))}
             ]
             if moe and self.rng.random() < 0.15:
                 spaces.append(
-                    {"tp": 8, "ep": 8, "dp-attn": True, "conc-start": 32, "conc-end": 512}
+                    {"tp": tp, "ep": tp, "dp-attn": True, "conc-start": 32, "conc-end": 512}
                 )
             if self.rng.random() < 0.1:
-                spaces.append({"tp": 4, "conc-list": [4, 16, 64]})
+                spaces.append({"tp": tp // 2, "conc-list": [4, 16, 64]})
             fixed.append({"isl": isl, "osl": osl, "search-space": spaces})
         vendor = gpu.vendor
         self.masters[vendor][key] = {
@@ -159,7 +161,8 @@ class Tree:
         backend = framework.removeprefix("dynamo-")
         model_dir = prefix.replace(".", "")
         alias = _alias(prefix, precision)
-        self.aliases.setdefault(gpu.name, set()).add((prefix, precision, alias))
+        model = _model_id(stem, precision)
+        self.aliases.setdefault(gpu.name, set()).add((prefix, precision, alias, model))
         fixed = []
         for isl, osl in SEQS[:2]:
             spaces = []
@@ -326,20 +329,21 @@ class Tree:
     def _cluster(self, gpu: Gpu) -> dict[str, object]:
         store = [
             {
-                "model": prefix,
+                "model": model,
+                "model-prefix": prefix,
                 "precision": precision,
                 "path": f"/models/{alias}",
                 "alias": alias,
             }
-            for prefix, precision, alias in sorted(self.aliases.get(gpu.name, set()))
+            for prefix, precision, alias, model in sorted(self.aliases.get(gpu.name, set()))
         ]
         return {
             "name": f"{gpu.name}-slurm",
             "runners": [f"{gpu.name}-multinode"],
             "gpu": gpu.name,
             "gpus-per-node": gpu.gpus_per_node,
-            "scheduler": {"type": "slurm", "partition": "batch", "account": "bench"},
-            "srt-slurm": {"version": "v0.4.1"},
+            "scheduler": {"type": "slurm", "account": "bench", "partition": "batch"},
+            "srt-slurm": {"ref": "v0.4.2"},
             "models": store,
         }
 
