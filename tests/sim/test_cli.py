@@ -109,7 +109,7 @@ def test_estimate_cli_writes_result(tmp_path: Path, capsys: pytest.CaptureFixtur
     )
     result = json.loads(out.read_text())
     assert result["completed"] == 64 and result["max_concurrency"] == 32
-    assert result["inferbench"]["gpus"] == 12
+    assert result["backend"] == "inferbench-sim"
     assert "2P1D DEP2/DEP8" in capsys.readouterr().out
 
 

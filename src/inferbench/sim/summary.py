@@ -134,27 +134,41 @@ def result_payload(run: EstimateRun, dep: Deployment) -> dict[str, Any]:
 
 
 def write_result(run: EstimateRun, dep: Deployment, path: Path) -> Path:
-    """Write the result file for `run` (the bench writer when it is installed)."""
-    bench_metrics: Any = None
-    bench_result: Any = None
+    """Write the result file for `run`: the load generator's writer when it is installed."""
     try:
-        bench_metrics = importlib.import_module("inferbench.bench.metrics")
-        bench_result = importlib.import_module("inferbench.bench.result")
-    except ImportError:
-        pass
-    if bench_metrics is not None and bench_result is not None:
-        return _write_with_bench(run, dep, path, bench_metrics, bench_result)
-    atomic_write_bytes(path, orjson.dumps(result_payload(run, dep), option=orjson.OPT_INDENT_2))
+        payload = _bench_result_bytes(run, dep)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        # the bench package's result writer is missing or changed shape: write the
+        # sa-bench fields ourselves so the estimate still leaves a readable file
+        payload = orjson.dumps(result_payload(run, dep), option=orjson.OPT_INDENT_2)
+    atomic_write_bytes(path, payload)
     return path
 
 
-def _write_with_bench(
-    run: EstimateRun, dep: Deployment, path: Path, metrics: Any, result: Any
-) -> Path:
-    summary = metrics.summarize(run.records, run.duration_s)
-    writer = getattr(result, "write_result", None)
-    if writer is None:
-        atomic_write_bytes(path, orjson.dumps(result_payload(run, dep), option=orjson.OPT_INDENT_2))
-        return path
-    writer(path, summary)
-    return path
+def _bench_result_bytes(run: EstimateRun, dep: Deployment) -> bytes:
+    """The result file `inferbench bench` writes, built from the estimate's records."""
+    metrics = importlib.import_module("inferbench.bench.metrics")
+    result = importlib.import_module("inferbench.bench.result")
+    settings = importlib.import_module("inferbench.bench.settings")
+    schedule = importlib.import_module("inferbench.bench.schedule")
+    workload = importlib.import_module("inferbench.bench.workload")
+    now = dt.datetime.now(dt.UTC)
+    point_result = result.build_point_result(
+        records=run.records,
+        metrics=metrics.summarize(run.records, run.duration_s),
+        endpoint=result.EndpointInfo(
+            base_url="sim://estimate", model=dep.served_model, api=settings.ApiKind.COMPLETIONS
+        ),
+        workload=workload.RandomWorkload(
+            isl=dep.workload.isl, osl=dep.workload.osl, range_ratio=dep.workload.random_range_ratio
+        ),
+        load=schedule.LoadPoint(concurrency=run.concurrency, num_prompts=len(run.records)),
+        request=settings.RequestOptions(),
+        client=settings.ClientOptions(),
+        started_at=now - dt.timedelta(seconds=run.wall_s),
+        finished_at=now,
+        backend="inferbench-sim",
+        tokenizer_id=dep.served_model,
+    )
+    data: bytes = point_result.to_json_bytes()
+    return data
