@@ -117,3 +117,8 @@ def test_console_script_prints_only_json() -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     json.loads(proc.stdout)
+
+
+def test_tree_as_positional_argument(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, str(EXAMPLES), "--format", "json")
+    assert code == 0 and json.loads(out)

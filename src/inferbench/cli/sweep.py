@@ -74,7 +74,8 @@ def _emit(text: str, output: Path | None) -> None:
 
 
 def sweep(
-    root: Path = typer.Option(Path("."), "--root", help="Benchmark tree root."),
+    tree: Path = typer.Argument(None, help="Benchmark tree (default: --root or .)."),
+    root: Path = typer.Option(None, "--root", help="Benchmark tree root."),
     config_keys: list[str] = typer.Option(
         None, "--config-keys", help="Config keys or globs (* ?); repeat or comma-separate."
     ),
@@ -123,7 +124,7 @@ def sweep(
     from inferbench.matrix.api import sweep_tree
     from inferbench.matrix.output import github_to_json, jobs_table, jobs_to_json
 
-    jobs = sweep_tree(root, filters, changed_since=changed_since)
+    jobs = sweep_tree(tree or root or Path("."), filters, changed_since=changed_since)
     err = Console(stderr=True, highlight=False)
     if fmt == "json":
         _emit(jobs_to_json(jobs), output)

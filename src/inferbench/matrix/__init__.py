@@ -1,1 +1,12 @@
-"""inferbench.matrix"""
+"""inferbench.matrix: master configs -> sweep jobs.
+
+job.py      the Job model (InferenceX field names) and its fingerprint
+conc.py     concurrency expansion
+seqlen.py   sequence-length names (1k1k, 8k1k, ...)
+filters.py  SweepFilters, EvalMode, config-key selection
+evals.py    run-eval marking
+expand.py   expand_project / expand_masters
+changed.py  --changed-since: jobs of the changelog entries appended since a revision
+output.py   JSON list, chunked GitHub Actions matrix, table
+api.py      sweep_tree / sweep_project, the library call behind `inferbench sweep`
+"""
