@@ -139,7 +139,7 @@ class Tree:
             "scenarios": {
                 "agentic-coding": [
                     {
-                        "dram-utilization": 1,  # TODO 0.8 once yamlio builds floats
+                        "dram-utilization": 0.8,
                         "search-space": [
                             {"tp": 4, "kv-offloading": "none", "conc-list": [8, 16, 32]},
                             {

@@ -105,7 +105,7 @@ gptoss-fp4-gb300-agentic:
   multinode: false
   scenarios:
     agentic-coding:
-      - dram-utilization: 1  # TODO 0.5 once yamlio builds floats
+      - dram-utilization: 0.5
         search-space:
           - {tp: 2, kv-offloading: dram, kv-offload-backend: {name: lmcache, version: "0.3"},
              conc-list: [4, 32]}

@@ -90,8 +90,8 @@ def test_agentic_jobs(tmp_path: Path) -> None:
     ]
     dram = jobs[0]
     assert dram.is_agentic and dram.duration == 3600 and dram.isl is None
-    # 1,000,000 MiB * 1 MiB * utilization 1 * 2/4 GPUs / 1e9
-    assert dram.total_cpu_dram_gb == int(1_000_000 * 1024 * 1024 * 2 / 4 / 1e9)
+    # 1,000,000 MiB * 1 MiB * utilization 0.5 * 2/4 GPUs / 1e9
+    assert dram.total_cpu_dram_gb == int(1_000_000 * 1024 * 1024 * 0.5 * 2 / 4 / 1e9)
     assert jobs[2].total_cpu_dram_gb == 0
     assert dram.kv_offload_backend is not None and dram.kv_offload_backend.name == "lmcache"
 
