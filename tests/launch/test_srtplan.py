@@ -132,3 +132,35 @@ def test_srtctl_dry_run_accepts_the_rendered_recipe(tmp_path: Path, seed: tuple)
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_rendered_recipe_passes_inferbenchs_own_checks(tmp_path: Path) -> None:
+    """The seed PR's bug (model.path written as the hub id, not the cluster's alias) is an
+    error finding in the source tree; the rendered recipe, swapped in, has none."""
+    from inferbench.checks.engine import check_tree
+    from inferbench.checks.finding import Severity
+
+    tree = tmp_path / "tree"
+    shutil.copytree(EXAMPLES, tree)
+    project = load_project(tree)
+    (dep,) = group_jobs(expand_project(project, SweepFilters(config_keys=(SEED_KEY,))))
+    source = tree / dep.config_file  # type: ignore[operator]
+    source.write_text(
+        source.read_text().replace("path: minimax-m3-nvfp4", 'path: "nvidia/MiniMax-M3-NVFP4"')
+    )
+
+    def recipe_errors() -> list[str]:
+        report = check_tree(tree)
+        return [
+            f.message
+            for f in report.findings
+            if f.severity is Severity.ERROR
+            and f.location.file is not None
+            and Path(f.location.file).resolve() == source.resolve()
+        ]
+
+    assert recipe_errors(), "the seed's alias bug should be caught in the source recipe"
+    plan = srtctl_plan(dep, load_project(tree), None, str(tmp_path / "job"))
+    rendered = next(f.content for f in plan.files if f.name == "recipe.yaml")
+    source.write_text(rendered)
+    assert recipe_errors() == []
