@@ -5,6 +5,7 @@ Skipped with a reason where `sinfo` does not answer.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -94,6 +95,10 @@ def _execute(plan: Plan, job_dir: JobDir, **kw: object) -> object:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("inferbench.bench.api") is None,
+    reason="the load generator (inferbench.bench.api) is not installed",
+)
 def test_sbatch_runs_the_simulator_and_the_bench_inside_the_allocation(tmp_path: Path) -> None:
     job_dir = JobDir(tmp_path / "job")
     plan = _plan_for(job_dir, SlurmSite())

@@ -220,8 +220,11 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
     summary = run_with_progress(build_request(options, project, deployments))
     render_summary(summary)
     _console.print("[bold]3. store and report[/]")
-    stored = demo.store_and_report(summary.run.path, runs_dir)
     _console.print(f"results: {summary.run.path}")
+    if not any(p.ok for _, o in summary.outcomes for p in o.points):
+        _console.print("[red]no point finished: nothing to store[/]")
+        raise typer.Exit(1)
+    stored = demo.store_and_report(summary.run.path, runs_dir)
     _console.print(f"store:   {stored.db_url} ({stored.inserted} new records)")
     if stored.dashboard is not None:
         _console.print(f"dashboard: {stored.dashboard.resolve()}")
