@@ -23,7 +23,7 @@ def _list_rules() -> None:
     table = Table("id", "slug", "severity", "subject", "checks", box=None)
     for r in all_rules():
         table.add_row(r.id, r.slug, r.severity.value, r.subject.__name__, r.title)
-    Console(highlight=False).print(table)
+    Console(highlight=False, width=200).print(table)
 
 
 def check(
@@ -60,7 +60,9 @@ def check(
     typer.echo(renderer(report.findings), nl=False)
     code = report.exit_code(strict=strict)
     if code:
-        raise typer.Exit(code)
+        # SystemExit, not typer.Exit: the root app runs with standalone_mode=False, where
+        # click returns typer.Exit's code instead of exiting with it.
+        raise SystemExit(code)
 
 
 def register(app: typer.Typer) -> None:
