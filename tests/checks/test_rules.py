@@ -1,0 +1,133 @@
+"""Each rule fires on a crafted defect in a copy of the clean examples, and the clean tree
+is silent under --strict."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from inferbench.checks.engine import CheckOptions, check_project, check_tree
+from inferbench.checks.finding import Severity
+from inferbench.checks.registry import Problem, Rule, all_rules
+from inferbench.checks.subjects import MasterSubject
+from inferbench.cli.main import main
+from inferbench.config.project import load_project
+
+from .test_broken_examples import EXPECTED, NEEDS_BASE
+from .treeutil import CHANGELOG, EXAMPLES, MASTER, RECIPE, edit
+
+CLUSTER = "clusters/b200-dgxc.yaml"
+# rule -> edits (file, old, new) that break exactly that rule
+CASES: dict[str, list[tuple[str, str, str]]] = {
+    "IB001": [(MASTER, "recipes/vllm/minimax-m3", "recipes/sglang/deepseek")],
+    "IB102": [(MASTER, "- {tp: 8, conc-list: [16, 64, 128]}", "- {tp: 16, conc-list: [16]}")],
+    "IB205": [(RECIPE, "decode_nodes: 1", "decode_nodes: 2")],
+    "IB206": [(RECIPE, "data-parallel-size: 8", "data-parallel-size: 4")],
+    "IB209": [(RECIPE, "max-cudagraph-capture-size: 4096", "max-cudagraph-capture-size: 64")],
+    "IB302": [(RECIPE, "precision: fp4", "precision: fp8")],
+    "IB303": [(MASTER, "num-worker: 2", "num-worker: 3")],
+    "IB304": [(RECIPE, "gpus_per_prefill: 2", "gpus_per_prefill: 4"),
+              (RECIPE, "data-parallel-size: 2", "data-parallel-size: 4")],
+    "IB305": [(MASTER, "tp: 8\n              ep: 8", "tp: 8\n              ep: 1")],
+    "IB308": [(RECIPE, "osl: 1024", "osl: 2048")],
+    "IB402": [(CLUSTER, "runners: [b200, b200-multinode]", "runners: [b200]")],
+    "IB403": [(RECIPE, "gpus_per_node: 8", "gpus_per_node: 4")],
+    "IB404": [(RECIPE, "gpu_type: b200", "gpu_type: h200")],
+    "IB405": [(CLUSTER, "model: nvidia/MiniMax-M3-NVFP4", "model: nvidia/MiniMax-M2-NVFP4")],
+    "IB411": [(CLUSTER, "runners: [b200, b200-multinode]", "runners: [b200, b200-multinode, x9]")],
+    "IB412": [(CLUSTER, "gpus-per-node: 8", "gpus-per-node: 4")],
+    "IB501": [(CHANGELOG, '["dsr1-fp8-h200-*"]', '["dsr1-fp8-h100-*"]')],
+    "IB601": [(MASTER, "gptoss-fp4-b200-trt:", "gptoss-b200-trt:"),
+              (CHANGELOG, "[gptoss-fp4-b200-trt]", "[gptoss-b200-trt]")],
+    "IB702": [(MASTER, "image: vllm/vllm-openai:v0.10.2", "image: vllm/vllm-openai:v0.10.2 x")],
+}  # fmt: skip
+
+
+def test_clean_examples_are_silent_even_strict() -> None:
+    report = check_tree(EXAMPLES)
+    assert report.findings == () and report.exit_code(strict=True) == 0
+
+
+def test_every_rule_has_a_defect_that_fires_it() -> None:
+    fired = (
+        set(CASES) | {r for r, _, _ in EXPECTED.values()} | {r for r, _, _ in NEEDS_BASE.values()}
+    )
+    assert {r.id for r in all_rules()} <= fired
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_fires_on_its_defect(tree: Path, rule: str) -> None:
+    for rel, old, new in CASES[rule]:
+        edit(tree, rel, old, new)
+    report = check_tree(tree)
+    rules = {f.rule for f in report.findings}
+    assert rule in rules, report.findings
+    hit = next(f for f in report.findings if f.rule == rule)
+    assert hit.file is not None and hit.message
+
+
+def test_srt_slurm_checkout_resolves_upstream_references(tree: Path, tmp_path: Path) -> None:
+    edit(tree, MASTER, "recipes/vllm/minimax-m3", "recipes/sglang/deepseek")
+    upstream = tmp_path / "srt-slurm"
+    (upstream / "recipes").mkdir(parents=True)
+    report = check_tree(tree, CheckOptions(srt_slurm=upstream))
+    assert [f.rule for f in report.findings] == ["IB201"]
+    src = tree / RECIPE
+    dest = upstream / "recipes/sglang/deepseek/b200-fp4/8k1k" / src.name
+    dest.parent.mkdir(parents=True)
+    dest.write_text(src.read_text())
+    assert check_tree(tree, CheckOptions(srt_slurm=upstream)).findings == ()
+
+
+def test_a_crashing_rule_is_isolated(tree: Path) -> None:
+    def explode(subject: MasterSubject) -> Iterator[Problem]:
+        if subject.config.key.startswith("gptoss"):
+            raise ZeroDivisionError("odd input")
+        return iter(())
+
+    crash = Rule("IB999", "explodes", Severity.WARNING, "t", MasterSubject, explode)
+    runner = next(r for r in all_rules() if r.id == "IB101")
+    edit(tree, MASTER, "runner: h200\n  precision: bf16", "runner: nope\n  precision: bf16")
+    report = check_project(load_project(tree), [crash, runner], CheckOptions())
+    assert sorted(f.rule for f in report.findings) == ["IB000", "IB101"]
+    internal = next(f for f in report.findings if f.rule == "IB000")
+    assert "IB999 explodes crashed: ZeroDivisionError" in internal.message
+    assert internal.file == tree / MASTER and internal.line is not None
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    try:
+        main(["check", *args])
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return code, capsys.readouterr().out
+
+
+def test_cli_exit_codes_and_formats(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli([str(tree), "--strict"], capsys) == (0, "No findings.\n")
+    assert run_cli(["--root", str(tree)], capsys)[0] == 0
+    edit(tree, RECIPE, "max-num-seqs: 1024", "max-num-seqs: 128")  # a warning
+    assert run_cli([str(tree)], capsys)[0] == 0
+    assert run_cli([str(tree), "--strict"], capsys)[0] == 1
+    edit(tree, RECIPE, "precision: fp4", "precision: fp8")  # an error
+    code, out = run_cli([str(tree), "--format", "json"], capsys)
+    data = json.loads(out)
+    assert code == 1 and {d["rule"] for d in data} == {"IB208", "IB302"}
+    assert all(set(d) >= {"rule", "severity", "file", "line", "column", "key", "message", "hint"}
+               for d in data)  # fmt: skip
+    code, out = run_cli([str(tree), "--format", "github"], capsys)
+    assert code == 1 and out.startswith("::")
+    assert any(
+        line.startswith("::error file=") and "title=IB302" in line for line in out.splitlines()
+    )
+    code, out = run_cli([str(tree), "--select", "IB208", "--format", "json"], capsys)
+    assert code == 0 and [d["rule"] for d in json.loads(out)] == ["IB208"]
+    code, out = run_cli([str(tree), "--ignore", "precision-mismatch,IB2"], capsys)
+    assert (code, out) == (0, "No findings.\n")
+    assert run_cli([str(tree / "nope")], capsys)[0] == 2
+    assert run_cli([str(tree), "--select", "IB9999"], capsys)[0] == 2
+    assert run_cli([str(tree), "--base", "HEAD"], capsys)[0] == 2  # not a git repository
