@@ -136,7 +136,7 @@ class Collector:
             )
 
     def _load(self, path: Path, selector: str | None, where: Location | None) -> list[Recipe]:
-        key = (path.resolve(), selector)
+        key = (path, selector)  # resolve_recipe already gives a resolved path
         cached = self._variants.get(key)
         if cached is None:
             try:
@@ -150,7 +150,7 @@ class Collector:
     def _unreferenced_recipes(self) -> None:
         referenced = {path for path, _ in self._variants}
         for path in self.project.recipe_paths():
-            if path.resolve() in referenced:
+            if path in referenced or path.resolve() in referenced:
                 continue
             for recipe in self._load(path, None, None):
                 bench = recipe.benchmark
