@@ -110,3 +110,20 @@ def test_empty_document() -> None:
 def test_non_scalar_key_rejected() -> None:
     with pytest.raises(ConfigError, match="scalar"):
         parse_yaml("? [a, b]\n: 1\n", T)
+
+
+def test_merged_and_aliased_keys_are_located_where_written() -> None:
+    text = "base: &b\n  tp: 1\n  ep: 1\nx:\n  <<: *b\n  tp: 8\ny: *b\n"
+    doc = parse_yaml(text, T)
+    assert doc.locate(("x", "tp")).line == 6  # explicit key wins
+    assert doc.locate(("x", "ep")).line == 3  # merged from the anchor
+    assert doc.locate(("y", "tp")).line == 2  # through the alias
+    assert doc.has(("x", "ep")) and not doc.has(("x", "pp"))
+
+
+def test_integer_mapping_keys_and_sequence_indexes() -> None:
+    doc = parse_yaml("a:\n  1: one\nb:\n  - x\n  - y\n", T)
+    assert doc.data["a"] == {1: "one"}
+    assert doc.locate(("a", 1)).line == 2
+    assert doc.locate(("b", 1)).line == 5
+    assert doc.locate(("b", 7)).line == 3  # past the end: the list's key

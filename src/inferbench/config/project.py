@@ -15,6 +15,8 @@ Recipes are parsed on first use and cached (a tree can hold 450+).
 
 from __future__ import annotations
 
+import functools
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -73,7 +75,10 @@ class Project:
     clusters: Mapping[str, ClusterFile]
     launchers: Mapping[str, LauncherTable]
     recipe_root: Path
-    _recipe_files: dict[Path, RecipeFile] = field(default_factory=dict, repr=False, compare=False)
+    _recipe_files: dict[str, RecipeFile] = field(default_factory=dict, repr=False, compare=False)
+    _resolved: dict[tuple[str, str | None], ResolvedRecipe] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     # --- recipes -----------------------------------------------------------------
     def recipe_paths(self) -> list[Path]:
@@ -90,6 +95,14 @@ class Project:
         A file missing from the tree is looked up in an srt-slurm checkout (`srt_slurm`,
         whose `recipes/` InferenceX overlays) and reported with `exists=False` if absent.
         """
+        key = (str(reference), None if srt_slurm is None else str(srt_slurm))
+        cached = self._resolved.get(key)
+        if cached is None:
+            cached = self._resolve(reference, srt_slurm)
+            self._resolved[key] = cached
+        return cached
+
+    def _resolve(self, reference: RecipeRef | str, srt_slurm: Path | None) -> ResolvedRecipe:
         if isinstance(reference, RecipeRef):
             text, selector = reference.path, reference.selector
         else:
@@ -113,7 +126,7 @@ class Project:
 
     def recipe_file(self, path: Path) -> RecipeFile:
         """The parsed recipe file at `path` (cached)."""
-        key = Path(path).resolve()
+        key = os.path.abspath(path)
         cached = self._recipe_files.get(key)
         if cached is None:
             cached = load_recipe_file(Path(path))
@@ -136,15 +149,21 @@ class Project:
         return [c for c in self.clusters.values() if c.cluster.serves(runner_label)]
 
 
+@functools.lru_cache(maxsize=64)
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
 def _inside(base: Path, relative: Path, shown: str) -> Path:
-    target = (base / relative).resolve()
-    root = base.resolve()
-    if target != root and root not in target.parents:
+    """`base / relative` with symlinks resolved; ConfigError if that leaves `base`."""
+    target = os.path.realpath(base / relative)
+    root = _real(str(base))
+    if target != root and not target.startswith(root.rstrip(os.sep) + os.sep):
         raise ConfigError(
             f"recipe reference {shown!r} points outside the recipe tree",
             hint=f"keep references inside {base}",
         )
-    return target
+    return Path(target)
 
 
 def read_layout(root: Path) -> tuple[ProjectLayout, Path | None]:

@@ -255,6 +255,8 @@ class Recipe(FrozenModel):
     sweep: dict[str, Any] | None = None
 
     _source: Any = PrivateAttr(default=None)
+    # flags and layouts are derived on every check; the recipe is frozen, so derive once
+    _derived: dict[tuple[str, str], Any] = PrivateAttr(default_factory=dict)
 
     @property
     def source(self) -> Any:
@@ -270,11 +272,18 @@ class Recipe(FrozenModel):
         return ("prefill", "decode") if self.disaggregated else ("aggregated",)
 
     def flags(self, mode: WorkerMode) -> EngineFlags:
-        return self.backend.flags(mode)
+        cached: EngineFlags | None = self._derived.get(("flags", mode))
+        if cached is None:
+            cached = self._derived[("flags", mode)] = self.backend.flags(mode)
+        return cached
 
     def layout(self, mode: WorkerMode) -> WorkerLayout:
         """The engine layout the flags of `mode` describe."""
-        return engine_layout(self.backend.type, self.flags(mode).get)
+        cached: WorkerLayout | None = self._derived.get(("layout", mode))
+        if cached is None:
+            cached = engine_layout(self.backend.type, self.flags(mode).get)
+            self._derived[("layout", mode)] = cached
+        return cached
 
     def flag_path(self, mode: WorkerMode, name: str) -> tuple[str, ...] | None:
         """The key path of flag `name` of `mode` as written (for locating it)."""

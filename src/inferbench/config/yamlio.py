@@ -98,26 +98,45 @@ def _as_path(path: KeyPath | str) -> KeyPath:
     return parse_path(path) if isinstance(path, str) else path
 
 
+_KEY = "\x1f"  # path encoding: a mapping key follows this, a sequence index follows _INDEX
+_INDEX = "\x1e"
+_BITS = 20
+_MAX = (1 << _BITS) - 1
+
+
+def _pack(key: Any, value: Any) -> int:
+    """Two marks (0-based) as one int: key line/column, value line/column (1-based)."""
+    out = 0
+    for number in (key.line + 1, key.column + 1, value.line + 1, value.column + 1):
+        out = (out << _BITS) | min(number, _MAX)
+    return out
+
+
+def _unpack(packed: int, *, value: bool) -> tuple[int, int]:
+    if value:
+        return ((packed >> _BITS) & _MAX, packed & _MAX)
+    return ((packed >> 3 * _BITS) & _MAX, (packed >> 2 * _BITS) & _MAX)
+
+
+def _encode(part: str | int) -> tuple[str, ...]:
+    if isinstance(part, int):
+        return (_INDEX + str(part), _KEY + str(part))
+    return (_KEY + part,)
+
+
 @dataclass(frozen=True)
 class PositionedDoc:
-    """A loaded YAML document: plain `data`, and its text to locate key paths.
+    """A loaded YAML document: plain `data` and the position of every key and item.
 
-    The node tree is not kept: a tree of 1,000 files holds millions of nodes and marks,
-    which the cyclic GC would then rescan on every full collection (measured: load time
-    grew with the square of the tree). `root` composes the text again on first use
-    (only documents with a finding or an error ever need it) and keeps it.
+    Positions live in one flat map, encoded key path -> packed ints: it holds only str
+    and int, so the cyclic GC never scans it. (Keeping the node tree instead made load
+    time grow with the square of the tree size: millions of nodes and marks rescanned
+    on every full collection.)
     """
 
     file: Path
     data: Any
-    text: str | None = field(default=None, repr=False, compare=False)
-    _root: list[Node | None] = field(default_factory=list, repr=False, compare=False)
-
-    @property
-    def root(self) -> Node | None:
-        if not self._root:
-            self._root.append(_compose(self.text, self.file) if self.text is not None else None)
-        return self._root[0]
+    positions: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def locate(self, path: KeyPath | str = ()) -> Location:
         """The position of the key (or sequence item) at `path`, or of its nearest existing
@@ -135,18 +154,33 @@ class PositionedDoc:
     def line_of(self, path: KeyPath | str) -> int | None:
         return self.locate(path).line
 
+    def has(self, path: KeyPath | str) -> bool:
+        """Whether `path` was written in the document."""
+        encoded = ""
+        for part in _as_path(path):
+            encoded = next(
+                (encoded + c for c in _encode(part) if encoded + c in self.positions), ""
+            )
+            if not encoded:
+                return False
+        return True
+
     def _walk(self, path: KeyPath, *, value: bool) -> tuple[int | None, int | None]:
-        node = self.root
-        if node is None:
+        positions = self.positions
+        best = positions.get("")
+        if best is None:
             return (None, None)
-        mark = node.start_mark
+        encoded = ""
         for part in path:
-            found = _child(node, part)
-            if found is None:
+            for candidate in _encode(part):
+                found = positions.get(encoded + candidate)
+                if found is not None:
+                    encoded += candidate
+                    best = found
+                    break
+            else:
                 break
-            key_node, node = found
-            mark = node.start_mark if (value or key_node is None) else key_node.start_mark
-        return (mark.line + 1, mark.column + 1)
+        return _unpack(best, value=value)
 
     def keys_at(self, path: KeyPath | str) -> list[str]:
         """The mapping keys present at `path` (empty when it is not a mapping)."""
@@ -159,64 +193,52 @@ class PositionedDoc:
         return [str(k) for k in value] if isinstance(value, dict) else []
 
 
-def _child(node: Node, part: str | int) -> tuple[Node | None, Node] | None:
-    if isinstance(node, MappingNode) and isinstance(part, str):
-        for key_node, value_node in _iter_pairs(node):
-            if isinstance(key_node, ScalarNode) and str(key_node.value) == part:
-                return (key_node, value_node)
-        return None
-    if (
-        isinstance(node, SequenceNode)
-        and isinstance(part, int)
-        and -len(node.value) <= part < len(node.value)
-    ):
-        item: Node = node.value[part]
-        return (None, item)
-    return None
-
-
-def _iter_pairs(node: MappingNode) -> Iterator[tuple[Node, Node]]:
-    """Key/value node pairs, with `<<` merge keys expanded (explicit keys win)."""
-    for key_node, value_node in node.value:
-        if key_node.tag == _MERGE:
-            sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
-            for source in sources:
-                if isinstance(source, MappingNode):
-                    yield from _iter_pairs(source)
-        else:
-            yield (key_node, value_node)
-
-
 class _Builder:
-    """Turns a node tree into plain data, rejecting duplicate keys with both positions."""
+    """Turns a node tree into plain data and a position map, rejecting duplicate keys."""
 
     def __init__(self, file: Path) -> None:
         self.file = file
-        self._memo: dict[int, Any] = {}
+        self.positions: dict[str, int] = {}
+        self._memo: dict[int, tuple[Any, str]] = {}
 
-    def build(self, node: Node) -> Any:
+    def build(self, node: Node, prefix: str = "") -> Any:
         if isinstance(node, ScalarNode):
             return self._scalar(node)
         memo = self._memo.get(id(node))
         if memo is not None:  # an alias: the same node composed twice
-            return memo
+            self._copy_positions(memo[1], prefix)
+            return memo[0]
         if isinstance(node, SequenceNode):
             items: list[Any] = []
-            self._memo[id(node)] = items
-            items.extend(self.build(child) for child in node.value)
+            self._memo[id(node)] = (items, prefix)
+            for index, child in enumerate(node.value):
+                here = f"{prefix}{_INDEX}{index}"
+                self.positions[here] = _pack(child.start_mark, child.start_mark)
+                items.append(self.build(child, here))
             return items
         if isinstance(node, MappingNode):
-            return self._mapping(node)
+            return self._mapping(node, prefix)
         raise self._error("unsupported YAML node", node)
 
-    def _mapping(self, node: MappingNode) -> dict[Any, Any]:
+    def _copy_positions(self, source: str, target: str) -> None:
+        if source == target:
+            return
+        copied = {
+            target + k[len(source) :]: v
+            for k, v in self.positions.items()
+            if k.startswith(source) and k != source
+        }
+        for key, value in copied.items():
+            self.positions.setdefault(key, value)
+
+    def _mapping(self, node: MappingNode, prefix: str) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
-        self._memo[id(node)] = result
+        self._memo[id(node)] = (result, prefix)
         seen: dict[Any, Node] = {}
         merged: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE:
-                merged.update(self._merge_source(value_node))
+                merged.update(self._merge_source(value_node, prefix))
                 continue
             key = self.build(key_node)
             if isinstance(key, list | dict):
@@ -229,18 +251,23 @@ class _Builder:
                     hint="remove one of the two definitions",
                 )
             seen[key] = key_node
-            result[key] = self.build(value_node)
+            here = f"{prefix}{_KEY}{key}"
+            self.positions[here] = _pack(key_node.start_mark, value_node.start_mark)
+            result[key] = self.build(value_node, here)
         for key, value in merged.items():
             result.setdefault(key, value)
         return result
 
-    def _merge_source(self, node: Node) -> dict[Any, Any]:
+    def _merge_source(self, node: Node, prefix: str) -> dict[Any, Any]:
+        """`<<: *anchor` (or a list of them): their keys, located where they were written."""
         sources = node.value if isinstance(node, SequenceNode) else [node]
         merged: dict[Any, Any] = {}
         for source in reversed(sources):  # earlier sources win
-            value = self.build(source)
+            value = self.build(source, f"{prefix}{_KEY}<<")
             if not isinstance(value, dict):
                 raise self._error("a '<<' merge key needs a mapping", source)
+            written = self._memo[id(source)][1]
+            self._copy_positions(written, prefix)
             merged.update(value)
         return merged
 
@@ -290,8 +317,11 @@ def parse_yaml(text: str, file: Path) -> PositionedDoc:
 def _parse(text: str, file: Path) -> PositionedDoc:
     root = _compose(text, file)
     if root is None:
-        return PositionedDoc(file=file, data=None, text=text)
-    return PositionedDoc(file=file, data=_Builder(file).build(root), text=text)
+        return PositionedDoc(file=file, data=None)
+    builder = _Builder(file)
+    builder.positions[""] = _pack(root.start_mark, root.start_mark)
+    data = builder.build(root)
+    return PositionedDoc(file=file, data=data, positions=builder.positions)
 
 
 def _compose(text: str, file: Path) -> Node | None:
