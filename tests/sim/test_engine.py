@@ -112,3 +112,13 @@ def test_stream_interval_groups_tokens() -> None:
     record = run.records[0]
     assert record.chunk_tokens[0] == 1 and sum(record.chunk_tokens) == record.output_tokens
     assert len(record.chunk_times) == len(record.chunk_tokens)
+
+
+def test_pareto_keeps_only_undominated_points() -> None:
+    from inferbench.sim.topologies import TopologyPoint, pareto
+
+    def p(name: str, gpu: float, user: float) -> TopologyPoint:
+        return TopologyPoint(name, 8, 1, gpu, user, 0.0)
+
+    points = [p("a", 100, 10), p("b", 80, 30), p("c", 70, 20), p("d", 50, 40)]
+    assert [x.topology for x in pareto(points)] == ["a", "b", "d"]
