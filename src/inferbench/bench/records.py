@@ -44,6 +44,10 @@ class RequestRecord:
     done: float | None = None  # when the response ended (last byte)
     failure: FailureKind | None = None
     error: str | None = None  # short, secret-free description
+    # added by the load generator (never renamed: other stages read these)
+    per_chunk_usage: bool = False  # chunk_tokens came from per-chunk usage, not 1s
+    generated_text: str | None = None  # only kept when detail output is on
+    worker: int = 0  # which client worker process sent it
 
     @property
     def queue_time(self) -> float:

@@ -1,0 +1,200 @@
+"""Build prompts from a workload spec, deterministically, one request index at a time.
+
+Every request index has its own random stream (seed, index), so any worker can
+build any share of the workload and get exactly the prompts a single process
+would have built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from inferbench.bench.workload import (
+    FileWorkload,
+    RandomWorkload,
+    SharedPrefixWorkload,
+    Workload,
+    draw_lengths,
+)
+from inferbench.errors import InputError, Location
+
+_PREFIX_STREAM = 1 << 40  # separates the shared-prefix random streams from per-request ones
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """One request's prompt (token ids or text) and its intended lengths."""
+
+    index: int
+    prompt: list[int] | str
+    input_len: int  # 0 when unknown (a text file without a tokenizer)
+    output_len: int
+
+
+@lru_cache(maxsize=4)
+def load_tokenizer(path: Path) -> Any:
+    """A local Hugging Face `tokenizers` file; never downloads anything."""
+    from tokenizers import Tokenizer
+
+    file = path / "tokenizer.json" if path.is_dir() else path
+    if not file.is_file():
+        raise InputError(
+            f"tokenizer file not found: {file}",
+            location=Location(key="--tokenizer"),
+            hint="pass a local tokenizer.json (or the folder holding it)",
+        )
+    try:
+        return Tokenizer.from_file(str(file))
+    except Exception as exc:
+        raise InputError(
+            f"cannot load tokenizer {file}: {str(exc)[:200]}", location=Location(file=file)
+        ) from None
+
+
+def build_prompts(workload: Workload, indices: list[int], seed: int) -> list[Prompt]:
+    """The prompts for `indices` (positions in the workload), in that order."""
+    if isinstance(workload, RandomWorkload):
+        return [_random_prompt(workload, i, seed) for i in indices]
+    if isinstance(workload, SharedPrefixWorkload):
+        return [_shared_prefix_prompt(workload, i, seed) for i in indices]
+    rows = _file_rows(workload)
+    return [_file_prompt(workload, rows, i) for i in indices]
+
+
+def _token_ids(rng: np.random.Generator, n: int, low: int, high: int) -> np.ndarray:
+    """Consecutive ids from a random offset (like sa-bench), kept inside [low, high)."""
+    offset = int(rng.integers(0, high - low))
+    return (low + (offset + np.arange(n)) % (high - low)).astype(np.int64)
+
+
+def _lengths(
+    spec: RandomWorkload | SharedPrefixWorkload, rng: np.random.Generator
+) -> tuple[int, int]:
+    isl = int(draw_lengths(spec.isl, spec.range_ratio, spec.range_mode, rng, 1)[0])
+    osl = int(draw_lengths(spec.osl, spec.range_ratio, spec.range_mode, rng, 1)[0])
+    return isl, osl
+
+
+def _random_prompt(spec: RandomWorkload, index: int, seed: int) -> Prompt:
+    rng = np.random.default_rng([seed, index])
+    isl, osl = _lengths(spec, rng)
+    ids = _token_ids(rng, isl, spec.id_low, spec.id_high)
+    if spec.tokenizer is None:
+        return Prompt(index, ids.tolist(), isl, osl)
+    text, actual = _text_of_length(load_tokenizer(spec.tokenizer), ids, isl, rng)
+    return Prompt(index, text, actual, osl)
+
+
+def _shared_prefix_prompt(spec: SharedPrefixWorkload, index: int, seed: int) -> Prompt:
+    group = index % spec.groups
+    prefix_rng = np.random.default_rng([seed, _PREFIX_STREAM + group])
+    prefix = _token_ids(prefix_rng, spec.prefix_len, spec.id_low, spec.id_high)
+    rng = np.random.default_rng([seed, index])
+    isl, osl = _lengths(spec, rng)
+    suffix = _token_ids(rng, isl, spec.id_low, spec.id_high)
+    if spec.tokenizer is None:
+        return Prompt(index, prefix.tolist() + suffix.tolist(), spec.prefix_len + isl, osl)
+    tok = load_tokenizer(spec.tokenizer)
+    prefix_text, n_prefix = _text_of_length(tok, prefix, spec.prefix_len, prefix_rng)
+    suffix_text, n_suffix = _text_of_length(tok, suffix, isl, rng)
+    return Prompt(index, prefix_text + " " + suffix_text, n_prefix + n_suffix, osl)
+
+
+def _text_of_length(
+    tok: Any, ids: np.ndarray, target: int, rng: np.random.Generator
+) -> tuple[str, int]:
+    """Decode ids to text and re-encode until the text is `target` tokens (best effort)."""
+    vocab = max(2, int(tok.get_vocab_size()))
+    current = [int(i) % vocab for i in ids]
+    best_text, best_len = "", -1
+    for _ in range(12):
+        text = tok.decode(current)
+        encoded = tok.encode(text, add_special_tokens=False).ids
+        if abs(len(encoded) - target) < abs(best_len - target):
+            best_text, best_len = text, len(encoded)
+        if len(encoded) == target:
+            break
+        if len(encoded) > target:
+            current = encoded[:target]
+        else:
+            extra = rng.integers(0, vocab, size=target - len(encoded))
+            current = list(encoded) + [int(i) for i in extra]
+    return best_text, best_len
+
+
+def _file_rows(spec: FileWorkload) -> list[tuple[list[int] | str, int | None]]:
+    try:
+        raw = spec.path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            f"cannot read dataset: {exc.strerror}", location=Location(file=spec.path)
+        ) from None
+    rows = _sharegpt_rows(spec, raw) if spec.format == "sharegpt" else _jsonl_rows(spec, raw)
+    if not rows:
+        raise InputError("dataset has no usable prompts", location=Location(file=spec.path))
+    return rows
+
+
+def _jsonl_rows(spec: FileWorkload, raw: bytes) -> list[tuple[list[int] | str, int | None]]:
+    rows: list[tuple[list[int] | str, int | None]] = []
+    for lineno, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = Location(file=spec.path, line=lineno)
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc}", location=where) from None
+        prompt = obj.get("prompt") if isinstance(obj, dict) else None
+        if not isinstance(prompt, str | list) or not prompt:
+            raise InputError("each line needs a non-empty `prompt`", location=where)
+        out = obj.get("output_len")
+        if out is not None and (not isinstance(out, int) or out <= 0):
+            raise InputError("`output_len` must be a positive integer", location=where)
+        rows.append((prompt, out))
+    return rows
+
+
+def _sharegpt_rows(spec: FileWorkload, raw: bytes) -> list[tuple[list[int] | str, int | None]]:
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc}", location=Location(file=spec.path)) from None
+    if not isinstance(data, list):
+        raise InputError("a ShareGPT file is a JSON list", location=Location(file=spec.path))
+    tok = load_tokenizer(spec.tokenizer) if spec.tokenizer else None
+    rows: list[tuple[list[int] | str, int | None]] = []
+    for item in data:
+        turns = item.get("conversations") if isinstance(item, dict) else None
+        if not isinstance(turns, list) or len(turns) < 2:
+            continue
+        human, reply = turns[0].get("value"), turns[1].get("value")
+        if not isinstance(human, str) or not isinstance(reply, str) or not human:
+            continue
+        out = len(tok.encode(reply, add_special_tokens=False).ids) if tok else None
+        rows.append((human, out))
+    return rows
+
+
+def _file_prompt(
+    spec: FileWorkload, rows: list[tuple[list[int] | str, int | None]], index: int
+) -> Prompt:
+    prompt, row_out = rows[index % len(rows)]
+    out = spec.osl or row_out
+    if not out:
+        raise InputError(
+            "dataset rows carry no output length",
+            location=Location(file=spec.path),
+            hint="pass --osl, or a --tokenizer to measure the ShareGPT replies",
+        )
+    if isinstance(prompt, list):
+        return Prompt(index, prompt, len(prompt), out)
+    tok = load_tokenizer(spec.tokenizer) if spec.tokenizer else None
+    n_in = len(tok.encode(prompt, add_special_tokens=False).ids) if tok else 0
+    return Prompt(index, prompt, n_in, out)

@@ -1,0 +1,83 @@
+"""Load shapes: closed loop at fixed concurrency, or arrivals at a request rate.
+
+Arrival times are offsets from one start instant and every worker sleeps until
+the absolute time `t0 + offset`, so timer rounding never accumulates into a
+lower rate (relative sleeps drift low).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from inferbench.errors import InputError, Location
+
+
+class LoadPoint(BaseModel):
+    """One measured point: how many requests, and how they arrive."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    concurrency: int | None = Field(default=None, gt=0, description="cap on requests in flight")
+    request_rate: float | None = Field(default=None, gt=0, description="req/s; None = closed loop")
+    burstiness: float = Field(default=1.0, gt=0, description="gamma shape; 1 = Poisson")
+    num_prompts: int = Field(gt=0)
+    duration_s: float | None = Field(default=None, gt=0, description="stop sending after this")
+    warmups: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _shape(self) -> LoadPoint:
+        if self.concurrency is None and self.request_rate is None:
+            raise ValueError("a point needs a concurrency, a request rate, or both")
+        return self
+
+    @property
+    def closed_loop(self) -> bool:
+        return self.request_rate is None
+
+    @property
+    def label(self) -> str:
+        if self.request_rate is None:
+            return f"c{self.concurrency}"
+        rate = f"r{self.request_rate:g}"
+        return rate if self.concurrency is None else f"{rate}_c{self.concurrency}"
+
+
+_CONC_LIST = re.compile(r"^\s*\d+(\s*[,x]\s*\d+)*\s*$")
+
+
+def parse_concurrency_list(text: str) -> list[int]:
+    """`4,8,16` or srt-slurm's `4x8x16` -> [4, 8, 16] (order kept, duplicates dropped)."""
+    if not _CONC_LIST.match(text):
+        raise InputError(
+            f"invalid concurrency list {text!r}",
+            location=Location(key="--concurrency"),
+            hint="use positive integers separated by ',' or 'x', e.g. 4,8,16 or 4x8x16",
+        )
+    values = [int(v) for v in re.split(r"[,x]", text.replace(" ", ""))]
+    if any(v <= 0 for v in values):
+        raise InputError("concurrency must be positive", location=Location(key="--concurrency"))
+    return list(dict.fromkeys(values))
+
+
+def arrival_offsets(n: int, rate: float, burstiness: float, seed: int) -> np.ndarray:
+    """Seconds after t0 of `n` arrivals: gamma inter-arrivals with mean 1/rate.
+
+    Shape `burstiness` (1 = Poisson, <1 burstier, >1 more regular), scale
+    1/(rate*burstiness), as vLLM defines it. The first request goes at t0.
+    """
+    if math.isinf(rate):
+        return np.zeros(n)
+    rng = np.random.default_rng([seed, 0x5EED])
+    gaps = rng.gamma(shape=burstiness, scale=1.0 / (rate * burstiness), size=n)
+    gaps[0] = 0.0
+    return np.cumsum(gaps)
+
+
+def split_evenly(total: int, parts: int) -> list[int]:
+    """`total` shared over `parts` as evenly as integers allow."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if k < extra else 0) for k in range(parts)]

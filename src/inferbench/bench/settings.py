@@ -1,0 +1,91 @@
+"""Where to send and how: the endpoint and the client settings (all serialisable).
+
+The API key is never a field: `Endpoint.api_key_env` names the environment
+variable that holds it, and the key is read only when headers are built, so it
+cannot reach a result file or a log.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class ApiKind(StrEnum):
+    COMPLETIONS = "completions"
+    CHAT = "chat"
+
+
+class Endpoint(BaseModel):
+    """An OpenAI-compatible server and the model to ask."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str
+    model: str = Field(min_length=1)
+    api: ApiKind = ApiKind.COMPLETIONS
+    api_key_env: str | None = Field(
+        default=None, description="environment variable holding the API key (never the key)"
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("base URL must start with http:// or https://")
+        return value.rstrip("/")
+
+    @property
+    def url(self) -> str:
+        """The streaming endpoint; accepts a base URL with or without `/v1`."""
+        root = self.base_url if self.base_url.endswith("/v1") else self.base_url + "/v1"
+        return root + ("/completions" if self.api is ApiKind.COMPLETIONS else "/chat/completions")
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        key = self._api_key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _api_key(self) -> str | None:
+        names = [self.api_key_env] if self.api_key_env else ["INFERBENCH_API_KEY", "OPENAI_API_KEY"]
+        for name in names:
+            value = os.environ.get(name)
+            if value:
+                return value
+        return None
+
+
+class RequestOptions(BaseModel):
+    """Body fields every request carries (the lengths come from the workload)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ignore_eos: bool = True
+    temperature: float = Field(default=0.0, ge=0.0)
+    continuous_usage: bool = Field(
+        default=True, description="ask for per-chunk usage (continuous_usage_stats)"
+    )
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+class ClientOptions(BaseModel):
+    """How the client behaves; recorded in every result file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request_timeout_s: float = Field(default=600.0, gt=0)
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+    workers: int | None = Field(default=None, gt=0, description="client processes; None = auto")
+    read_bufsize: int = Field(default=4 * 1024 * 1024, gt=0, description="aiohttp read buffer")
+    http_client: Literal["fast", "aiohttp"] = "fast"
+    prompt_tolerance: float = Field(
+        default=0.05, ge=0, description="relative prompt-length mismatch that fails a request"
+    )
+    max_failure_rate: float = Field(default=0.05, ge=0, le=1)
+    detail: bool = Field(default=False, description="keep per-request ttfts/itls/texts")
+    seed: int = 0

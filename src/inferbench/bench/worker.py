@@ -1,0 +1,198 @@
+"""One client worker: an event loop that owns a share of the concurrency and arrivals.
+
+A worker builds its share of the requests (before the clock), runs its share of
+the warm-ups, reports ready, waits for the common start instant `t0`, then runs
+the load and hands finished records to its `Outbox` in batches. Several workers
+run as separate processes (`inferbench.bench.runner`); one runs in-process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from inferbench.bench.client import (
+    PreparedRequest,
+    Transport,
+    open_transport,
+    prepare_request,
+    send_request,
+)
+from inferbench.bench.datasets import build_prompts
+from inferbench.bench.records import RequestRecord
+from inferbench.bench.schedule import LoadPoint
+from inferbench.bench.settings import ClientOptions, Endpoint, RequestOptions
+from inferbench.bench.workload import Workload
+
+WARMUP_OFFSET = 1 << 30  # warm-up prompts come from their own index range
+FLUSH_S = 0.2
+
+
+@dataclass(frozen=True)
+class WorkerTask:
+    """Everything one worker needs (picklable: sent to a child process as is)."""
+
+    worker: int
+    endpoint: Endpoint
+    workload: Workload
+    request: RequestOptions
+    client: ClientOptions
+    point: LoadPoint
+    indices: tuple[int, ...]  # measured request indices owned by this worker
+    offsets: tuple[float, ...] | None  # their arrival offsets (rate mode)
+    concurrency: int | None  # this worker's share of the cap
+    warmups: tuple[int, ...]
+    tag: str  # request-id prefix (unique per run)
+
+
+class Outbox(Protocol):
+    """Where a worker reports: ready for t0, finished record batches, stop requests."""
+
+    async def ready(self) -> float: ...
+
+    def emit(self, records: list[RequestRecord]) -> None: ...
+
+
+def prepare(task: WorkerTask) -> tuple[list[PreparedRequest], list[PreparedRequest]]:
+    """Measured and warm-up requests, serialised; runs before the clock starts."""
+    seed = task.client.seed
+    measured = build_prompts(task.workload, list(task.indices), seed)
+    warm = build_prompts(task.workload, [WARMUP_OFFSET + i for i in task.warmups], seed)
+    ep, opts = task.endpoint, task.request
+    return (
+        [prepare_request(p, ep, opts, task.tag) for p in measured],
+        [prepare_request(p, ep, opts, task.tag + "-w") for p in warm],
+    )
+
+
+class _Run:
+    """The load loop of one worker."""
+
+    def __init__(self, task: WorkerTask, transport: Transport, outbox: Outbox) -> None:
+        self.task = task
+        self.transport = transport
+        self.outbox = outbox
+        self.pending: list[RequestRecord] = []
+        self.stopping = False
+
+    async def send(self, req: PreparedRequest, scheduled: float) -> RequestRecord:
+        return await send_request(
+            self.transport,
+            req,
+            scheduled,
+            options=self.task.request,
+            client=self.task.client,
+            worker=self.task.worker,
+        )
+
+    async def warm_up(self, warm: list[PreparedRequest]) -> None:
+        """Closed loop over the warm-ups; their records are dropped."""
+        queue = deque(warm)
+        slots = max(1, min(len(warm), self.task.concurrency or len(warm)))
+
+        async def slot() -> None:
+            while queue:
+                await self.send(queue.popleft(), time.monotonic())
+
+        await asyncio.gather(*(slot() for _ in range(slots)))
+
+    async def closed_loop(self, reqs: list[PreparedRequest], t0: float) -> None:
+        """`concurrency` slots; each sends its next request as soon as the last one ends."""
+        stop_at = t0 + (self.task.point.duration_s or math.inf)
+        cycle = self.task.point.duration_s is not None
+        queue = deque(reqs)
+        await _sleep_until(t0)
+
+        async def slot() -> None:
+            scheduled = t0
+            while queue and not self.stopping and time.monotonic() < stop_at:
+                req = queue.popleft()
+                if cycle:
+                    queue.append(req)  # a duration point reuses the prepared prompts
+                record = await self.send(req, scheduled)
+                self.pending.append(record)
+                scheduled = record.done or time.monotonic()
+
+        await asyncio.gather(*(slot() for _ in range(max(1, self.task.concurrency or 1))))
+
+    async def open_loop(
+        self, reqs: list[PreparedRequest], offsets: tuple[float, ...], t0: float
+    ) -> None:
+        """Arrivals at absolute times t0 + offset; an optional cap on requests in flight."""
+        cap = asyncio.Semaphore(self.task.concurrency) if self.task.concurrency else None
+        limit = self.task.point.duration_s
+        tasks: set[asyncio.Task[None]] = set()
+
+        async def fire(req: PreparedRequest, scheduled: float) -> None:
+            # the record is awaited first: `flush` may swap `pending` meanwhile
+            if cap is None:
+                record = await self.send(req, scheduled)
+            else:
+                async with cap:
+                    record = await self.send(req, scheduled)
+            self.pending.append(record)
+
+        for req, offset in zip(reqs, offsets, strict=True):
+            if self.stopping or (limit is not None and offset > limit):
+                break
+            await _sleep_until(t0 + offset)
+            task = asyncio.create_task(fire(req, t0 + offset))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        if tasks:
+            await asyncio.gather(*tasks)
+
+    async def flusher(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_S)
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            batch, self.pending = self.pending, []
+            self.outbox.emit(batch)
+
+
+async def _sleep_until(when: float) -> None:
+    delay = when - time.monotonic()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+async def run_worker(
+    task: WorkerTask, outbox: Outbox, on_stop: Callable[[Callable[[], None]], None] | None = None
+) -> None:
+    """Prepare, warm up, wait for t0, run the load; records reach `outbox` as they finish."""
+    measured, warm = prepare(task)
+    transport = open_transport(task.endpoint, task.client, task.concurrency or len(measured))
+    run = _Run(task, transport, outbox)
+    main: asyncio.Task[None] | None = None
+
+    def stop() -> None:
+        run.stopping = True
+        if main is not None:
+            main.cancel()
+
+    if on_stop is not None:
+        on_stop(stop)
+    flusher = asyncio.create_task(run.flusher())
+    try:
+        if warm:
+            await run.warm_up(warm)
+        t0 = await outbox.ready()
+        if task.offsets is None:
+            main = asyncio.create_task(run.closed_loop(measured, t0))
+        else:
+            main = asyncio.create_task(run.open_loop(measured, task.offsets, t0))
+        with contextlib.suppress(asyncio.CancelledError):
+            await main
+    finally:
+        flusher.cancel()
+        run.flush()
+        await transport.close()

@@ -1,0 +1,102 @@
+"""What to send: workload specs (serialisable, frozen) and the length conventions.
+
+A workload is data: it is written verbatim into every result file, and each
+client worker rebuilds its own share of the prompts from it (deterministic
+under the seed), so nothing is tokenised or built once the clock runs.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class RangeMode(StrEnum):
+    """Which peer's `--random-range-ratio r` convention draws the lengths."""
+
+    INFERENCEX = "inferencex"  # U[floor(L*r), L]   (sa-bench as InferenceX calls it)
+    VLLM = "vllm"  # U[floor(L*(1-r)), ceil(L*(1+r))]
+    SGLANG = "sglang"  # U[max(1, int(L*r)), L]
+
+
+def length_bounds(length: int, ratio: float, mode: RangeMode) -> tuple[int, int]:
+    """Inclusive integer bounds of the length distribution for nominal `length`."""
+    if mode is RangeMode.INFERENCEX:
+        low, high = math.floor(length * ratio), length
+    elif mode is RangeMode.VLLM:
+        low, high = math.floor(length * (1 - ratio)), math.ceil(length * (1 + ratio))
+    else:
+        low, high = int(length * ratio), length
+    return max(1, low), max(1, high)
+
+
+def draw_lengths(
+    length: int, ratio: float, mode: RangeMode, rng: np.random.Generator, n: int
+) -> np.ndarray:
+    low, high = length_bounds(length, ratio, mode)
+    return rng.integers(low, high + 1, size=n)
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RandomWorkload(_Spec):
+    """Random prompts with exact lengths.
+
+    Without a tokenizer the prompt is a list of token ids (the completions API
+    takes one), so the server sees exactly the intended length. With a local
+    Hugging Face `tokenizer.json` the ids are decoded to text and re-encoded
+    until the text has the intended length.
+    """
+
+    kind: Literal["random"] = "random"
+    isl: int = Field(gt=0)
+    osl: int = Field(gt=0)
+    range_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
+    range_mode: RangeMode = RangeMode.INFERENCEX
+    tokenizer: Path | None = None
+    # token ids are drawn from [id_low, id_high): ordinary tokens in common vocabularies
+    id_low: int = Field(default=1000, ge=0)
+    id_high: int = Field(default=30000, gt=1)
+
+    @model_validator(mode="after")
+    def _ids(self) -> RandomWorkload:
+        if self.id_high <= self.id_low:
+            raise ValueError("id_high must be above id_low")
+        return self
+
+
+class SharedPrefixWorkload(_Spec):
+    """`groups` system prompts of `prefix_len` tokens; each request adds its own suffix."""
+
+    kind: Literal["shared_prefix"] = "shared_prefix"
+    groups: int = Field(gt=0)
+    prefix_len: int = Field(gt=0)
+    isl: int = Field(gt=0, description="suffix length after the shared prefix")
+    osl: int = Field(gt=0)
+    range_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
+    range_mode: RangeMode = RangeMode.INFERENCEX
+    tokenizer: Path | None = None
+    id_low: int = Field(default=1000, ge=0)
+    id_high: int = Field(default=30000, gt=1)
+
+
+class FileWorkload(_Spec):
+    """Prompts from a file: JSONL (`prompt`, optional `output_len`) or a ShareGPT JSON list."""
+
+    kind: Literal["file"] = "file"
+    path: Path
+    format: Literal["jsonl", "sharegpt"] = "jsonl"
+    osl: int | None = Field(default=None, gt=0, description="overrides per-row output lengths")
+    tokenizer: Path | None = None
+
+
+Workload = Annotated[
+    RandomWorkload | SharedPrefixWorkload | FileWorkload, Field(discriminator="kind")
+]
