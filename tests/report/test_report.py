@@ -47,7 +47,7 @@ def test_dashboard_data_thins_large_series_keeping_the_frontier(tmp_path: Path) 
     concs = tuple(range(1, MAX_POINTS_PER_SERIES + 101))
     ingest_paths([write_run_dir(tmp_path / "runs", "big", [SyntheticConfig()], concs)], url)
     with open_store(url) as store:
-        data = dashboard_data(store.query(), store.outcomes())
+        data = dashboard_data([s.record for s in store.latest_per_point()], store.outcomes())
     assert len(data["points"]) == MAX_POINTS_PER_SERIES
     assert sum(p["f"] for p in data["points"]) >= 1
     assert data["outcomes"] == {"total": 1, "failed": 0, "failures": []}

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferbench.fsio import atomic_write_text
-from inferbench.report.dashboard import latest_per_point, render_dashboard
+from inferbench.report.dashboard import render_dashboard
 from inferbench.report.plots import write_plots
 from inferbench.results.store import DEFAULT_DB_URL, open_store
 
@@ -31,17 +31,18 @@ def build_report(
     """Write `index.html` (the dashboard) and one PNG per model/lengths into output_dir."""
     out = Path(output_dir)
     with open_store(db_url) as store:
-        stored = store.query()
+        latest = [s.record for s in store.latest_per_point()]
         outcomes = store.outcomes()
-    dash = render_dashboard(stored, outcomes)
+        stored = store.count()
+    dash = render_dashboard(latest, outcomes, stored=stored)
     dashboard = out / "index.html"
     atomic_write_text(dashboard, dash.html)
-    pngs = write_plots(latest_per_point(stored), out) if plots else []
+    pngs = write_plots(latest, out) if plots else []
     return ReportPaths(
         output_dir=out,
         dashboard=dashboard,
         plots=tuple(pngs),
         points=dash.points,
         series=dash.series,
-        stored=len(stored),
+        stored=stored,
     )

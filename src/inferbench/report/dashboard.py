@@ -2,8 +2,9 @@
 
 The data is thinned before it is embedded so the page opens instantly even over a
 large store: only the latest record of each distinct point (same identity across
-runs) is shown, and each series keeps at most `MAX_POINTS_PER_SERIES` points (all of
-its Pareto frontier first). Values are rounded to what a chart can show.
+runs, chosen in SQL by `Store.latest_per_point`) is shown, and each series keeps at
+most `MAX_POINTS_PER_SERIES` points (all of its Pareto frontier first). Values are
+rounded to what a chart can show.
 """
 
 from __future__ import annotations
@@ -19,19 +20,8 @@ import orjson
 from inferbench.results.pareto import build_curves, series_key
 from inferbench.results.record import Record
 from inferbench.results.sources import JobOutcome
-from inferbench.results.store import StoredRecord
 
 MAX_POINTS_PER_SERIES = 400
-
-
-def latest_per_point(stored: Sequence[StoredRecord]) -> list[Record]:
-    """The most recently ingested record of each point key."""
-    latest: dict[str, StoredRecord] = {}
-    for s in stored:
-        key = s.record.point_key()
-        if key not in latest or s.id > latest[key].id:
-            latest[key] = s
-    return [s.record for s in sorted(latest.values(), key=lambda s: s.id)]
 
 
 class _Strings:
@@ -76,9 +66,10 @@ def _frontier_ids(records: list[Record], axis: str) -> set[int]:
 
 
 def dashboard_data(
-    stored: Sequence[StoredRecord], outcomes: Sequence[JobOutcome]
+    latest: Sequence[Record], outcomes: Sequence[JobOutcome], *, stored: int | None = None
 ) -> dict[str, Any]:
-    records = _thin(latest_per_point(stored))
+    """The embedded data: `latest` holds one record per point (`Store.latest_per_point`)."""
+    records = _thin(list(latest))
     front_i, front_e = _frontier_ids(records, "interactivity"), _frontier_ids(records, "e2el")
     strings = _Strings()
     series: dict[Any, int] = {}
@@ -119,7 +110,7 @@ def dashboard_data(
         )
     failed = [o for o in outcomes if o.status not in ("succeeded", "success", "ok", "done")]
     return {
-        "stored": len(stored),
+        "stored": len(latest) if stored is None else stored,
         "series": series_rows,
         "points": points,
         "strings": strings.items,
@@ -142,9 +133,9 @@ class DashboardHtml:
 
 
 def render_dashboard(
-    stored: Sequence[StoredRecord], outcomes: Sequence[JobOutcome]
+    latest: Sequence[Record], outcomes: Sequence[JobOutcome], *, stored: int | None = None
 ) -> DashboardHtml:
-    data = dashboard_data(stored, outcomes)
+    data = dashboard_data(latest, outcomes, stored=stored)
     payload = orjson.dumps(data).decode().replace("</", "<\\/")
     pkg = resources.files("inferbench.report")
     template = (pkg / "dashboard.html").read_text(encoding="utf-8")

@@ -94,6 +94,8 @@ def read_bench_file(path: Path, raw: Mapping[str, Any] | None = None) -> BenchFi
 
 def _num(path: Path, raw: Mapping[str, Any], key: str, *, required: bool = True) -> float | None:
     value = raw.get(key)
+    if type(value) is float or type(value) is int:  # the common case, checked cheaply
+        return float(value)
     if value is None:
         if required:
             raise InputError(
@@ -110,11 +112,16 @@ def _num(path: Path, raw: Mapping[str, Any], key: str, *, required: bool = True)
     return float(value)
 
 
+_STAT_FIELDS = {
+    metric: tuple((f"{src}_{metric}_ms", dst) for src, dst in _STAT_KEYS.items())
+    for metric in ("ttft", "tpot", "itl", "e2el")
+}
+
+
 def _stats(path: Path, raw: Mapping[str, Any], metric: str) -> Stats:
-    values = {}
-    for src, dst in _STAT_KEYS.items():
-        values[dst] = _num(path, raw, f"{src}_{metric}_ms", required=False)
-    return Stats(**values)
+    values = {dst: _num(path, raw, key, required=False) for key, dst in _STAT_FIELDS[metric]}
+    # every value was checked by _num (a finite or infinite float, or None)
+    return Stats.model_construct(None, **values)
 
 
 def _failures(raw: Mapping[str, Any], block: Mapping[str, Any], completed: int) -> dict[str, int]:

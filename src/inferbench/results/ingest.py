@@ -7,6 +7,7 @@ with the reason they were skipped.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,26 @@ def ingest_paths(
     Invalid points are skipped and reported; with `strict`, one invalid point means
     nothing is written at all.
     """
+    # Reading many points builds many long-lived objects; the cyclic GC would rescan
+    # them over and over (about a third of the time on 100k points). Nothing here makes
+    # reference cycles worth collecting mid-ingest, so pause it and restore it after.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _ingest(paths, db_url, identity, dry_run=dry_run, strict=strict)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _ingest(
+    paths: Sequence[Path | str],
+    db_url: str,
+    identity: Mapping[str, Any] | None,
+    *,
+    dry_run: bool,
+    strict: bool,
+) -> IngestReport:
     points: list[Point] = []
     outcomes: list[JobOutcome] = []
     for item in discover([Path(p) for p in paths], identity):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
-from typing import Literal
+from functools import cached_property
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
@@ -78,6 +79,11 @@ class Identity(_Frozen):
     dataset: str = "random"
     recipe_fingerprint: str | None = None
     job_fingerprint: str | None = None
+
+    @cached_property
+    def _dump(self) -> dict[str, Any]:
+        # keys are computed from this for every stored point: dump once per object
+        return self.model_dump()
 
     def pool(self, role: PoolRole) -> Pool | None:
         return next((p for p in self.pools if p.role == role), None)
@@ -207,12 +213,12 @@ class Record(_Frozen):
 
     def natural_key(self) -> str:
         """Same run, same point -> same key: re-ingesting replaces, never duplicates."""
-        return _digest({"run": self.provenance.run_id, "point": self.identity.model_dump()})
+        return _digest({"run": self.provenance.run_id, "point": self.identity._dump})
 
     def point_key(self) -> str:
         """Identifies a point across runs (image and recipe may change between them)."""
-        ident = self.identity.model_dump(exclude={"image", "recipe_fingerprint", "model"})
-        return _digest(ident)
+        skip = {"image", "recipe_fingerprint", "model"}
+        return _digest({k: v for k, v in self.identity._dump.items() if k not in skip})
 
     def series_label(self) -> str:
         i = self.identity

@@ -12,6 +12,7 @@ Every point comes back as a Record or as the InputError that explains why not.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -26,10 +27,10 @@ from inferbench.results.build import build_record
 from inferbench.results.identity import identity_from_job, nest
 from inferbench.results.names import identity_from_name
 from inferbench.results.power import read_power_csv
-from inferbench.results.record import Provenance, Record
+from inferbench.results.record import Identity, Provenance, Record
 
 RUN_FILES = {"run.json", "state.json", "job.json", "plan.json", "outcome.json", "env.json"}
-_CONC_FILE = re.compile(r"^conc(\d+)$")
+_CONC_FILE = re.compile(r"^conc(\d+)\.json$")
 
 
 @dataclass(frozen=True)
@@ -104,18 +105,19 @@ def _first(d: Mapping[str, Any], *keys: str) -> Any:
     return next((d[k] for k in keys if d.get(k) not in (None, "")), None)
 
 
-def _command(job_dir: Path, bench: BenchFile) -> str | None:
-    plan = _optional_json(job_dir / "plan.json") if (job_dir / "plan.json").is_file() else {}
-    cmd = _first(plan, "command", "commands", "server_command") or _first(bench.block, "command")
+def _plan_command(job_dir: Path) -> str | None:
+    """The deployment's command lines from plan.json, when the plan lists them."""
+    plan = _optional_json(job_dir / "plan.json")
+    cmd = _first(plan, "command", "commands", "server_command")
     if isinstance(cmd, list):
         parts = [" ".join(map(str, c)) if isinstance(c, list) else str(c) for c in cmd]
         return " && ".join(parts)[:2000]
     return str(cmd)[:2000] if cmd else None
 
 
-def _power_for(results_dir: Path, conc: int, bench: BenchFile) -> BenchFile:
+def _with_power(results_dir: Path, names: set[str], conc: int, bench: BenchFile) -> BenchFile:
     for name in (f"power_conc{conc}.csv", f"gpu_metrics_conc{conc}.csv"):
-        if (results_dir / name).is_file():
+        if name in names:
             samples = read_power_csv(results_dir / name)
             return BenchFile(**{**bench.__dict__, "power": bench.power + samples})
     return bench
@@ -134,7 +136,7 @@ def _job_points(job_dir: Path, identity: Mapping[str, Any] | None) -> Iterator[P
     times: dict[str, Any] = (
         dict(outcome["times"]) if isinstance(outcome.get("times"), Mapping) else {}
     )
-    prov = {
+    provenance = {
         "run_id": run_id,
         "attempt": int(outcome.get("attempt") or 1),
         "backend": _first(outcome, "backend") or _first(run, "backend"),
@@ -153,26 +155,33 @@ def _job_points(job_dir: Path, identity: Mapping[str, Any] | None) -> Iterator[P
             job_fingerprint=str(job.get("fingerprint") or job_dir.name),
             label=str(job.get("exp-name") or job_dir.name),
             status=str(outcome.get("status") or "unknown"),
-            attempt=prov["attempt"],
+            attempt=provenance["attempt"],
             reason=str(outcome["reason"]) if outcome.get("reason") else None,
         )
     results = job_dir / "results"
-    for file in sorted(results.glob("conc*.json")) if results.is_dir() else []:
-        m = _CONC_FILE.match(file.stem)
+    names = set(os.listdir(results)) if results.is_dir() else set()
+    command = _plan_command(job_dir)
+    job_identity: list[Identity] = []  # built once per job: only the concurrency varies
+
+    def identity_for(conc: int) -> Identity:
+        if conc < 1:
+            raise InputError("concurrency in the file name must be >= 1")
+        if not job_identity:
+            where = Location(job_dir / "job.json")
+            job_identity.append(identity_from_job(job, concurrency=conc, location=where))
+        return job_identity[0].model_copy(update={"concurrency": conc})
+
+    for name in sorted(names):
+        m = _CONC_FILE.match(name)
         if not m:
             continue
-        conc = int(m.group(1))
+        file, conc = results / name, int(m.group(1))
 
         def make(file: Path = file, conc: int = conc) -> Record:
-            bench = _power_for(results, conc, read_bench_file(file))
-            ident = identity_from_job(
-                job, concurrency=conc, location=Location(job_dir / "job.json")
-            )
-            return build_record(
-                ident,
-                Provenance(**prov, source=str(file), command=_command(job_dir, bench)),
-                bench,
-            )
+            bench = _with_power(results, names, conc, read_bench_file(file))
+            cmd = command or (str(bench.block["command"]) if bench.block.get("command") else None)
+            prov = Provenance(**provenance, source=str(file), command=cmd)
+            return build_record(identity_for(conc), prov, bench)
 
         yield _safe(file, make)
 

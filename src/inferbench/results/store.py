@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
-from sqlalchemy import Connection, Engine, bindparam, create_engine, select, update
+from sqlalchemy import Connection, Engine, bindparam, create_engine, func, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -158,6 +158,25 @@ class Store:
             rows = conn.execute(stmt).all()
         return [StoredRecord(row_id, record_from_json(payload)) for row_id, payload in rows]
 
+    def latest_per_point(self, flt: RecordFilter | None = None) -> list[StoredRecord]:
+        """The most recently ingested record of each point key (what a dashboard shows).
+
+        Chosen in SQL so only those records are read and validated, however many runs
+        the store holds.
+        """
+        newest = select(func.max(records.c.id)).group_by(records.c.point_key)
+        for name, value in flt.__dict__.items() if flt else ():
+            if value is not None:
+                newest = newest.where(records.c[name] == value)
+        stmt = (
+            select(records.c.id, records.c.record_json)
+            .where(records.c.id.in_(newest.scalar_subquery()))
+            .order_by(records.c.id)
+        )
+        with self._begin() as conn:
+            rows = conn.execute(stmt).all()
+        return [StoredRecord(row_id, record_from_json(payload)) for row_id, payload in rows]
+
     def get(self, record_id: int) -> StoredRecord | None:
         stmt = select(records.c.id, records.c.record_json).where(records.c.id == record_id)
         with self._begin() as conn:
@@ -171,7 +190,7 @@ class Store:
 
     def count(self) -> int:
         with self._begin() as conn:
-            return len(conn.execute(select(records.c.id)).all())
+            return int(conn.execute(select(func.count()).select_from(records)).scalar_one())
 
 
 _ROW_COLUMNS = (
@@ -228,8 +247,7 @@ def _write_rows(
         inserted += len(fresh)
         updated += len(changed)
         unchanged += len(chunk) - len(fresh) - len(changed)
-    for o in outcomes:
-        _upsert_outcome(conn, o)
+    _write_outcomes(conn, outcomes)
     return WriteCounts(inserted, updated, unchanged)
 
 
@@ -244,15 +262,30 @@ def _existing(conn: Connection, keys: list[str]) -> dict[str, str]:
     return found
 
 
-def _upsert_outcome(conn: Connection, o: JobOutcome) -> None:
-    where = (job_outcomes.c.run_id == o.run_id) & (
-        job_outcomes.c.job_fingerprint == o.job_fingerprint
-    )
-    values = dict(o.__dict__)
-    if conn.execute(select(job_outcomes.c.run_id).where(where)).first():
-        conn.execute(update(job_outcomes).where(where).values(values))
-    else:
-        conn.execute(job_outcomes.insert().values(values))
+def _write_outcomes(conn: Connection, outcomes: Sequence[JobOutcome]) -> None:
+    """Upsert job outcomes by (run, job fingerprint) in bulk."""
+    if not outcomes:
+        return
+    latest = {(o.run_id, o.job_fingerprint): dict(o.__dict__) for o in outcomes}
+    runs = sorted({run for run, _ in latest})
+    have: set[tuple[str, str]] = set()
+    for start in range(0, len(runs), _CHUNK):
+        stmt = select(job_outcomes.c.run_id, job_outcomes.c.job_fingerprint).where(
+            job_outcomes.c.run_id.in_(runs[start : start + _CHUNK])
+        )
+        have.update((r, j) for r, j in conn.execute(stmt).all())
+    fresh = [v for k, v in latest.items() if k not in have]
+    known = [{**v, "b_run": k[0], "b_job": k[1]} for k, v in latest.items() if k in have]
+    if fresh:
+        conn.execute(job_outcomes.insert(), fresh)
+    if known:
+        upd = (
+            update(job_outcomes)
+            .where(job_outcomes.c.run_id == bindparam("b_run"))
+            .where(job_outcomes.c.job_fingerprint == bindparam("b_job"))
+            .values({c: bindparam(c) for c in ("label", "status", "attempt", "reason")})
+        )
+        conn.execute(upd, known)
 
 
 def _store_error(exc: DBAPIError, url: str) -> StoreError:
