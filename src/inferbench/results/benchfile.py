@@ -139,7 +139,7 @@ def _metrics(path: Path, raw: Mapping[str, Any], block: Mapping[str, Any]) -> Me
     completed = int(_num(path, raw, "completed") or 0)
     failures = _failures(raw, block, completed)
     rate = _num(path, raw, "request_rate", required=False)
-    queue = block.get("queue_time_ms")
+    queue = block.get("queue_ms") or block.get("queue_time_ms")
     try:
         return Metrics(
             duration_s=_num(path, raw, "duration") or 0.0,
