@@ -1,6 +1,6 @@
 """Drive one concurrency point with inferbench's load generator and keep its result file.
 
-The bench stage's library call (`inferbench.bench.api.run_bench`) is resolved when a point
+The bench stage's library call (`inferbench.bench.api.run_point`) is resolved when a point
 runs, so the launch stage builds and is tested without it; while it is not installed every
 job ends as `bench_error` with a reason saying so, and no point is counted as finished.
 The result file is expected under its final name only once the point finished (the bench
@@ -10,7 +10,6 @@ writes it atomically), so a killed run never leaves half a point that a resume w
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +21,23 @@ from inferbench.launch.plan import BenchPoint, BenchSpec
 BENCH_API = "inferbench.bench.api"
 
 
-def _run_bench() -> Callable[..., Any]:
+def _bench_api() -> Any:
     try:
         module = importlib.import_module(BENCH_API)
     except ImportError:
         module = None
-    run = getattr(module, "run_bench", None)
-    if run is None:
+    if getattr(module, "run_point", None) is None:
         raise ExternalToolError(
             f"the load generator ({BENCH_API}.run_bench) is not available in this install",
             hint="install inferbench with its bench stage, or run the sweep with --dry-run",
         )
-    return run
+    return module
+
+
+def _log_line(log_path: Path, text: str) -> None:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("a", encoding="utf-8") as log:
+        log.write(text + "\n")
 
 
 def bench_point_runner() -> PointRunner:
@@ -42,25 +46,42 @@ def bench_point_runner() -> PointRunner:
     def run(
         base_url: str, spec: BenchSpec, point: BenchPoint, result_path: Path, log_path: Path
     ) -> PointOutcome:
-        run_bench = _run_bench()
-        result = run_bench(
-            base_url=base_url,
-            model=spec.model,
+        api = _bench_api()
+        from inferbench.bench.result import write_point_result
+        from inferbench.bench.schedule import LoadPoint
+        from inferbench.bench.settings import ClientOptions, Endpoint
+        from inferbench.bench.workload import RandomWorkload, RangeMode
+
+        endpoint = Endpoint(base_url=base_url, model=spec.model)
+        workload = RandomWorkload(
             isl=spec.isl,
             osl=spec.osl,
-            random_range_ratio=spec.random_range_ratio,
+            range_ratio=spec.random_range_ratio,
+            range_mode=RangeMode.INFERENCEX,
+        )
+        load = LoadPoint(
             concurrency=point.concurrency,
             num_prompts=point.num_prompts,
-            num_warmups=point.num_warmups,
-            max_failure_rate=spec.max_failure_rate,
-            result_path=result_path,
-            log_path=log_path,
+            warmups=point.num_warmups,
         )
-        gate = getattr(result, "gate_failure", None)
+        options = api.BenchOptions(client=ClientOptions(max_failure_rate=spec.max_failure_rate))
+        _log_line(log_path, f"bench {base_url} conc={point.concurrency} n={point.num_prompts}")
+        outcome = api.run_point(endpoint, workload, load, options)
+        result = outcome.result
+        write_point_result(result_path, result)
+        block = result.inferbench
+        reason = block.gate_failure or (
+            "" if block.complete else f"incomplete ({block.incomplete_reason})"
+        )
+        _log_line(
+            log_path,
+            f"done conc={point.concurrency} completed={result.sa.completed}"
+            f" failed={block.failed} {reason}".rstrip(),
+        )
         return PointOutcome(
             concurrency=point.concurrency,
-            ok=gate is None,
-            reason=str(gate or ""),
+            ok=outcome.passed,
+            reason=reason,
             result_file=f"results/{result_path.name}",
         )
 
