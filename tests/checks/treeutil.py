@@ -17,7 +17,9 @@ CHANGELOG = "perf-changelog.yaml"
 
 
 def copy_examples(dest: Path) -> Path:
-    shutil.copytree(EXAMPLES, dest, ignore=shutil.ignore_patterns("broken"))
+    shutil.copytree(
+        EXAMPLES, dest, ignore=shutil.ignore_patterns("broken"), copy_function=shutil.copy
+    )
     return dest
 
 
