@@ -78,7 +78,12 @@ def open_transport(endpoint: Endpoint, options: ClientOptions, concurrency: int)
         return AiohttpTransport(
             endpoint.url, headers, options.connect_timeout_s, concurrency, options.read_bufsize
         )
-    return FastTransport(endpoint.url, headers, options.connect_timeout_s)
+    return FastTransport(
+        endpoint.url,
+        headers,
+        options.connect_timeout_s,
+        kernel_stamps=options.receive_stamps == "kernel",
+    )
 
 
 async def send_request(

@@ -7,12 +7,24 @@ objects. aiohttp spends about as much time per chunk in its own reader as the
 whole parse costs, which caps one core well under the 300k chunks/s target.
 `AiohttpTransport` (one pooled connector, large read buffer) is kept for
 setups the fast path does not cover (proxies); both raise the same errors.
+
+Receive stamps. On plain-HTTP connections on Linux the fast transport reads the
+socket itself with `recvmsg` and takes each read's time from the kernel
+(`SO_TIMESTAMPNS`: when the last packet of the read arrived), converted to the
+monotonic clock. A chunk that arrives while the client is busy with others
+(thousands of streams whose tokens land in the same decode step) is then
+stamped when it arrived, not when the event loop got round to it, so the
+client's own load does not inflate TTFT or ITL. TLS connections, and kernels
+without the option, stamp in the read callback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
+import struct
+import sys
 import time
 from itertools import repeat
 from urllib.parse import urlsplit
@@ -24,6 +36,16 @@ from inferbench.bench.sse import StreamProtocolError, StreamState
 
 _HEAD, _CHUNKED, _LENGTH, _UNTIL_CLOSE, _TRAILER = range(5)
 _SNIPPET = 300
+_READ_SIZE = 256 * 1024
+# SO_TIMESTAMPNS (== SCM_TIMESTAMPNS): generic Linux value; Python does not export it
+_SO_TIMESTAMPNS = 35
+_TIMESPEC = struct.Struct("@qq")
+_ANC_SIZE = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
+# one read buffer per process (reads are handled one at a time and copied out at once);
+# a fresh 256 KiB bytes per recvmsg would cost an mmap/munmap pair per read
+_READ_BUF = bytearray(_READ_SIZE)
+_READ_VIEW = memoryview(_READ_BUF)
+_READ_VIEWS = [_READ_VIEW]
 
 
 def _chunk_size(line: bytes) -> int:
@@ -80,8 +102,31 @@ class _Conn(asyncio.Protocol):
         return self.fut
 
     def data_received(self, data: bytes) -> None:
-        t = time.monotonic()
+        self.feed(data, time.monotonic())
+
+    def feed(self, data: bytes, t: float) -> None:
+        """One read of response bytes, completed at monotonic time t."""
         self.got_bytes = True
+        if self.mode == _CHUNKED and not (self.buf or self.need or self.skip):
+            # the common read: one whole HTTP chunk holding one `data:` event
+            state = self.state
+            nl = data.find(b"\r\n", 0, 10)
+            if nl > 0 and state is not None and self.status == 200 and state.between_events:
+                try:
+                    end = nl + 2 + int(data[:nl], 16)
+                except ValueError:
+                    end = -1
+                if (
+                    len(data) == end + 2
+                    and data.endswith(b"\n\n\r\n")
+                    and data.startswith(b"data: ", nl + 2)
+                    and data.find(b"\n", nl + 8, end - 2) < 0
+                ):
+                    try:
+                        state.on_data(data[nl + 8 : end - 2], t)
+                    except StreamProtocolError as exc:
+                        self._fail(exc)
+                    return
         try:
             if self.mode == _HEAD:
                 data = self._head(data)
@@ -99,9 +144,12 @@ class _Conn(asyncio.Protocol):
             elif self.mode == _TRAILER:
                 self._trailer(data)
         except (StreamProtocolError, ValueError) as exc:
-            self.keep_alive = False
-            if self.fut is not None and not self.fut.done():
-                self.fut.set_exception(exc)
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        self.keep_alive = False
+        if self.fut is not None and not self.fut.done():
+            self.fut.set_exception(exc)
 
     def _head(self, data: bytes) -> bytes:
         buf = self.buf + data
@@ -253,10 +301,123 @@ class _Conn(asyncio.Protocol):
             self.fut.set_result(None)
 
 
+def _realtime_offset() -> float:
+    """CLOCK_REALTIME - CLOCK_MONOTONIC, read back to back (kernel stamps are realtime)."""
+    best = (1.0, 0.0)
+    for _ in range(3):  # the narrowest bracket wins
+        a = time.monotonic()
+        r = time.time()
+        b = time.monotonic()
+        best = min(best, (b - a, r - (a + b) / 2))
+    return best[1]
+
+
+class _StampedSocket:
+    """The transport side of one plain TCP connection read with kernel receive stamps.
+
+    Implements the part of `asyncio.Transport` that `_Conn` uses (write, close,
+    abort) on a non-blocking socket watched with `add_reader`.
+    """
+
+    __slots__ = ("closed", "conn", "fd", "feed", "loop", "offset", "pending", "recv", "sock")
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, sock: socket.socket, conn: _Conn, offset: float
+    ) -> None:
+        self.loop = loop
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.conn = conn
+        self.feed = conn.feed
+        self.recv = sock.recvmsg_into
+        self.offset = offset
+        self.pending = b""  # bytes a full send buffer did not take yet
+        self.closed = False
+        conn.connection_made(self)  # type: ignore[arg-type]
+        loop.add_reader(self.fd, self._readable)
+
+    def _readable(self) -> None:
+        """One read per wake-up (the loop calls again while bytes remain)."""
+        try:
+            size, anc, _, _ = self.recv(_READ_VIEWS, _ANC_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._lost(exc)
+            return
+        if not size:
+            self._lost(None)
+            return
+        if anc:  # the only control message asked for: SCM_TIMESTAMPNS
+            sec, nsec = _TIMESPEC.unpack_from(anc[0][2])
+            self.feed(_READ_VIEW[:size].tobytes(), sec - self.offset + nsec * 1e-9)
+        else:
+            self.feed(_READ_VIEW[:size].tobytes(), time.monotonic())
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if self.pending:
+            self.pending += data
+            return
+        try:
+            sent = self.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError as exc:
+            self._lost(exc)
+            return
+        if sent < len(data):
+            self.pending = data[sent:]
+            self.loop.add_writer(self.fd, self._writable)
+
+    def _writable(self) -> None:
+        try:
+            sent = self.sock.send(self.pending)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._lost(exc)
+            return
+        self.pending = self.pending[sent:]
+        if not self.pending:
+            self.loop.remove_writer(self.fd)
+
+    def _lost(self, exc: Exception | None) -> None:
+        if self._shut():
+            self.conn.connection_lost(exc)
+
+    def _shut(self) -> bool:
+        if self.closed:
+            return False
+        self.closed = True
+        self.loop.remove_reader(self.fd)
+        if self.pending:
+            self.loop.remove_writer(self.fd)
+        self.sock.close()
+        return True
+
+    def close(self) -> None:
+        self._lost(None)
+
+    def abort(self) -> None:
+        self._lost(None)
+
+
+def _kernel_stamps_supported() -> bool:
+    return sys.platform == "linux" and _ANC_SIZE > 0
+
+
 class FastTransport:
     """Keep-alive connections to one origin; one connection per request in flight."""
 
-    def __init__(self, url: str, headers: dict[str, str], connect_timeout_s: float) -> None:
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str],
+        connect_timeout_s: float,
+        kernel_stamps: bool = True,
+    ) -> None:
         parts = urlsplit(url)
         self.host = parts.hostname or "127.0.0.1"
         self.tls = parts.scheme == "https"
@@ -269,12 +430,19 @@ class FastTransport:
         self._idle: list[_Conn] = []
         self._all: set[_Conn] = set()
         self._ssl = ssl.create_default_context() if self.tls else None
+        self.kernel_stamps = kernel_stamps and not self.tls and _kernel_stamps_supported()
+        self._offset = _realtime_offset()
 
     async def _connect(self) -> _Conn:
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self.connect_timeout_s):
-                _, conn = await loop.create_connection(_Conn, self.host, self.port, ssl=self._ssl)
+                if self.kernel_stamps:
+                    conn = await self._connect_stamped(loop)
+                else:
+                    _, conn = await loop.create_connection(
+                        _Conn, self.host, self.port, ssl=self._ssl
+                    )
         except TimeoutError:
             raise TransportError(FailureKind.CONNECT, "connect timed out") from None
         except ssl.SSLError as exc:
@@ -285,6 +453,29 @@ class FastTransport:
             ) from None
         self._all.add(conn)
         return conn
+
+    async def _connect_stamped(self, loop: asyncio.AbstractEventLoop) -> _Conn:
+        """A raw socket with SO_TIMESTAMPNS; each resolved address is tried in turn."""
+        infos = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+        error: OSError = OSError(f"no address for {self.host}")
+        for family, kind, proto, _, address in infos:
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.setblocking(False)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+                await loop.sock_connect(sock, address)
+            except OSError as exc:
+                sock.close()
+                error = exc
+                continue
+            except BaseException:
+                sock.close()
+                raise
+            conn = _Conn()
+            _StampedSocket(loop, sock, conn, self._offset)
+            return conn
+        raise error
 
     async def stream(self, body: bytes, request_id: str, state: StreamState) -> tuple[int, str]:
         """Send one request, feed its stream into `state`; (status, error-body snippet)."""

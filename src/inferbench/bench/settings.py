@@ -83,6 +83,11 @@ class ClientOptions(BaseModel):
     workers: int | None = Field(default=None, gt=0, description="client processes; None = auto")
     read_bufsize: int = Field(default=4 * 1024 * 1024, gt=0, description="aiohttp read buffer")
     http_client: Literal["fast", "aiohttp"] = "fast"
+    receive_stamps: Literal["kernel", "user"] = Field(
+        default="kernel",
+        description="kernel: when each read's bytes arrived (SO_TIMESTAMPNS, plain HTTP on"
+        " Linux, fast client); user: when the event loop handled the read",
+    )
     prompt_tolerance: float = Field(
         default=0.05, ge=0, description="relative prompt-length mismatch that fails a request"
     )

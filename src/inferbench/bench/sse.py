@@ -95,6 +95,14 @@ class StreamState:
 
     def feed(self, block: bytes, t: float) -> None:
         """Consume one read; raises StreamProtocolError on malformed data or an error event."""
+        if (  # one whole single-line event: the common read
+            not self._buf
+            and block.startswith(b"data: ")
+            and block.find(b"\n") == len(block) - 2
+            and block.endswith(b"\n\n")
+        ):
+            self.on_data(block[6:-2], t)
+            return
         data = self._buf + block if self._buf else block
         if b"\r" in data:
             data = _normalise_newlines(data)

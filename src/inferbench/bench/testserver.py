@@ -6,7 +6,9 @@ carrying `tokens_per_chunk` tokens), or the whole stream in one write
 ("firehose"). All timed streams share one timer wheel, so thousands of streams
 cost one timer. Send stamps (`time.monotonic()` right after each write) are kept
 per `X-Request-Id` and served at `GET /stamps`; the client's receive stamps on
-the same clock give its timing error.
+the same clock give its timing error. `GET /summary` gives the totals without
+the stamps (requests, most streams open at once, chunks sent, first and last
+send), which is how a benchmark rates a client it cannot instrument.
 
 Fault modes (server-wide `fault`, or a request body field `test_fault`):
 `http500`, `http429`, `stall` (one chunk, then silence), `drop` (connection
@@ -59,6 +61,15 @@ class ServerStats:
     max_active: int = 0
     prompt_tokens: list[int] = field(default_factory=list)
     stamps: dict[str, list[float]] = field(default_factory=dict)
+    chunks_sent: int = 0
+    first_send: float | None = None
+    last_send: float | None = None
+
+    def sent(self, chunks: int, when: float) -> None:
+        self.chunks_sent += chunks
+        if self.first_send is None:
+            self.first_send = when
+        self.last_send = when
 
 
 _HEAD_OK = (
@@ -156,17 +167,19 @@ class _Wheel:
         self.loop = loop
         self.heap: list[tuple[float, int, _Conn]] = []
         self.seq = itertools.count()
-        self.armed: asyncio.TimerHandle | None = None
+        # uvloop hands back a plain Handle (no `when()`) for a due time already past
+        self.armed: asyncio.Handle | None = None
+        self.armed_at = 0.0
 
     def add(self, due: float, conn: _Conn) -> None:
         heapq.heappush(self.heap, (due, next(self.seq), conn))
-        if self.armed is None or due < self.armed.when():
+        if self.armed is None or due < self.armed_at:
             self._arm(due)
 
     def _arm(self, due: float) -> None:
         if self.armed is not None:
             self.armed.cancel()
-        self.armed = self.loop.call_at(due, self._tick)
+        self.armed, self.armed_at = self.loop.call_at(due, self._tick), due
 
     def _tick(self) -> None:
         self.armed = None
@@ -211,6 +224,18 @@ class TestServer:
         s = self.stats
         return orjson.dumps(
             {"requests": s.requests, "max_active": s.max_active, "stamps": s.stamps}
+        )
+
+    def summary_json(self) -> bytes:
+        s = self.stats
+        return orjson.dumps(
+            {
+                "requests": s.requests,
+                "max_active": s.max_active,
+                "chunks_sent": s.chunks_sent,
+                "first_send": s.first_send,
+                "last_send": s.last_send,
+            }
         )
 
 
@@ -265,6 +290,9 @@ class _Conn(asyncio.Protocol):
         if method == "GET" and path == "/stamps":
             self._reply("200 OK", self.server.stamps_json())
             return
+        if method == "GET" and path == "/summary":
+            self._reply("200 OK", self.server.summary_json())
+            return
         if method != "POST" or not path.endswith(("/completions", "/chat/completions")):
             self._reply("404 Not Found", b'{"error":{"message":"not found"}}')
             return
@@ -311,8 +339,10 @@ class _Conn(asyncio.Protocol):
             cache[key] = b"".join(parts)
         stream.sent = stream.total
         self.transport.write(cache[key])
+        now, chunks = time.monotonic(), -(-stream.total // k)
+        self.server.stats.sent(chunks, now)
         if self.stamps is not None:
-            self.stamps.extend([time.monotonic()] * -(-stream.total // k))
+            self.stamps.extend([now] * chunks)
         self._end_stream()
 
     def _schedule(self, delay: float) -> None:
@@ -336,8 +366,10 @@ class _Conn(asyncio.Protocol):
             return  # keep the connection open, send nothing more
         else:
             transport.write(stream.next_chunk(self.server.config.tokens_per_chunk))
+            now = time.monotonic()
+            self.server.stats.sent(1, now)
             if self.stamps is not None:
-                self.stamps.append(time.monotonic())
+                self.stamps.append(now)
             if not stream.finished:
                 self._schedule(self.server.config.itl_s)
                 return

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
@@ -57,6 +58,26 @@ def _validated(cls: type[M], key: str, **fields: Any) -> M:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
         raise InputError(f"{field}: {err['msg']}", location=Location(key=key)) from None
+
+
+def _extra_body(text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(
+            f"--extra-body is not valid JSON ({exc})",
+            location=Location(key="--extra-body"),
+            hint="a JSON object, e.g. '{\"top_k\": 1}'",
+        ) from None
+    if not isinstance(value, dict):
+        raise InputError(
+            "--extra-body must be a JSON object",
+            location=Location(key="--extra-body"),
+            hint="e.g. '{\"top_k\": 1}'",
+        )
+    return value
 
 
 def _points(
@@ -220,6 +241,12 @@ def bench(
     no_ignore_eos: bool = typer.Option(False, "--no-ignore-eos"),
     temperature: float = typer.Option(0.0, "--temperature"),
     http_client: str = typer.Option("fast", "--http-client", help="fast|aiohttp"),
+    receive_stamps: str = typer.Option(
+        "kernel", "--receive-stamps", help="kernel (arrival, SO_TIMESTAMPNS) | user (handled)"
+    ),
+    extra_body: str | None = typer.Option(
+        None, "--extra-body", help='JSON object merged into each request body, e.g. {"top_k": 1}'
+    ),
 ) -> None:
     """Stream requests at an OpenAI-compatible server and write one result file per point."""
     if preset not in (None, "sa-bench"):
@@ -243,7 +270,11 @@ def bench(
     spec = _workload(isl, osl, dataset, dataset_format, tokenizer, range_ratio, range_mode, preset)
     points = _points(concurrency, request_rate, burstiness, num_prompts, warmups, duration, preset)
     request = _validated(
-        RequestOptions, "--temperature", ignore_eos=not no_ignore_eos, temperature=temperature
+        RequestOptions,
+        "--temperature",
+        ignore_eos=not no_ignore_eos,
+        temperature=temperature,
+        extra_body=_extra_body(extra_body),
     )
     client = _validated(
         ClientOptions,
@@ -254,6 +285,7 @@ def bench(
         detail=detail,
         seed=seed,
         http_client=http_client,
+        receive_stamps=receive_stamps,
     )
     options = BenchOptions(request=request, client=client, slo=parse_slo(slo))
     console = Console(stderr=True)

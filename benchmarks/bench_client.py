@@ -1,0 +1,444 @@
+"""Is `inferbench bench` fast and accurate enough not to be what is measured?
+
+Server (`python -m inferbench.bench.testserver`) pinned to core 0, client to
+core 1, every scenario against a fresh server:
+
+- firehose: each whole 1,024-token stream written at once, concurrency 256;
+  chunks per second delivered (target: at least 300k on one client core).
+- held: concurrency 1,024 and 4,096 with a slow schedule; the most streams the
+  server saw open at once and the client's own in-flight count (target: held).
+- timing: 50 ms TTFT then one token every 5 ms at concurrency 256, and every
+  20 ms at concurrency 1,024; p99 of (client receive stamp - server send stamp)
+  per chunk, matched by request id (target: under 2 ms), and TTFT read vs 50 ms.
+
+Chunks per second are counted on the server (chunks sent over first-to-last
+send), so every client is rated the same way. With `--peers DIR`, aiperf and
+guidellm are installed from PyPI into throwaway virtual environments under DIR
+(reused when present) and run against the same servers, and the ratios printed.
+
+    .venv/bin/python benchmarks/bench_client.py [--repeats 3] [--peers /tmp/peers]
+        [--only firehose,held,timing] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from inferbench.bench.api import BenchOptions, PointOutcome, run_point
+from inferbench.bench.records import RequestRecord
+from inferbench.bench.schedule import LoadPoint
+from inferbench.bench.settings import ClientOptions, Endpoint
+from inferbench.bench.workload import RandomWorkload
+
+SERVER_CORE, CLIENT_CORE = 0, 1
+ISL = 16
+TTFT_S = 0.05
+
+
+@dataclass
+class Server:
+    port: int
+    proc: subprocess.Popen[str]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def get(self, path: str) -> dict[str, object]:
+        with urllib.request.urlopen(self.url + path, timeout=60) as resp:
+            data: dict[str, object] = json.loads(resp.read())
+        return data
+
+
+@contextmanager
+def server(*args: str) -> Iterator[Server]:
+    """A fresh test server on SERVER_CORE; yields once it printed its port."""
+    cmd = [sys.executable, "-m", "inferbench.bench.testserver", *args]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: os.sched_setaffinity(0, {SERVER_CORE}),
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith("port "):
+            raise RuntimeError(f"test server did not start: {line!r}")
+        yield Server(int(line.split()[1]), proc)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _pin_client() -> None:
+    os.sched_setaffinity(0, {CLIENT_CORE})
+
+
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _int(value: object) -> int:
+    assert isinstance(value, int)
+    return value
+
+
+def _server_rate(summary: dict[str, object]) -> float:
+    first, last = summary["first_send"], summary["last_send"]
+    chunks = summary["chunks_sent"]
+    assert isinstance(first, float) and isinstance(last, float) and isinstance(chunks, int)
+    return chunks / max(last - first, 1e-9)
+
+
+@dataclass
+class Reading:
+    """One client's figures for one scenario."""
+
+    client: str
+    scenario: str
+    chunks_per_s: list[float] = field(default_factory=list)  # the server's count
+    client_chunks_per_s: list[float] = field(default_factory=list)  # the client's own window
+    cpu_share: list[float] = field(default_factory=list)  # client CPU s / wall s
+    server_max_open: list[int] = field(default_factory=list)
+    client_max_in_flight: list[int] = field(default_factory=list)
+    recv_error_p50_ms: list[float] = field(default_factory=list)
+    recv_error_p99_ms: list[float] = field(default_factory=list)
+    recv_error_p999_ms: list[float] = field(default_factory=list)
+    ttft_median_ms: list[float] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    note: str = ""
+
+
+def _inferbench_point(
+    srv: Server, concurrency: int, osl: int, prompts: int, workers: int
+) -> tuple[PointOutcome, float, float]:
+    endpoint = Endpoint(base_url=srv.url, model="m")
+    workload = RandomWorkload(isl=ISL, osl=osl)
+    point = LoadPoint(concurrency=concurrency, num_prompts=prompts, warmups=0)
+    options = BenchOptions(client=ClientOptions(workers=workers, request_timeout_s=120))
+    cpu0, wall0 = _cpu_s(), time.monotonic()
+    outcome = run_point(endpoint, workload, point, options)
+    return outcome, _cpu_s() - cpu0, time.monotonic() - wall0
+
+
+def firehose_inferbench(repeats: int, prompts: int) -> Reading:
+    reading = Reading("inferbench", "firehose c256")
+    for _ in range(repeats):
+        with server("--firehose", "--no-stamps") as srv:
+            outcome, cpu, wall = _inferbench_point(srv, 256, 1024, prompts, workers=1)
+            summary = srv.get("/summary")
+        reading.chunks_per_s.append(_server_rate(summary))
+        chunks = sum(len(r.chunk_times) for r in outcome.run.records)
+        reading.client_chunks_per_s.append(chunks / outcome.run.duration_s)
+        reading.cpu_share.append(cpu / wall)
+        reading.failed.append(outcome.result.inferbench.failed)
+    return reading
+
+
+def held_inferbench(concurrency: int, repeats: int, workers: int) -> Reading:
+    """A slow schedule (200 ms TTFT, 50 ms ITL, 40 tokens) so one core can serve it."""
+    reading = Reading("inferbench", f"held c{concurrency}")
+    for _ in range(repeats):
+        with server("--ttft", "0.2", "--itl", "0.05", "--no-stamps") as srv:
+            outcome, cpu, wall = _inferbench_point(srv, concurrency, 40, 2 * concurrency, workers)
+            summary = srv.get("/summary")
+        result = outcome.result
+        reading.server_max_open.append(_int(summary["max_active"]))
+        reading.client_max_in_flight.append(result.inferbench.in_flight.max)
+        reading.cpu_share.append(cpu / wall)
+        reading.failed.append(result.inferbench.failed)
+    return reading
+
+
+def _receive_errors(records: list[RequestRecord], stamps: object) -> np.ndarray:
+    """Per chunk: client receive stamp - server send stamp, matched by request index."""
+    assert isinstance(stamps, dict)
+    by_index: dict[int, list[float]] = {}
+    for rid, sent in stamps.items():
+        if "-w-" in rid:
+            continue  # warm-ups
+        by_index[int(rid.rsplit("-", 1)[1])] = sent
+    errors: list[float] = []
+    for record in records:
+        sent = by_index.get(record.index)
+        received = record.chunk_times
+        if sent is None or len(sent) != len(received):
+            continue
+        errors.extend(np.subtract(received, sent).tolist())
+    return np.asarray(errors) * 1000.0
+
+
+def timing_inferbench(concurrency: int, itl_s: float, osl: int, repeats: int) -> Reading:
+    label = f"timing c{concurrency} itl {itl_s * 1000:g} ms"
+    reading = Reading("inferbench", label)
+    for _ in range(repeats):
+        with server("--ttft", str(TTFT_S), "--itl", str(itl_s)) as srv:
+            outcome, cpu, wall = _inferbench_point(srv, concurrency, osl, 2 * concurrency, 1)
+            data = srv.get("/stamps")
+        errors = _receive_errors(outcome.run.records, data["stamps"])
+        result = outcome.result
+        reading.recv_error_p50_ms.append(float(np.percentile(errors, 50)))
+        reading.recv_error_p99_ms.append(float(np.percentile(errors, 99)))
+        reading.recv_error_p999_ms.append(float(np.percentile(errors, 99.9)))
+        reading.ttft_median_ms.append(result.sa.median_ttft_ms)
+        reading.server_max_open.append(_int(data["max_active"]))
+        reading.client_max_in_flight.append(result.inferbench.in_flight.max)
+        reading.cpu_share.append(cpu / wall)
+        reading.failed.append(result.inferbench.failed)
+    return reading
+
+
+# --- peers -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Peer:
+    name: str
+    package: str
+    venv: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.venv / "bin" / self.name
+
+    def version(self) -> str:
+        out = subprocess.run(
+            [str(self.venv / "bin" / "python"), "-m", "pip", "show", self.package],
+            capture_output=True,
+            text=True,
+        ).stdout
+        return next((x.split()[1] for x in out.splitlines() if x.startswith("Version:")), "?")
+
+
+def install_peers(root: Path) -> list[Peer]:
+    """Throwaway venvs under root; a peer that does not install is skipped, and said so."""
+    peers = []
+    for name in ("aiperf", "guidellm"):
+        venv = root / name
+        peer = Peer(name, name, venv)
+        if not peer.bin.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            pip = subprocess.run(
+                [str(venv / "bin" / "pip"), "install", "-q", name],
+                capture_output=True,
+                text=True,
+            )
+            if pip.returncode != 0 or not peer.bin.exists():
+                print(f"skipping {name}: pip install failed\n{pip.stderr[-800:]}")
+                continue
+        peers.append(peer)
+    return peers
+
+
+def tokenizer_dir(root: Path) -> Path:
+    """A tiny local word-level tokenizer (peers need one to make prompts; no hub download)."""
+    out = root / "tokenizer"
+    if (out / "tokenizer.json").exists():
+        return out
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {"[UNK]": 0, "<s>": 1, "</s>": 2} | {f"w{i}": i + 3 for i in range(4000)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    out.mkdir(parents=True, exist_ok=True)
+    tok.save(str(out / "tokenizer.json"))
+    (out / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "PreTrainedTokenizerFast",
+                "unk_token": "[UNK]",
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "model_max_length": 1 << 20,
+            }
+        )
+    )
+    (out / "config.json").write_text(json.dumps({"model_type": "llama", "vocab_size": 4003}))
+    return out
+
+
+def _peer_command(
+    peer: Peer, srv: Server, tok: Path, conc: int, osl: int, n: int, out: Path
+) -> list[str]:
+    if peer.name == "aiperf":
+        return [
+            str(peer.bin),
+            "profile",
+            "--model",
+            "m",
+            "--url",
+            srv.url,
+            "--endpoint-type",
+            "completions",
+            "--streaming",
+            "--tokenizer",
+            str(tok),
+            "--concurrency",
+            str(conc),
+            "--request-count",
+            str(n),
+            "--warmup-request-count",
+            "0",
+            "--synthetic-input-tokens-mean",
+            str(ISL),
+            "--synthetic-input-tokens-stddev",
+            "0",
+            "--output-tokens-mean",
+            str(osl),
+            "--output-tokens-stddev",
+            "0",
+            "--extra-inputs",
+            "ignore_eos:true",
+            "--artifact-dir",
+            str(out),
+            "--ui-type",
+            "none",
+        ]
+    return [
+        str(peer.bin),
+        "benchmark",
+        "run",
+        "--target",
+        srv.url,
+        "--model",
+        "m",
+        "--processor",
+        str(tok),
+        "--profile",
+        "concurrent",
+        "--rate",
+        str(conc),
+        "--max-requests",
+        str(n),
+        "--data",
+        f"prompt_tokens={ISL},output_tokens={osl}",
+        "--output-dir",
+        str(out),
+        "--disable-console-interactive",
+    ]
+
+
+def run_peer(
+    peer: Peer, scenario: str, server_args: tuple[str, ...], conc: int, osl: int, n: int, tok: Path
+) -> Reading:
+    reading = Reading(f"{peer.name} {peer.version()}", scenario)
+    with tempfile.TemporaryDirectory() as tmp, server(*server_args) as srv:
+        cmd = _peer_command(peer, srv, tok, conc, osl, n, Path(tmp))
+        env = os.environ | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        started = time.monotonic()
+        proc = subprocess.run(
+            ["taskset", "-c", str(CLIENT_CORE), *cmd],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,
+            cwd=tmp,
+        )
+        wall = time.monotonic() - started
+        summary = srv.get("/summary")
+        if proc.returncode != 0 or not summary["chunks_sent"]:
+            reading.note = f"exit {proc.returncode}: {(proc.stderr or proc.stdout)[-600:]}"
+            print(f"{peer.name} failed on {scenario}:\n{reading.note}")
+            return reading
+        reading.chunks_per_s.append(_server_rate(summary))
+        reading.server_max_open.append(_int(summary["max_active"]))
+        reading.note = f"{wall:.1f} s wall for the whole command"
+    return reading
+
+
+# --- report ------------------------------------------------------------------------------
+
+
+def _median(values: list[float] | list[int]) -> str:
+    if not values:
+        return "-"
+    med = statistics.median(values)
+    spread = f" ({min(values):.4g}-{max(values):.4g})" if len(values) > 1 else ""
+    return f"{med:.4g}{spread}"
+
+
+def report(readings: list[Reading]) -> None:
+    cols: list[tuple[str, Callable[[Reading], str]]] = [
+        ("client", lambda r: r.client),
+        ("scenario", lambda r: r.scenario),
+        ("chunks/s (server)", lambda r: _median(r.chunks_per_s)),
+        ("chunks/s (client)", lambda r: _median(r.client_chunks_per_s)),
+        ("client CPU", lambda r: _median(r.cpu_share)),
+        ("server max open", lambda r: _median(r.server_max_open)),
+        ("client max in flight", lambda r: _median(r.client_max_in_flight)),
+        ("recv err p50 ms", lambda r: _median(r.recv_error_p50_ms)),
+        ("recv err p99 ms", lambda r: _median(r.recv_error_p99_ms)),
+        ("recv err p99.9 ms", lambda r: _median(r.recv_error_p999_ms)),
+        ("TTFT median ms", lambda r: _median(r.ttft_median_ms)),
+        ("failed", lambda r: _median(r.failed)),
+    ]
+    print("| " + " | ".join(c for c, _ in cols) + " |")
+    print("|" + "---|" * len(cols))
+    for r in readings:
+        print("| " + " | ".join(f(r) for _, f in cols) + " |")
+    ours = next((r for r in readings if r.client == "inferbench" and r.chunks_per_s), None)
+    for r in readings:
+        if ours and r is not ours and r.chunks_per_s and r.scenario == ours.scenario:
+            ratio = statistics.median(ours.chunks_per_s) / statistics.median(r.chunks_per_s)
+            print(f"inferbench / {r.client} ({r.scenario}): {ratio:.2f}x")
+    for r in readings:
+        if r.note:
+            print(f"{r.client} {r.scenario}: {r.note}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--firehose-prompts", type=int, default=2048)
+    parser.add_argument("--only", default="firehose,held,timing")
+    parser.add_argument("--peers", type=Path, help="install and run aiperf/guidellm here")
+    parser.add_argument("--held-workers", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="write the raw readings here")
+    args = parser.parse_args()
+    if (os.cpu_count() or 1) < 2:
+        sys.exit("needs two cores: the server and the client each get one")
+    _pin_client()
+    only = set(args.only.split(","))
+    readings: list[Reading] = []
+    if "firehose" in only:
+        readings.append(firehose_inferbench(args.repeats, args.firehose_prompts))
+    if "held" in only:
+        for conc in (1024, 4096):
+            readings.append(held_inferbench(conc, args.repeats, args.held_workers))
+    if "timing" in only:
+        readings.append(timing_inferbench(256, 0.005, 256, args.repeats))
+        readings.append(timing_inferbench(1024, 0.02, 128, args.repeats))
+    if args.peers is not None:
+        peers = install_peers(args.peers)
+        tok = tokenizer_dir(args.peers)
+        for peer in peers:
+            if "firehose" in only:
+                fh = ("--firehose", "--no-stamps")
+                readings.append(run_peer(peer, "firehose c256", fh, 256, 1024, 1024, tok))
+            if "held" in only:
+                slow = ("--ttft", "0.2", "--itl", "0.05", "--no-stamps")
+                readings.append(run_peer(peer, "held c1024", slow, 1024, 40, 2048, tok))
+    report(readings)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in readings], indent=1))
+
+
+if __name__ == "__main__":
+    main()
