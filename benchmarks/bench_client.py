@@ -122,6 +122,7 @@ class Reading:
     recv_error_p99_ms: list[float] = field(default_factory=list)
     recv_error_p999_ms: list[float] = field(default_factory=list)
     ttft_median_ms: list[float] = field(default_factory=list)
+    peer_ttft_median_ms: list[float] = field(default_factory=list)  # as the peer reports it
     failed: list[int] = field(default_factory=list)
     note: str = ""
 
@@ -248,12 +249,18 @@ def install_peers(root: Path) -> list[Peer]:
 
 
 def tokenizer_dir(root: Path) -> Path:
-    """A tiny local word-level tokenizer (peers need one to make prompts; no hub download)."""
-    out = root / "tokenizer"
-    if (out / "tokenizer.json").exists():
-        return out
+    """A tiny local word-level tokenizer (peers need one to make prompts; no hub download).
+
+    Words outside the vocabulary map to "[UNK]", which is deliberately not declared a
+    special token: guidellm makes its prompts from English text and decodes them with
+    `skip_special_tokens=True`, so a special "[UNK]" came out as an empty prompt. As a
+    plain token, a 16-token prompt decodes to 16 whitespace-separated words, which is
+    also what the test server counts. Rewritten every time (cheap), so a stale copy from
+    an older version of this script is never reused.
+    """
     from tokenizers import Tokenizer, models, pre_tokenizers
 
+    out = root / "tokenizer"
     vocab = {"[UNK]": 0, "<s>": 1, "</s>": 2} | {f"w{i}": i + 3 for i in range(4000)}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
@@ -263,7 +270,6 @@ def tokenizer_dir(root: Path) -> Path:
         json.dumps(
             {
                 "tokenizer_class": "PreTrainedTokenizerFast",
-                "unk_token": "[UNK]",
                 "bos_token": "<s>",
                 "eos_token": "</s>",
                 "model_max_length": 1 << 20,
@@ -274,9 +280,25 @@ def tokenizer_dir(root: Path) -> Path:
     return out
 
 
+# where each peer writes its summary, relative to its output directory
+_PEER_SUMMARY = {"aiperf": "profile_export_aiperf.json", "guidellm": "benchmarks.json"}
+
+
 def _peer_command(
     peer: Peer, srv: Server, tok: Path, conc: int, osl: int, n: int, out: Path
 ) -> list[str]:
+    """Closed loop at `conc`, `n` requests, ISL-token prompts, exactly `osl` tokens, no warm-up.
+
+    aiperf 0.13: `--use-legacy-max-tokens` because by default it sends only
+    `max_completion_tokens`, which the test server ignores (16 tokens then);
+    `ignore_eos` goes in through `--extra-inputs`. No warm-up is its default (no
+    `--warmup-request-count`). Server-metrics scraping (/metrics) and GPU telemetry
+    (DCGM on localhost:9400) are off, as the test server has neither.
+    guidellm 0.8.1 (the `run` command and `kind=...` option syntax): with
+    `output_tokens` set it sends `max_tokens`, `ignore_eos: true` and `stop: null`
+    itself, and asks for `continuous_usage_stats` (usage on every chunk). Its
+    warm-up and cool-down default to none.
+    """
     if peer.name == "aiperf":
         return [
             str(peer.bin),
@@ -294,8 +316,6 @@ def _peer_command(
             str(conc),
             "--request-count",
             str(n),
-            "--warmup-request-count",
-            "0",
             "--synthetic-input-tokens-mean",
             str(ISL),
             "--synthetic-input-tokens-stddev",
@@ -304,8 +324,11 @@ def _peer_command(
             str(osl),
             "--output-tokens-stddev",
             "0",
+            "--use-legacy-max-tokens",
             "--extra-inputs",
             "ignore_eos:true",
+            "--no-server-metrics",
+            "--no-gpu-telemetry",
             "--artifact-dir",
             str(out),
             "--ui-type",
@@ -313,41 +336,87 @@ def _peer_command(
         ]
     return [
         str(peer.bin),
-        "benchmark",
         "run",
-        "--target",
-        srv.url,
-        "--model",
-        "m",
-        "--processor",
-        str(tok),
+        "--backend",
+        f"kind=openai_http,target={srv.url},model=m,request_format=/v1/completions,stream=true",
+        "--tokenizer",
+        f"kind=huggingface_auto,model={tok}",
         "--profile",
-        "concurrent",
-        "--rate",
-        str(conc),
-        "--max-requests",
-        str(n),
+        f"kind=concurrent,streams={conc}",
+        "--constraint",
+        f"kind=max_requests,count={n}",
         "--data",
-        f"prompt_tokens={ISL},output_tokens={osl}",
-        "--output-dir",
-        str(out),
+        f"kind=synthetic_text,prompt_tokens={ISL},output_tokens={osl}",
+        "--output",
+        f"kind=json,path={out / _PEER_SUMMARY['guidellm']}",
         "--disable-console-interactive",
     ]
+
+
+def _peer_env(peer: Peer) -> dict[str, str]:
+    """guidellm runs hub-offline; aiperf must not: with HF_HUB_OFFLINE (or
+    TRANSFORMERS_OFFLINE) set it resolves even a local tokenizer directory through
+    `snapshot_download(local_files_only=True)`, which rejects a path as a repo id
+    (HFValidationError). Online it sees the path is local and never calls the hub."""
+    env = dict(os.environ)
+    if peer.name == "aiperf":
+        env.pop("HF_HUB_OFFLINE", None)
+        env.pop("TRANSFORMERS_OFFLINE", None)
+        env["HF_HUB_DISABLE_TELEMETRY"] = "1"
+    else:
+        env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return env
+
+
+@dataclass(frozen=True)
+class PeerFigures:
+    """What a peer itself reports for a run."""
+
+    ttft_median_ms: float
+    output_tokens_per_s: float  # one token per chunk from the test server
+    completed: int
+
+
+def _peer_figures(peer: Peer, out: Path) -> PeerFigures:
+    """Read the peer's own summary file.
+
+    aiperf: profile_export_aiperf.json, `time_to_first_token.p50` (ms),
+    `output_token_throughput.avg` (tokens/s), `request_count.avg` (completed requests).
+    guidellm: benchmarks.json, `benchmarks[0].metrics`:
+    `time_to_first_token_ms.successful.median`, `output_tokens_per_second.successful.mean`,
+    `request_totals.successful`.
+    """
+    data = json.loads((out / _PEER_SUMMARY[peer.name]).read_text())
+    if peer.name == "aiperf":
+        assert data["time_to_first_token"]["unit"] == "ms"
+        return PeerFigures(
+            ttft_median_ms=float(data["time_to_first_token"]["p50"]),
+            output_tokens_per_s=float(data["output_token_throughput"]["avg"]),
+            completed=int(data["request_count"]["avg"]),
+        )
+    metrics = data["benchmarks"][0]["metrics"]
+    return PeerFigures(
+        ttft_median_ms=float(metrics["time_to_first_token_ms"]["successful"]["median"]),
+        output_tokens_per_s=float(metrics["output_tokens_per_second"]["successful"]["mean"]),
+        completed=int(metrics["request_totals"]["successful"]),
+    )
 
 
 def run_peer(
     peer: Peer, scenario: str, server_args: tuple[str, ...], conc: int, osl: int, n: int, tok: Path
 ) -> Reading:
+    """One peer run on a fresh server: the server's chunk rate and most open streams,
+    and the peer's own TTFT median, output-token rate and completed count."""
     reading = Reading(f"{peer.name} {peer.version()}", scenario)
     with tempfile.TemporaryDirectory() as tmp, server(*server_args) as srv:
-        cmd = _peer_command(peer, srv, tok, conc, osl, n, Path(tmp))
-        env = os.environ | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        out = Path(tmp) / "out"
+        cmd = _peer_command(peer, srv, tok, conc, osl, n, out)
         started = time.monotonic()
         proc = subprocess.run(
             ["taskset", "-c", str(CLIENT_CORE), *cmd],
             capture_output=True,
             text=True,
-            env=env,
+            env=_peer_env(peer),
             timeout=900,
             cwd=tmp,
         )
@@ -359,7 +428,20 @@ def run_peer(
             return reading
         reading.chunks_per_s.append(_server_rate(summary))
         reading.server_max_open.append(_int(summary["max_active"]))
-        reading.note = f"{wall:.1f} s wall for the whole command"
+        notes = [f"{wall:.1f} s wall for the whole command"]
+        try:
+            figures = _peer_figures(peer, out)
+        except (OSError, ValueError, KeyError, IndexError, TypeError, AssertionError) as exc:
+            notes.append(f"peer summary unreadable: {exc!r}")
+        else:
+            reading.peer_ttft_median_ms.append(figures.ttft_median_ms)
+            reading.client_chunks_per_s.append(figures.output_tokens_per_s)
+            reading.failed.append(n - figures.completed)
+        requests, chunks = _int(summary["requests"]), _int(summary["chunks_sent"])
+        if requests != n or chunks != n * osl:
+            expected = f"expected {n}, {n * osl}"
+            notes.append(f"server saw {requests} requests, {chunks} chunks ({expected})")
+        reading.note = "; ".join(notes)
     return reading
 
 
@@ -387,6 +469,7 @@ def report(readings: list[Reading]) -> None:
         ("recv err p99 ms", lambda r: _median(r.recv_error_p99_ms)),
         ("recv err p99.9 ms", lambda r: _median(r.recv_error_p999_ms)),
         ("TTFT median ms", lambda r: _median(r.ttft_median_ms)),
+        ("peer's own TTFT median ms", lambda r: _median(r.peer_ttft_median_ms)),
         ("failed", lambda r: _median(r.failed)),
     ]
     print("| " + " | ".join(c for c, _ in cols) + " |")

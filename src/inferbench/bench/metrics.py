@@ -11,6 +11,8 @@ Per request, then aggregated over successful requests:
 - Throughputs over the measured window `duration_s`.
 - Goodput: successful requests/s meeting every SLO given.
 - Interactivity: 1000 / TPOT_ms per request; its percentiles are over requests.
+- Achieved request rate: (sends - 1) / (last send - first send), every request
+  counted (failures too), to set beside the rate asked for.
 Statistics: mean, median, std (population), p90, p99, p99.9, linear percentiles.
 """
 
@@ -113,6 +115,7 @@ class PointMetrics(_Frozen):
     interactivity: Interactivity
     lengths: Lengths
     in_flight: InFlight
+    achieved_request_rate: float | None = None
     slo: Slo | None = None
     good_requests: int | None = None
     goodput: float | None = None
@@ -160,6 +163,15 @@ def in_flight(records: Sequence[RequestRecord]) -> InFlight:
     return InFlight(max=int(level.max()), time_weighted_mean=mean)
 
 
+def achieved_request_rate(records: Sequence[RequestRecord]) -> float | None:
+    """Requests sent per second between the first and the last send."""
+    if len(records) < 2:
+        return None
+    sent = [r.sent for r in records]
+    window = max(sent) - min(sent)
+    return (len(sent) - 1) / window if window > 0 else None
+
+
 def summarize(
     records: Sequence[RequestRecord], duration_s: float, *, slo: Slo | None = None
 ) -> PointMetrics:
@@ -192,6 +204,7 @@ def summarize(
         interactivity=_interactivity(tpots),
         lengths=_lengths(records, ok),
         in_flight=in_flight(records),
+        achieved_request_rate=achieved_request_rate(records),
         slo=slo,
         good_requests=good,
         goodput=_finite(good / dur) if good is not None else None,

@@ -110,6 +110,7 @@ class InferbenchBlock(BaseModel):
     goodput: float | None = None
     concurrency_requested: int | None
     in_flight: InFlight
+    achieved_request_rate: float | None = None  # sends/s over the send window
     warmups: int
     endpoint: EndpointInfo
     workload: Workload
@@ -261,6 +262,7 @@ def build_point_result(
         goodput=metrics.goodput,
         concurrency_requested=load.concurrency,
         in_flight=metrics.in_flight,
+        achieved_request_rate=metrics.achieved_request_rate,
         warmups=load.warmups,
         endpoint=endpoint,
         workload=workload,

@@ -259,6 +259,12 @@ class _Conn(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
+        if self.buf[:1] and not self.buf[:1].isalpha():  # not HTTP (a TLS hello, say)
+            assert self.transport is not None
+            self._reply("400 Bad Request", b'{"error":{"message":"not HTTP"}}')
+            self.transport.close()
+            self.buf = b""
+            return
         while self.stream is None and self.transport is not None:
             head_end = self.buf.find(b"\r\n\r\n")
             if head_end < 0:

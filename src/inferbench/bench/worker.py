@@ -9,7 +9,6 @@ run as separate processes (`inferbench.bench.runner`); one runs in-process.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import math
 import time
@@ -195,8 +194,11 @@ async def run_worker(
             main = asyncio.create_task(run.closed_loop(measured, t0))
         else:
             main = asyncio.create_task(run.open_loop(measured, task.offsets, t0))
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await main
+        except asyncio.CancelledError:
+            if not run.stopping:
+                raise  # Ctrl-C in-process: the runner turns this back into KeyboardInterrupt
     finally:
         flusher.cancel()
         run.flush()

@@ -24,7 +24,13 @@ from inferbench.bench.metrics import Slo
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint, parse_concurrency_list
 from inferbench.bench.settings import ApiKind, ClientOptions, Endpoint, RequestOptions
-from inferbench.bench.workload import FileWorkload, RandomWorkload, RangeMode, Workload
+from inferbench.bench.workload import (
+    FileWorkload,
+    RandomWorkload,
+    RangeMode,
+    SharedPrefixWorkload,
+    Workload,
+)
 from inferbench.errors import InputError, Location
 
 M = TypeVar("M", bound=BaseModel)
@@ -129,6 +135,8 @@ def _workload(
     range_ratio: float | None,
     range_mode: str | None,
     preset: str | None,
+    prefix_groups: int | None = None,
+    prefix_len: int | None = None,
 ) -> Workload:
     if dataset is not None:
         return _validated(
@@ -150,6 +158,24 @@ def _workload(
             )
         ratio = range_ratio if range_ratio is not None else (0.8 if preset == "sa-bench" else 1.0)
         mode = RangeMode(range_mode) if range_mode else RangeMode.INFERENCEX
+    if (prefix_groups is None) != (prefix_len is None):
+        raise InputError(
+            "a shared prefix needs both --prefix-groups and --prefix-len",
+            location=Location(key="--prefix-groups" if prefix_groups is None else "--prefix-len"),
+            hint="e.g. --prefix-groups 4 --prefix-len 1024 (then --isl is each request's suffix)",
+        )
+    if prefix_groups is not None:
+        return _validated(
+            SharedPrefixWorkload,
+            "--prefix-groups",
+            groups=prefix_groups,
+            prefix_len=prefix_len,
+            isl=isl,
+            osl=osl,
+            range_ratio=ratio,
+            range_mode=mode,
+            tokenizer=tokenizer,
+        )
     return _validated(
         RandomWorkload,
         "--isl",
@@ -236,6 +262,12 @@ def bench(
     dataset_format: str = typer.Option("jsonl", "--dataset-format", help="jsonl|sharegpt"),
     range_ratio: float | None = typer.Option(None, "--range-ratio"),
     range_mode: str | None = typer.Option(None, "--range-mode", help="inferencex|vllm|sglang"),
+    prefix_groups: int | None = typer.Option(
+        None, "--prefix-groups", help="shared-prefix groups (requests cycle through them)"
+    ),
+    prefix_len: int | None = typer.Option(
+        None, "--prefix-len", help="tokens of each group's shared prefix (--isl: the suffix)"
+    ),
     seed: int = typer.Option(0, "--seed"),
     workers: int | None = typer.Option(None, "--workers", help="client processes (default auto)"),
     no_ignore_eos: bool = typer.Option(False, "--no-ignore-eos"),
@@ -267,7 +299,18 @@ def bench(
         api=endpoint,
         api_key_env=api_key_env,
     )
-    spec = _workload(isl, osl, dataset, dataset_format, tokenizer, range_ratio, range_mode, preset)
+    spec = _workload(
+        isl,
+        osl,
+        dataset,
+        dataset_format,
+        tokenizer,
+        range_ratio,
+        range_mode,
+        preset,
+        prefix_groups,
+        prefix_len,
+    )
     points = _points(concurrency, request_rate, burstiness, num_prompts, warmups, duration, preset)
     request = _validated(
         RequestOptions,
