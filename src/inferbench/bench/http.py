@@ -108,25 +108,9 @@ class _Conn(asyncio.Protocol):
         """One read of response bytes, completed at monotonic time t."""
         self.got_bytes = True
         if self.mode == _CHUNKED and not (self.buf or self.need or self.skip):
-            # the common read: one whole HTTP chunk holding one `data:` event
-            state = self.state
-            nl = data.find(b"\r\n", 0, 10)
-            if nl > 0 and state is not None and self.status == 200 and state.between_events:
-                try:
-                    end = nl + 2 + int(data[:nl], 16)
-                except ValueError:
-                    end = -1
-                if (
-                    len(data) == end + 2
-                    and data.endswith(b"\n\n\r\n")
-                    and data.startswith(b"data: ", nl + 2)
-                    and data.find(b"\n", nl + 8, end - 2) < 0
-                ):
-                    try:
-                        state.on_data(data[nl + 8 : end - 2], t)
-                    except StreamProtocolError as exc:
-                        self._fail(exc)
-                    return
+            data = self._whole_events(data, t)
+            if not data:
+                return
         try:
             if self.mode == _HEAD:
                 data = self._head(data)
@@ -145,6 +129,42 @@ class _Conn(asyncio.Protocol):
                 self._trailer(data)
         except (StreamProtocolError, ValueError) as exc:
             self._fail(exc)
+
+    def _whole_events(self, data: bytes, t: float) -> bytes:
+        """The common reads: whole HTTP chunks, each holding one `data:` event.
+
+        Hands each event straight to the parser; returns what it did not take
+        (from the first chunk framed any other way) for the general path.
+        """
+        state = self.state
+        if state is None or self.status != 200 or not state.between_events:
+            return data
+        on_data, pos, size = state.on_data, 0, len(data)
+        try:
+            while pos < size:
+                nl = data.find(b"\r\n", pos, pos + 10)
+                if nl < 0:
+                    break
+                end = nl + 2 + int(data[pos:nl], 16)
+                if end == nl + 2:  # `0` CRLF: the terminal chunk
+                    if data.startswith(b"\r\n", end):
+                        self._complete()
+                        return b""
+                    break
+                if not (
+                    data.startswith(b"\n\n\r\n", end - 2)
+                    and data.startswith(b"data: ", nl + 2)
+                    and data.find(b"\n", nl + 8, end - 2) < 0
+                ):
+                    break
+                on_data(data[nl + 8 : end - 2], t)
+                pos = end + 2
+        except ValueError:  # a chunk size with extensions: the general path copes
+            pass
+        except StreamProtocolError as exc:
+            self._fail(exc)
+            return b""
+        return data[pos:] if pos else data
 
     def _fail(self, exc: Exception) -> None:
         self.keep_alive = False

@@ -104,7 +104,7 @@ class _Stream:
         opts = body.get("stream_options") or {}
         self.usage_each = bool(opts.get("continuous_usage_stats"))
         self.usage_end = bool(opts.get("include_usage"))
-        n = int(body.get("max_tokens") or 16)
+        n = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
         if fault == "ignore_max_tokens":
             n += 7
         elif fault == "early_end":
