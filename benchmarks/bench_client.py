@@ -403,11 +403,32 @@ def _peer_figures(peer: Peer, out: Path) -> PeerFigures:
 
 
 def run_peer(
-    peer: Peer, scenario: str, server_args: tuple[str, ...], conc: int, osl: int, n: int, tok: Path
+    peer: Peer,
+    scenario: str,
+    server_args: tuple[str, ...],
+    shape: tuple[int, int, int],
+    tok: Path,
+    repeats: int,
 ) -> Reading:
-    """One peer run on a fresh server: the server's chunk rate and most open streams,
-    and the peer's own TTFT median, output-token rate and completed count."""
+    """`repeats` peer runs, each on a fresh server (shape: concurrency, osl, requests)."""
     reading = Reading(f"{peer.name} {peer.version()}", scenario)
+    for _ in range(repeats):
+        _run_peer_once(peer, reading, server_args, *shape, tok)
+    return reading
+
+
+def _run_peer_once(
+    peer: Peer,
+    reading: Reading,
+    server_args: tuple[str, ...],
+    conc: int,
+    osl: int,
+    n: int,
+    tok: Path,
+) -> None:
+    """One run: the server's chunk rate and most open streams, and the peer's own TTFT
+    median, output-token rate and completed count."""
+    scenario = reading.scenario
     with tempfile.TemporaryDirectory() as tmp, server(*server_args) as srv:
         out = Path(tmp) / "out"
         cmd = _peer_command(peer, srv, tok, conc, osl, n, out)
@@ -425,7 +446,7 @@ def run_peer(
         if proc.returncode != 0 or not summary["chunks_sent"]:
             reading.note = f"exit {proc.returncode}: {(proc.stderr or proc.stdout)[-600:]}"
             print(f"{peer.name} failed on {scenario}:\n{reading.note}")
-            return reading
+            return
         reading.chunks_per_s.append(_server_rate(summary))
         reading.server_max_open.append(_int(summary["max_active"]))
         notes = [f"{wall:.1f} s wall for the whole command"]
@@ -442,7 +463,6 @@ def run_peer(
             expected = f"expected {n}, {n * osl}"
             notes.append(f"server saw {requests} requests, {chunks} chunks ({expected})")
         reading.note = "; ".join(notes)
-    return reading
 
 
 # --- report ------------------------------------------------------------------------------
@@ -492,6 +512,7 @@ def main() -> None:
     parser.add_argument("--firehose-prompts", type=int, default=2048)
     parser.add_argument("--only", default="firehose,held,timing")
     parser.add_argument("--peers", type=Path, help="install and run aiperf/guidellm here")
+    parser.add_argument("--peer-repeats", type=int, default=3)
     parser.add_argument("--held-workers", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write the raw readings here")
     args = parser.parse_args()
@@ -511,13 +532,21 @@ def main() -> None:
     if args.peers is not None:
         peers = install_peers(args.peers)
         tok = tokenizer_dir(args.peers)
+        fh = ("--firehose", "--no-stamps")
+        slow = ("--ttft", "0.2", "--itl", "0.05", "--no-stamps")
+        timed = ("--ttft", str(TTFT_S), "--itl", "0.005", "--no-stamps")
         for peer in peers:
+            runs: list[tuple[str, tuple[str, ...], tuple[int, int, int]]] = []
             if "firehose" in only:
-                fh = ("--firehose", "--no-stamps")
-                readings.append(run_peer(peer, "firehose c256", fh, 256, 1024, 1024, tok))
+                runs.append(("firehose c256", fh, (256, 1024, args.firehose_prompts)))
             if "held" in only:
-                slow = ("--ttft", "0.2", "--itl", "0.05", "--no-stamps")
-                readings.append(run_peer(peer, "held c1024", slow, 1024, 40, 2048, tok))
+                runs += [(f"held c{c}", slow, (c, 40, 2 * c)) for c in (1024, 4096)]
+            if "timing" in only:
+                runs.append(("timing c256 itl 5 ms", timed, (256, 256, 512)))
+            for scenario, server_args, shape in runs:
+                readings.append(
+                    run_peer(peer, scenario, server_args, shape, tok, args.peer_repeats)
+                )
     report(readings)
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in readings], indent=1))
