@@ -513,6 +513,8 @@ def main() -> None:
     parser.add_argument("--only", default="firehose,held,timing")
     parser.add_argument("--peers", type=Path, help="install and run aiperf/guidellm here")
     parser.add_argument("--peer-repeats", type=int, default=3)
+    parser.add_argument("--peer-firehose-prompts", type=int, default=1024, help="peers are slow")
+    parser.add_argument("--no-inferbench", action="store_true", help="peers only")
     parser.add_argument("--held-workers", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write the raw readings here")
     args = parser.parse_args()
@@ -521,12 +523,16 @@ def main() -> None:
     _pin_client()
     only = set(args.only.split(","))
     readings: list[Reading] = []
-    if "firehose" in only:
+    if args.no_inferbench:
+        only_ours: set[str] = set()
+    else:
+        only_ours = only
+    if "firehose" in only_ours:
         readings.append(firehose_inferbench(args.repeats, args.firehose_prompts))
-    if "held" in only:
+    if "held" in only_ours:
         for conc in (1024, 4096):
             readings.append(held_inferbench(conc, args.repeats, args.held_workers))
-    if "timing" in only:
+    if "timing" in only_ours:
         readings.append(timing_inferbench(256, 0.005, 256, args.repeats))
         readings.append(timing_inferbench(1024, 0.02, 128, args.repeats))
     if args.peers is not None:
@@ -538,7 +544,7 @@ def main() -> None:
         for peer in peers:
             runs: list[tuple[str, tuple[str, ...], tuple[int, int, int]]] = []
             if "firehose" in only:
-                runs.append(("firehose c256", fh, (256, 1024, args.firehose_prompts)))
+                runs.append(("firehose c256", fh, (256, 1024, args.peer_firehose_prompts)))
             if "held" in only:
                 runs += [(f"held c{c}", slow, (c, 40, 2 * c)) for c in (1024, 4096)]
             if "timing" in only:
