@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -48,6 +49,7 @@ from inferbench.bench.workload import RandomWorkload
 SERVER_CORE, CLIENT_CORE = 0, 1
 ISL = 16
 TTFT_S = 0.05
+RECEIVE_STAMPS: list[Literal["kernel", "user"]] = ["kernel"]  # set from --receive-stamps
 
 
 @dataclass
@@ -133,7 +135,8 @@ def _inferbench_point(
     endpoint = Endpoint(base_url=srv.url, model="m")
     workload = RandomWorkload(isl=ISL, osl=osl)
     point = LoadPoint(concurrency=concurrency, num_prompts=prompts, warmups=0)
-    options = BenchOptions(client=ClientOptions(workers=workers, request_timeout_s=120))
+    client = ClientOptions(workers=workers, request_timeout_s=120, receive_stamps=RECEIVE_STAMPS[0])
+    options = BenchOptions(client=client)
     cpu0, wall0 = _cpu_s(), time.monotonic()
     outcome = run_point(endpoint, workload, point, options)
     return outcome, _cpu_s() - cpu0, time.monotonic() - wall0
@@ -188,7 +191,7 @@ def _receive_errors(records: list[RequestRecord], stamps: object) -> np.ndarray:
 
 def timing_inferbench(concurrency: int, itl_s: float, osl: int, repeats: int) -> Reading:
     label = f"timing c{concurrency} itl {itl_s * 1000:g} ms"
-    reading = Reading("inferbench", label)
+    reading = Reading(f"inferbench ({RECEIVE_STAMPS[0]} stamps)", label)
     for _ in range(repeats):
         with server("--ttft", str(TTFT_S), "--itl", str(itl_s)) as srv:
             outcome, cpu, wall = _inferbench_point(srv, concurrency, osl, 2 * concurrency, 1)
@@ -512,6 +515,7 @@ def main() -> None:
     parser.add_argument("--firehose-prompts", type=int, default=2048)
     parser.add_argument("--only", default="firehose,held,timing")
     parser.add_argument("--peers", type=Path, help="install and run aiperf/guidellm here")
+    parser.add_argument("--receive-stamps", choices=["kernel", "user"], default="kernel")
     parser.add_argument("--peer-repeats", type=int, default=3)
     parser.add_argument("--peer-firehose-prompts", type=int, default=1024, help="peers are slow")
     parser.add_argument("--no-inferbench", action="store_true", help="peers only")
@@ -521,6 +525,7 @@ def main() -> None:
     if (os.cpu_count() or 1) < 2:
         sys.exit("needs two cores: the server and the client each get one")
     _pin_client()
+    RECEIVE_STAMPS[0] = args.receive_stamps
     only = set(args.only.split(","))
     readings: list[Reading] = []
     if args.no_inferbench:

@@ -27,6 +27,7 @@ import struct
 import sys
 import time
 from itertools import repeat
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -452,6 +453,7 @@ class FastTransport:
         self._ssl = ssl.create_default_context() if self.tls else None
         self.kernel_stamps = kernel_stamps and not self.tls and _kernel_stamps_supported()
         self._offset = _realtime_offset()
+        self._addresses: list[Any] | None = None
 
     async def _connect(self) -> _Conn:
         loop = asyncio.get_running_loop()
@@ -476,7 +478,12 @@ class FastTransport:
 
     async def _connect_stamped(self, loop: asyncio.AbstractEventLoop) -> _Conn:
         """A raw socket with SO_TIMESTAMPNS; each resolved address is tried in turn."""
-        infos = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+        if self._addresses is None:  # resolved once per worker (a thread-pool call each time
+            # would queue a thousand connects behind each other at the start)
+            self._addresses = await loop.getaddrinfo(
+                self.host, self.port, type=socket.SOCK_STREAM
+            )
+        infos = self._addresses
         error: OSError = OSError(f"no address for {self.host}")
         for family, kind, proto, _, address in infos:
             sock = socket.socket(family, kind, proto)
