@@ -480,9 +480,7 @@ class FastTransport:
         """A raw socket with SO_TIMESTAMPNS; each resolved address is tried in turn."""
         if self._addresses is None:  # resolved once per worker (a thread-pool call each time
             # would queue a thousand connects behind each other at the start)
-            self._addresses = await loop.getaddrinfo(
-                self.host, self.port, type=socket.SOCK_STREAM
-            )
+            self._addresses = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
         infos = self._addresses
         error: OSError = OSError(f"no address for {self.host}")
         for family, kind, proto, _, address in infos:
