@@ -92,7 +92,7 @@ def test_dashboard_renders_offline_and_filters(dashboard: Path) -> None:
             tip = page.locator("#tip")
             assert tip.is_visible()
             text = tip.inner_text()
-            assert "topology: tp" in text and "image: lmsysorg/sglang:v0.5.0" in text
+            assert "topology: tp" in text and "image: docker.io/lmsysorg/sglang:v0.5.0" in text
             assert "UNOFFICIAL" in text
 
             page.select_option("#f-hw", "b200")

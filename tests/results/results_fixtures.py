@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from inferbench.bench.metrics import summarize
+from inferbench.bench.records import FailureKind, RequestRecord
+from inferbench.bench.result import (
+    EndpointInfo,
+    PointResult,
+    build_point_result,
+    write_point_result,
+)
+from inferbench.bench.schedule import LoadPoint
+from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
+from inferbench.bench.workload import RandomWorkload
 
 
 def sa_bench(conc: int = 16, **overrides: Any) -> dict[str, Any]:
@@ -116,3 +129,59 @@ def write_run_dir(root: Path, run_id: str = "run-1", *, failed_job: bool = True)
             bad / "outcome.json", {"status": "failed", "attempt": 3, "reason": "decode worker OOM"}
         )
     return run
+
+
+def point_result(
+    *,
+    started: datetime = datetime(2026, 1, 5, 10, 0, 0, tzinfo=UTC),
+    duration_s: float = 10.0,
+    complete: bool = True,
+    incomplete_reason: str | None = None,
+) -> PointResult:
+    """A real load-generator result: 4 requests with TPOT 10, 10, 20, 40 ms, 2 failures.
+
+    Interactivity per request is 100, 100, 50, 25 tok/s/user. The point finishes one
+    second after `duration_s` (warm-ups come first), so the measured window is the last
+    `duration_s` seconds.
+    """
+    records = []
+    for i, tpot in enumerate((0.01, 0.01, 0.02, 0.04)):
+        sent = 0.5 * i
+        first = sent + 0.1
+        times = [first + k * tpot for k in range(5)]  # 5 output tokens, one per chunk
+        records.append(
+            RequestRecord(
+                index=i,
+                scheduled=sent,
+                sent=sent,
+                intended_input_tokens=1000,
+                intended_output_tokens=5,
+                ok=True,
+                chunk_times=times,
+                chunk_tokens=[1] * 5,
+                input_tokens=1000,
+                output_tokens=5,
+                done=times[-1],
+            )
+        )
+    for i, kind in enumerate((FailureKind.TIMEOUT, FailureKind.HTTP_STATUS)):
+        records.append(RequestRecord(4 + i, 2.0, 2.0, 1000, 5, failure=kind, error="x", done=3.0))
+    return build_point_result(
+        records=records,
+        metrics=summarize(records, duration_s),
+        endpoint=EndpointInfo(base_url="http://127.0.0.1:1", model="m", api=ApiKind.COMPLETIONS),
+        workload=RandomWorkload(isl=1000, osl=5),
+        load=LoadPoint(concurrency=8, num_prompts=6),
+        request=RequestOptions(),
+        client=ClientOptions(),
+        started_at=started,
+        finished_at=started + timedelta(seconds=duration_s + 1),
+        complete=complete,
+        incomplete_reason=incomplete_reason,
+    )
+
+
+def write_point(path: Path, result: PointResult | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_point_result(path, result or point_result())
+    return path

@@ -44,6 +44,33 @@ def test_both_dep_spellings_count_the_same_gpus() -> None:
     assert a.total_gpus == b.total_gpus == 8
     assert (a.pools[0].dp, a.pools[0].ep) == (b.pools[0].dp, b.pools[0].ep) == (8, 8)
     assert a.pools[0].layout_note != b.pools[0].layout_note  # says which it assumed
+    # the stored notes (part of the identity) keep their text
+    assert a.pools[0].layout_note == "DEP written as tp=N ep=N"
+    assert b.pools[0].layout_note == "DEP written as tp=1 ep=N"
+    tep = identity_from_job(single(tp=8, ep=8))
+    assert (tep.pools[0].tp, tep.pools[0].dp, tep.pools[0].layout_note) == (8, 1, None)
+
+
+def test_one_rank_dep_follows_the_config_layer() -> None:
+    # config.layout reads tp=1 ep=1 dp-attn as the tp-is-GPUs spelling: one GPU, DP1
+    pool = identity_from_job(single(tp=1, ep=1, **{"dp-attn": True})).pools[0]
+    assert (pool.gpus, pool.tp, pool.dp, pool.ep, pool.dp_attn) == (1, 1, 1, 1, True)
+    assert pool.layout_note == "DEP written as tp=N ep=N"
+
+
+@pytest.mark.parametrize(
+    "image, stored",
+    [
+        ("lmsysorg/sglang:v0.5.0", "docker.io/lmsysorg/sglang:v0.5.0"),
+        ("docker.io/LMSysOrg/sglang:v0.5.0", "docker.io/lmsysorg/sglang:v0.5.0"),
+        ("nvcr.io#nvidia/sglang:25.01", "nvcr.io/nvidia/sglang:25.01"),
+        ("ubuntu", "docker.io/library/ubuntu"),
+        ("ubuntu:latest", "docker.io/library/ubuntu:latest"),
+        (" /shared/images/SGLang.sqsh ", "/shared/images/SGLang.sqsh"),  # a path, as written
+    ],
+)
+def test_images_are_stored_in_the_config_layers_form(image: str, stored: str) -> None:
+    assert identity_from_job(single(image=image)).image == stored
 
 
 def test_disaggregated_throughput_per_pool() -> None:

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+import orjson
 import pytest
-from results_fixtures import sa_bench, write_json, write_run_dir
+from results_fixtures import point_result, sa_bench, write_json, write_point, write_run_dir
 
+from inferbench.bench.result import SCHEMA_VERSION as BENCH_SCHEMA_VERSION
 from inferbench.errors import InputError
+from inferbench.results.benchfile import read_bench_file
 from inferbench.results.ingest import ingest_paths
-from inferbench.results.record import SCHEMA_VERSION
 from inferbench.results.store import open_store
 
 
@@ -21,7 +24,7 @@ def test_run_directory_points_carry_identity_and_provenance(db_url: str, tmp_pat
     by_conc = {s.record.identity.concurrency: s.record for s in stored}
     rec = by_conc[64]
     assert rec.identity.disagg and rec.identity.topology() == "1P(1xtp4ep4) 2D(2xtp1dp8ep8)"
-    assert rec.identity.image == "lmsysorg/sglang:v0.5.2-cu129"  # normalised
+    assert rec.identity.image == "docker.io/lmsysorg/sglang:v0.5.2-cu129"  # normalised
     assert rec.identity.hardware_prefill == "gb200"
     assert rec.provenance.run_id == "run-1" and rec.provenance.attempt == 2
     assert rec.provenance.host == "gb200-n01" and rec.provenance.started_at is not None
@@ -53,47 +56,132 @@ def test_ingest_is_idempotent(db_url: str, tmp_path: Path) -> None:
     assert open_store(db_url).count() == 2
 
 
-def inferbench_result(**block: object) -> dict[str, object]:
-    data = sa_bench(8)
-    data["inferbench"] = {
-        "schema_version": 1,
-        "failures": {"timeout": 1, "http_status": 1},
-        "tpots_ms": [10.0, 20.0, 40.0, 40.0],
-        "window": {"start_unix": 1000.0, "end_unix": 1010.0},
-        "gpu_power": [{"t": 1000.0 + k, "gpu": "0", "watts": 400.0} for k in range(11)],
-        "client_version": "0.1.0",
-        "command": "inferbench bench --concurrency 8",
-        **block,
-    }
-    return data
+IDENT = {
+    "model-prefix": "qwen3.5",
+    "precision": "bf16",
+    "framework": "vllm",
+    "hardware": "h100",
+    "isl": "1000",
+    "osl": "5",
+    "conc": "8",
+    "tp": "2",
+    "run-id": "local-1",
+    "tag": "nightly",
+}
 
 
 def test_inferbench_result_file_with_identity(db_url: str, tmp_path: Path) -> None:
-    path = write_json(tmp_path / "conc8.json", inferbench_result())
-    ident = {
-        "model-prefix": "qwen3.5",
-        "precision": "bf16",
-        "framework": "vllm",
-        "hardware": "h100",
-        "isl": "1024",
-        "osl": "512",
-        "conc": "8",
-        "tp": "2",
-        "run-id": "local-1",
-        "tag": "nightly",
-    }
-    report = ingest_paths([path], db_url, identity=ident)
+    result = point_result()
+    path = write_point(tmp_path / "conc8.json", result)
+    report = ingest_paths([path], db_url, identity=IDENT)
     assert report.inserted == 1, report.skipped
     rec = open_store(db_url).query()[0].record
-    assert rec.metrics.failed == 2 and rec.metrics.failures == {"timeout": 1, "http_status": 1}
+    m = rec.metrics
+    assert m.failed == 2 and m.failures == {"timeout": 1, "http_status": 1}
+    assert (m.completed, m.num_prompts, m.max_concurrency, m.duration_s) == (4, 6, 8, 10.0)
     assert rec.derived.failure_rate == pytest.approx(2 / 6)
-    assert rec.derived.interactivity.source == "per_request"
-    assert rec.derived.interactivity.median == pytest.approx(37.5)
-    assert rec.derived.energy is not None and rec.derived.energy.valid
-    assert rec.derived.energy.joules == pytest.approx(4000.0)
-    assert rec.derived.energy.joules_per_output_token == pytest.approx(2.0)
-    assert rec.provenance.tag == "nightly" and rec.provenance.run_id == "local-1"
-    assert rec.identity.model == "deepseek-ai/DeepSeek-R1-0528"  # from sa-bench model_id
+    # the load generator's per-request percentiles: TPOTs 10, 10, 20, 40 ms
+    inter = rec.derived.interactivity
+    assert inter is not None and inter.source == "per_request"
+    want = result.inferbench.interactivity
+    assert (inter.p1, inter.p10, inter.median, inter.p90, inter.p99, inter.mean) == (
+        want.p1,
+        want.p10,
+        want.median,
+        want.p90,
+        want.p99,
+        want.mean,
+    )
+    assert inter.median == pytest.approx(75.0) and inter.mean == pytest.approx(68.75)
+    assert m.tpot_ms.p999 == result.sa.p99_9_tpot_ms and m.queue_ms is not None
+    assert m.complete is True and m.incomplete_reason is None and m.gate_failure is None
+    assert m.achieved_request_rate == pytest.approx(2.5)
+    assert m.in_flight_max == 2 and m.request_rate is None  # closed loop
+    # the point's window dates the record
+    p = rec.provenance
+    assert p.started_at == datetime(2026, 1, 5, 10, 0, 0, tzinfo=UTC)
+    assert p.ended_at == datetime(2026, 1, 5, 10, 0, 11, tzinfo=UTC)
+    assert p.tag == "nightly" and p.run_id == "local-1"
+    assert p.inferbench_version == result.inferbench.client_version
+    assert rec.identity.model == "m"  # from sa-bench model_id
+    assert rec.derived.energy is None  # no power samples given
+    again = ingest_paths([path], db_url, identity=IDENT)
+    assert (again.inserted, again.updated, again.unchanged) == (0, 0, 1)
+
+
+def test_incomplete_point_is_stored_as_such(db_url: str, tmp_path: Path) -> None:
+    result = point_result(complete=False, incomplete_reason="interrupted")
+    path = write_point(tmp_path / "conc8.json", result)
+    assert ingest_paths([path], db_url, identity=IDENT).inserted == 1
+    m = open_store(db_url).query()[0].record.metrics
+    assert m.complete is False and m.incomplete_reason == "interrupted"
+
+
+def test_inferbench_files_in_a_run_directory_with_power(db_url: str, tmp_path: Path) -> None:
+    run = write_run_dir(tmp_path / "runs", failed_job=False)
+    results = run / "fp-disagg-1" / "results"
+    write_point(results / "conc64.json")
+    rows = ["timestamp, index, power.draw [W]"]
+    for k in range(0, 13):
+        for gpu in range(2):
+            rows.append(f"2026/01/05 10:00:{k:02d}.000, {gpu}, 250.00 W")
+    (results / "power_conc64.csv").write_text("\n".join(rows) + "\n")
+    report = ingest_paths([run], db_url)
+    assert (report.inserted, report.skipped) == (2, ())
+    by_conc = {s.record.identity.concurrency: s.record for s in open_store(db_url).query()}
+    rec, plain = by_conc[64], by_conc[128]
+    assert rec.metrics.failures == {"timeout": 1, "http_status": 1}
+    # the measured window is the point's last 10 s (10:00:01..10:00:11): 2 GPUs x 250 W
+    energy = rec.derived.energy
+    assert energy is not None and energy.valid, energy
+    assert energy.joules == pytest.approx(2 * 250.0 * 10)
+    assert energy.joules_per_output_token == pytest.approx(5000.0 / 20)
+    # the point's own times; the plain sa-bench point keeps the job's (outcome.json)
+    assert rec.provenance.started_at == datetime(2026, 1, 5, 10, 0, 0, tzinfo=UTC)
+    assert plain.provenance.started_at == datetime(2026, 1, 5, 10, 1, 0, tzinfo=UTC)
+    assert plain.metrics.complete is None and plain.metrics.failures == {}
+    assert rec.provenance.command == plain.provenance.command is not None  # from plan.json
+    again = ingest_paths([run], db_url)
+    assert (again.inserted, again.updated, again.unchanged) == (0, 0, 2)
+
+
+def _corrupt_cases() -> list[tuple[str, object, str, str | None]]:
+    good = orjson.loads(point_result().to_json_bytes())
+    no_failed = orjson.loads(orjson.dumps(good))
+    del no_failed["inferbench"]["failed"]
+    bad_sa = {**good, "completed": "four"}
+    newer = orjson.loads(orjson.dumps(good))
+    newer["inferbench"]["schema_version"] = BENCH_SCHEMA_VERSION + 1
+    bad_time = orjson.loads(orjson.dumps(good))
+    bad_time["inferbench"]["started_at"] = "yesterday"
+    homemade = {**sa_bench(8), "inferbench": {"schema_version": 1, "failures": {"timeout": 1}}}
+    return [
+        ("truncated", point_result().to_json_bytes()[:-40], "not valid JSON", None),
+        ("missing", no_failed, "invalid result file", "failed"),
+        ("sa-type", bad_sa, "invalid result file", "completed"),
+        ("newer", newer, "newer than this inferbench", "inferbench.schema_version"),
+        ("time", bad_time, "not an ISO 8601 time", "inferbench.started_at"),
+        ("homemade", homemade, "invalid result file", None),
+        ("block", {**sa_bench(8), "inferbench": [1]}, "invalid result file", None),
+    ]
+
+
+@pytest.mark.parametrize("case", _corrupt_cases(), ids=lambda c: c[0])
+def test_corrupt_inferbench_file_is_an_input_error_naming_it(
+    db_url: str, tmp_path: Path, case: tuple[str, object, str, str | None]
+) -> None:
+    _, content, message, key = case
+    path = tmp_path / "conc8.json"
+    path.write_bytes(content if isinstance(content, bytes) else orjson.dumps(content))
+    with pytest.raises(InputError, match=message) as exc:
+        read_bench_file(path)
+    assert exc.value.location.file == path
+    if key is not None:
+        assert exc.value.location.key == key
+    report = ingest_paths([path], db_url, identity=IDENT)
+    assert report.inserted == 0 and len(report.skipped) == 1
+    assert message in report.skipped[0].reason and str(path) in report.skipped[0].reason
+    assert open_store(db_url).count() == 0
 
 
 def test_plain_sa_bench_identity_from_inferencex_name(db_url: str, tmp_path: Path) -> None:
@@ -148,8 +236,10 @@ def test_bad_files_are_reported_and_nothing_is_stored(
 
 
 def test_newer_schema_and_missing_identity_are_skipped(db_url: str, tmp_path: Path) -> None:
-    newer = write_json(
-        tmp_path / "a" / "newer.json", inferbench_result(schema_version=SCHEMA_VERSION + 1)
+    result = point_result()
+    newer_block = result.inferbench.model_copy(update={"schema_version": BENCH_SCHEMA_VERSION + 1})
+    newer = write_point(
+        tmp_path / "a" / "newer.json", result.model_copy(update={"inferbench": newer_block})
     )
     anonymous = write_json(tmp_path / "b" / "bench.json", sa_bench())
     r1 = ingest_paths(

@@ -26,6 +26,27 @@ def test_round_trip_and_keys(tmp_path: Path) -> None:
     assert moved.natural_key() != rec.natural_key() and moved.point_key() == rec.point_key()
     bumped = rec.identity.model_copy(update={"image": "lmsysorg/sglang:v0.6.0"})
     assert rec.model_copy(update={"identity": bumped}).point_key() == rec.point_key()
+    assert rec.model_copy(update={"identity": bumped}).natural_key() != rec.natural_key()
+
+
+def test_keys_follow_a_copied_identity(tmp_path: Path) -> None:
+    rec = a_record(tmp_path)
+    rec.point_key()  # the identity's dump is cached now
+    other = rec.identity.model_copy(update={"concurrency": rec.identity.concurrency + 1})
+    moved = rec.model_copy(update={"identity": other})
+    assert moved.point_key() != rec.point_key() and moved.natural_key() != rec.natural_key()
+    assert moved.point_key() == record_from_json(moved.model_dump_json()).point_key()
+
+
+def test_v1_records_stay_readable(tmp_path: Path) -> None:
+    data = orjson.loads(a_record(tmp_path).model_dump_json())
+    data["schema_version"] = 1
+    for key in ("complete", "incomplete_reason", "gate_failure", "achieved_request_rate"):
+        del data["metrics"][key]
+    for key in ("in_flight_max", "in_flight_mean"):
+        del data["metrics"][key]
+    old = record_from_json(orjson.dumps(data))
+    assert old.schema_version == 1 and old.metrics.complete is None
 
 
 def test_newer_schema_version_is_refused(tmp_path: Path) -> None:

@@ -4,13 +4,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from results_fixtures import write_run_dir
+from results_fixtures import disagg_job, write_run_dir
 from sqlalchemy import TextClause, create_engine, inspect, select, text
 
+from inferbench.results.identity import identity_from_job
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.migrations import LATEST, current_version, migrate, records
-from inferbench.results.sources import JobOutcome, discover
-from inferbench.results.store import RecordFilter, StoreError, open_store
+from inferbench.results.record import SCHEMA_VERSION, Record
+from inferbench.results.sources import JobOutcome, Point, discover
+from inferbench.results.store import RecordFilter, Store, StoreError, open_store
 
 
 def test_filters_and_get(db_url: str, tmp_path: Path) -> None:
@@ -49,10 +51,77 @@ def test_migration_v1_to_v2_keeps_rows_and_backfills(db_url: str) -> None:
     engine.dispose()
     with open_store(db_url) as store:  # migrates to the latest version
         with store.engine.connect() as conn:
-            assert current_version(conn) == LATEST == 2
+            assert current_version(conn) == LATEST == 3
             assert inspect(conn).has_table("job_outcomes")
             rows = conn.execute(select(records.c.run_id, records.c.tag)).all()
         assert rows == [("old", "weekly")]
+
+
+def _v1_form(rec: Record, **identity: object) -> Record:
+    """`rec` as schema v1 stored it (the results package's own image/layout conventions)."""
+    data = rec.model_dump(mode="json")
+    data["schema_version"] = 1
+    data["identity"].update(identity)
+    return Record.model_validate(data)
+
+
+def test_migration_v3_rekeys_old_identities_so_reingest_matches(
+    db_url: str, tmp_path: Path
+) -> None:
+    url = db_url
+    run = write_run_dir(tmp_path / "runs", failed_job=False)
+    new = sorted(
+        (p.record for p in discover([run]) if isinstance(p, Point) and p.record),
+        key=lambda r: r.identity.concurrency,
+    )
+    assert new[0].identity.image == "docker.io/lmsysorg/sglang:v0.5.2-cu129"
+    old = [_v1_form(r, image="lmsysorg/sglang:v0.5.2-cu129") for r in new]
+    # two spellings of one image for one point: the same point now, the newer row stays
+    twin = new[0].model_copy(
+        update={"provenance": new[0].provenance.model_copy(update={"run_id": "twin"})}
+    )
+    twin_a = _v1_form(twin, image="nvcr.io#nvidia/sglang:1")
+    tagged = twin.model_copy(
+        update={"provenance": twin.provenance.model_copy(update={"tag": "newer"})}
+    )
+    twin_b = _v1_form(tagged, image="nvcr.io/nvidia/sglang:1")
+    # a one-rank DEP pool had no layout note in v1
+    dep1 = identity_from_job(
+        {**disagg_job(), "prefill": {"num-worker": 1, "tp": 1, "ep": 1, "dp-attn": True}},
+        concurrency=64,
+    )
+    assert dep1.pools[0].layout_note == "DEP written as tp=N ep=N"
+    dep1_rec = new[0].model_copy(
+        update={
+            "identity": dep1,
+            "provenance": new[0].provenance.model_copy(update={"run_id": "dep1"}),
+        }
+    )
+    pools = dep1_rec.model_dump(mode="json")["identity"]["pools"]
+    pools[0]["layout_note"] = None
+    dep1_old = _v1_form(dep1_rec, pools=pools)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        migrate(conn, target=2)
+    Store(engine, url).write([*old, twin_a, twin_b, dep1_old])
+    engine.dispose()
+    with open_store(url) as store:  # migrates v2 -> v3
+        stored = {s.record.natural_key(): s.record for s in store.query()}
+        assert len(stored) == 4
+        assert {r.schema_version for r in stored.values()} == {SCHEMA_VERSION}
+        assert new[0].natural_key() in stored and new[1].natural_key() in stored
+        assert dep1_rec.natural_key() in stored
+        twins = [r for r in stored.values() if r.provenance.run_id == "twin"]
+        assert [(t.identity.image, t.provenance.tag) for t in twins] == [
+            ("nvcr.io/nvidia/sglang:1", "newer")
+        ]
+        with store.engine.connect() as conn:
+            keys = dict(conn.execute(select(records.c.natural_key, records.c.point_key)).all())
+        assert all(keys[k] == r.point_key() for k, r in stored.items())
+    # the old run's rows are found again: nothing added, nothing changed
+    again = ingest_paths([run], url)
+    assert (again.inserted, again.updated, again.unchanged) == (0, 0, 2)
+    assert open_store(url).count() == 4
 
 
 def _v1_insert() -> TextClause:

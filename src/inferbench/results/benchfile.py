@@ -1,9 +1,13 @@
-"""Read one bench result file (sa-bench fields, optionally an `inferbench` block).
+"""Read one bench result file: a plain sa-bench JSON, or an inferbench result file.
 
-sa-bench files have no failure count; inferbench result files add an `"inferbench"`
-block (schema_version, failures by category, per-request TPOTs, queue times, window,
-power samples). Parsing is defensive: a corrupt file, a truncated one, or one with a
-non-numeric metric is an InputError naming the file and key, never a traceback.
+An inferbench result file (sa-bench fields + an `"inferbench"` block) is read with the
+load generator's own typed reader (`inferbench.bench.result.read_point_result`), so
+the two stages share one definition of the format: failures by category, per-request
+interactivity percentiles, completeness, client-side load and the point's window come
+from there. A plain sa-bench file has none of that; it is read defensively (failures
+recovered from the prompt count, interactivity from per-request ITLs or TPOT
+percentiles). Either way a corrupt, truncated or foreign file is an InputError naming
+the file and key, never a traceback.
 """
 
 from __future__ import annotations
@@ -11,12 +15,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
+from inferbench.bench import result as bench_result
+from inferbench.bench.metrics import Stats as BenchStats
 from inferbench.errors import InputError, Location
 from inferbench.results.derived import (
     PowerSample,
@@ -24,7 +31,7 @@ from inferbench.results.derived import (
     interactivity_from_tpots,
     request_tpots_ms,
 )
-from inferbench.results.record import Interactivity, Metrics, Stats, check_schema_version
+from inferbench.results.record import Interactivity, Metrics, Stats
 
 _STAT_KEYS = {
     "mean": "mean",
@@ -45,13 +52,15 @@ class BenchFile:
     raw: Mapping[str, Any]
     metrics: Metrics
     interactivity: Interactivity | None
-    window: tuple[float, float] | None
+    window: tuple[float, float] | None  # unix seconds the measured requests ran in
     power: tuple[PowerSample, ...]
-    block: Mapping[str, Any]  # the inferbench block ({} for plain sa-bench)
+    point: bench_result.PointResult | None = None  # None for plain sa-bench
+    started_at: datetime | None = None  # the point's wall-clock bounds (warm-ups included)
+    finished_at: datetime | None = None
 
     @property
-    def has_block(self) -> bool:
-        return bool(self.block)
+    def client_version(self) -> str | None:
+        return self.point.inferbench.client_version if self.point is not None else None
 
 
 def load_json_object(path: Path) -> dict[str, Any]:
@@ -72,23 +81,18 @@ def load_json_object(path: Path) -> dict[str, Any]:
 
 
 def read_bench_file(path: Path, raw: Mapping[str, Any] | None = None) -> BenchFile:
+    """Read one result file (`raw`: its JSON when the caller has already parsed it)."""
     raw = load_json_object(path) if raw is None else raw
-    block = raw.get(BENCH_BLOCK) or {}
-    if not isinstance(block, Mapping):
-        raise InputError("'inferbench' must be an object", location=Location(path, key=BENCH_BLOCK))
-    if block:
-        check_schema_version(
-            block.get("schema_version"), location=Location(path, key="inferbench.schema_version")
-        )
-    metrics = _metrics(path, raw, block)
+    if BENCH_BLOCK in raw:
+        return _read_point_result(path, raw)
+    metrics = _metrics(path, raw)
     return BenchFile(
         path=path,
         raw=raw,
         metrics=metrics,
-        interactivity=_interactivity(raw, block, metrics.tpot_ms),
-        window=_window(raw, block),
-        power=_power(path, block),
-        block=block,
+        interactivity=_interactivity(raw, metrics.tpot_ms),
+        window=_window(raw),
+        power=(),
     )
 
 
@@ -120,14 +124,11 @@ _STAT_FIELDS = {
 
 def _stats(path: Path, raw: Mapping[str, Any], metric: str) -> Stats:
     values = {dst: _num(path, raw, key, required=False) for key, dst in _STAT_FIELDS[metric]}
-    # every value was checked by _num (a finite or infinite float, or None)
-    return Stats.model_construct(None, **values)
+    # validating (pydantic-core) is cheaper than model_construct's Python loop
+    return Stats.model_validate(values)
 
 
-def _failures(raw: Mapping[str, Any], block: Mapping[str, Any], completed: int) -> dict[str, int]:
-    failures = block.get("failures")
-    if isinstance(failures, Mapping):
-        return {str(k): int(v) for k, v in failures.items() if int(v) > 0}
+def _failures(raw: Mapping[str, Any], completed: int) -> dict[str, int]:
     # Plain sa-bench drops failed requests; recover what we can from the prompt count.
     prompts = raw.get("num_prompts")
     if isinstance(prompts, int) and prompts > completed:
@@ -135,11 +136,10 @@ def _failures(raw: Mapping[str, Any], block: Mapping[str, Any], completed: int) 
     return {}
 
 
-def _metrics(path: Path, raw: Mapping[str, Any], block: Mapping[str, Any]) -> Metrics:
+def _metrics(path: Path, raw: Mapping[str, Any]) -> Metrics:
     completed = int(_num(path, raw, "completed") or 0)
-    failures = _failures(raw, block, completed)
+    failures = _failures(raw, completed)
     rate = _num(path, raw, "request_rate", required=False)
-    queue = block.get("queue_ms") or block.get("queue_time_ms")
     try:
         return Metrics(
             duration_s=_num(path, raw, "duration") or 0.0,
@@ -160,23 +160,19 @@ def _metrics(path: Path, raw: Mapping[str, Any], block: Mapping[str, Any]) -> Me
             tpot_ms=_stats(path, raw, "tpot"),
             itl_ms=_stats(path, raw, "itl"),
             e2el_ms=_stats(path, raw, "e2el"),
-            queue_ms=Stats(**{k: queue.get(k) for k in Stats.model_fields if k in queue})
-            if isinstance(queue, Mapping)
-            else None,
             goodput=_num(path, raw, "request_goodput", required=False),
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"invalid metric {key}: {first['msg']}", location=Location(path)) from None
+        raise _invalid_metric(path, exc) from None
 
 
-def _interactivity(
-    raw: Mapping[str, Any], block: Mapping[str, Any], tpot: Stats
-) -> Interactivity | None:
-    tpots = block.get("tpots_ms")
-    if isinstance(tpots, list) and tpots:
-        return interactivity_from_tpots([float(t) for t in tpots if isinstance(t, int | float)])
+def _invalid_metric(path: Path, exc: ValidationError) -> InputError:
+    first = exc.errors()[0]
+    key = ".".join(str(p) for p in first["loc"])
+    return InputError(f"invalid metric {key}: {first['msg']}", location=Location(path))
+
+
+def _interactivity(raw: Mapping[str, Any], tpot: Stats) -> Interactivity | None:
     itls, outs = raw.get("itls"), raw.get("output_lens")
     if isinstance(itls, list) and isinstance(outs, list) and itls and len(itls) == len(outs):
         # sa-bench stores ITLs in seconds per request.
@@ -189,26 +185,135 @@ def _interactivity(
     return interactivity_from_tpot_stats(tpot)
 
 
-def _window(raw: Mapping[str, Any], block: Mapping[str, Any]) -> tuple[float, float] | None:
-    win = block.get("window")
-    if isinstance(win, Mapping) and "start_unix" in win and "end_unix" in win:
-        return float(win["start_unix"]), float(win["end_unix"])
+def _window(raw: Mapping[str, Any]) -> tuple[float, float] | None:
     start, end = raw.get("benchmark_start_time_unix"), raw.get("benchmark_end_time_unix")
     if isinstance(start, int | float) and isinstance(end, int | float):
         return float(start), float(end)
     return None
 
 
-def _power(path: Path, block: Mapping[str, Any]) -> tuple[PowerSample, ...]:
-    samples = block.get("gpu_power")
-    if not isinstance(samples, list):
-        return ()
-    out = []
-    for i, s in enumerate(samples):
-        try:
-            out.append(PowerSample(t=float(s["t"]), gpu=str(s["gpu"]), watts=float(s["watts"])))
-        except (KeyError, TypeError, ValueError):
-            raise InputError(
-                "power sample needs t, gpu, watts", location=Location(path, key=f"gpu_power[{i}]")
-            ) from None
-    return tuple(out)
+# --- inferbench result files: the load generator's typed reader -------------------
+
+
+def _read_point_result(path: Path, raw: Mapping[str, Any]) -> BenchFile:
+    block = raw[BENCH_BLOCK]
+    version = block.get("schema_version") if isinstance(block, Mapping) else None
+    if isinstance(version, int) and version > bench_result.SCHEMA_VERSION:
+        # refused before validation: a newer file's new fields would read as "extra"
+        raise InputError(
+            f"result file schema version {version} is newer than this inferbench "
+            f"understands (up to {bench_result.SCHEMA_VERSION})",
+            location=Location(path, key=f"{BENCH_BLOCK}.schema_version"),
+            hint="upgrade inferbench to read it",
+        )
+    point = bench_result.read_point_result(path)
+    sa, ib = point.sa, point.inferbench
+    started = _iso(path, ib.started_at, "started_at")
+    finished = _iso(path, ib.finished_at, "finished_at")
+    try:
+        metrics = Metrics(
+            duration_s=sa.duration,
+            completed=sa.completed,
+            failed=ib.failed,
+            failures={k: v for k, v in ib.failures.items() if v > 0},
+            num_prompts=sa.num_prompts,
+            request_rate=_rate(sa.request_rate),
+            max_concurrency=sa.max_concurrency,
+            total_input_tokens=sa.total_input_tokens,
+            total_output_tokens=sa.total_output_tokens,
+            request_throughput=sa.request_throughput,
+            output_throughput=sa.output_throughput,
+            total_token_throughput=sa.total_token_throughput,
+            ttft_ms=_sa_stats(sa, "ttft"),
+            tpot_ms=_sa_stats(sa, "tpot"),
+            itl_ms=_sa_stats(sa, "itl"),
+            e2el_ms=_sa_stats(sa, "e2el"),
+            queue_ms=_stats_of(ib.queue_ms) if ib.queue_ms.count else None,
+            goodput=ib.goodput,
+            complete=ib.complete,
+            incomplete_reason=ib.incomplete_reason,
+            gate_failure=ib.gate_failure,
+            achieved_request_rate=ib.achieved_request_rate,
+            in_flight_max=ib.in_flight.max,
+            in_flight_mean=ib.in_flight.time_weighted_mean,
+        )
+    except ValidationError as exc:
+        raise _invalid_metric(path, exc) from None
+    inter = ib.interactivity
+    return BenchFile(
+        path=path,
+        raw=raw,
+        metrics=metrics,
+        # all zeros: no request had a TPOT (every one failed or gave one token)
+        interactivity=Interactivity(
+            p1=inter.p1,
+            p10=inter.p10,
+            median=inter.median,
+            p90=inter.p90,
+            p99=inter.p99,
+            mean=inter.mean,
+            source="per_request",
+        )
+        if inter.median > 0
+        else None,
+        window=_measured_window(started, finished, sa.duration),
+        power=(),
+        point=point,
+        started_at=started,
+        finished_at=finished,
+    )
+
+
+def _iso(path: Path, text: str, key: str) -> datetime:
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(
+            f"{key} is not an ISO 8601 time: {text!r}",
+            location=Location(path, key=f"{BENCH_BLOCK}.{key}"),
+        ) from None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+def _measured_window(
+    started: datetime, finished: datetime, duration_s: float
+) -> tuple[float, float]:
+    """The measured requests' window in unix time.
+
+    The file stamps the whole point (request building and warm-ups first), and the
+    measured window of `duration` seconds ends with the last response, just before
+    the point finishes: so it is taken as the `duration` that ends at `finished_at`.
+    """
+    end = finished.timestamp()
+    start = max(started.timestamp(), (finished - timedelta(seconds=duration_s)).timestamp())
+    return start, end
+
+
+def _rate(value: float | str) -> float | None:
+    """sa-bench writes "inf" for a closed loop: no rate."""
+    try:
+        rate = float(value)
+    except ValueError:
+        return None
+    return None if math.isinf(rate) or math.isnan(rate) else rate
+
+
+_SA_STAT_FIELDS = {
+    metric: tuple((f"{src.replace('.', '_')}_{metric}_ms", dst) for src, dst in _STAT_KEYS.items())
+    for metric in ("ttft", "tpot", "itl", "e2el")
+}
+
+
+def _sa_stats(sa: bench_result.SaBenchFields, metric: str) -> Stats:
+    return Stats.model_validate({dst: getattr(sa, name) for name, dst in _SA_STAT_FIELDS[metric]})
+
+
+def _stats_of(stats: BenchStats) -> Stats:
+    return Stats(
+        mean=stats.mean,
+        median=stats.median,
+        std=stats.std,
+        p90=stats.p90,
+        p99=stats.p99,
+        p999=stats.p99_9,
+    )

@@ -44,6 +44,7 @@ def flat_row(stored: StoredRecord) -> dict[str, Any]:
         "completed": m.completed,
         "failed": m.failed,
         "failure_rate": d.failure_rate,
+        "complete": m.complete,
         "total_tput_per_gpu": d.total_tput_per_gpu,
         "output_tput_per_gpu": d.output_tput_per_gpu,
         "output_tput_per_decode_gpu": d.output_tput_per_decode_gpu,

@@ -3,6 +3,9 @@
 The job uses InferenceX names: `model-prefix`, `conc`, `tp`/`ep`/`dp-attn` for a single
 node, `prefill`/`decode` blocks (`num-worker`, `tp`, `ep`, `dp-attn`, `pp`, `pcp-size`,
 `hardware`) for multinode. `num-worker: 0` on decode means aggregated.
+Worker layouts and image references are normalised by the config layer
+(`inferbench.config.layout`, `inferbench.config.images`), so the store, the checks
+and the launcher agree on what "the same point" is.
 """
 
 from __future__ import annotations
@@ -12,11 +15,27 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from inferbench.config.images import ImageRefError, normalize_image
+from inferbench.config.layout import Spelling, worker_layout
 from inferbench.errors import InputError, Location
-from inferbench.results._layout import normalize_image, worker_layout
 from inferbench.results.record import Identity, Pool, PoolRole
 
 REQUIRED = ("model-prefix", "precision", "framework", "isl", "osl", "conc")
+
+# The stored note for each ambiguous (DEP) spelling; part of the identity, so the
+# text stays as first stored.
+LAYOUT_NOTES = {
+    Spelling.DEP_ENGINE_TP: "DEP written as tp=1 ep=N",
+    Spelling.DEP_TP_IS_GPUS: "DEP written as tp=N ep=N",
+}
+
+
+def canonical_image(image: str) -> str:
+    """The config layer's normalised reference; a non-reference (`.sqsh` path) as written."""
+    try:
+        return normalize_image(image).normalized
+    except ImageRefError:
+        return image.strip()
 
 
 def parse_identity_arg(text: str) -> dict[str, str]:
@@ -79,16 +98,17 @@ def hardware_of(job: Mapping[str, Any]) -> str:
 
 
 def _pool(role: PoolRole, block: Mapping[str, Any], hardware: str) -> Pool:
+    dp_attn = _bool(block.get("dp-attn", False))
     layout = worker_layout(
         tp=_int(block, "tp", block.get("gpus", 1)),
         ep=_int(block, "ep", 1),
-        dp_attn=_bool(block.get("dp-attn", False)),
+        dp_attn=dp_attn,
         pp=_int(block, "pp", 1),
         pcp=_int(block, "pcp-size", 1),
     )
     workers = _int(block, "num-worker", 1)
     gpus_per_worker = layout.gpus
-    note = layout.note
+    note = LAYOUT_NOTES.get(layout.spelling)
     if "gpus" in block and "tp" not in block:
         # Only a GPU count is known (srt-slurm file names): one worker of that many GPUs.
         gpus_per_worker, workers = _int(block, "gpus"), 1
@@ -102,7 +122,7 @@ def _pool(role: PoolRole, block: Mapping[str, Any], hardware: str) -> Pool:
         ep=layout.ep,
         pp=layout.pp,
         pcp=layout.pcp,
-        dp_attn=layout.dp_attn,
+        dp_attn=dp_attn,  # the flag as written (DP1 with dp-attn stays flagged)
         hardware=str(block.get("hardware") or hardware),
         layout_note=note,
     )
@@ -148,7 +168,7 @@ def identity_from_job(
             model_prefix=str(job["model-prefix"]),
             precision=str(job["precision"]).lower(),
             framework=str(job["framework"]).lower(),
-            image=normalize_image(str(job["image"])) if job.get("image") else None,
+            image=canonical_image(str(job["image"])) if job.get("image") else None,
             hardware_prefill=prefill.hardware,
             hardware_decode=decode.hardware,
             runner=str(job["runner"]) if job.get("runner") else None,

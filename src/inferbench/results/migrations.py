@@ -5,6 +5,9 @@ caller's transaction, so a failed upgrade leaves the database as it was.
   v1  records: one row per point (natural key, filter columns, the record as JSON)
   v2  records.tag (backfilled from the stored JSON) + job_outcomes (failed jobs stay
       visible) + an index for the dashboard's model/length filters
+  v3  records re-keyed to record schema v2 (identity from the config layer's
+      conventions: images as `docker.io/...`, a layout note on single-rank DEP pools),
+      so a re-ingest of an old run finds its rows instead of adding new ones
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import orjson
+from pydantic import ValidationError
 from sqlalchemy import (
     Boolean,
     Column,
@@ -23,11 +27,17 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    bindparam,
+    delete,
     inspect,
     select,
     text,
     update,
 )
+
+from inferbench.config.layout import Spelling
+from inferbench.results.identity import LAYOUT_NOTES, canonical_image
+from inferbench.results.record import Record, content_hash
 
 metadata = MetaData()
 
@@ -95,7 +105,89 @@ def _v2(conn: Connection) -> None:
     Index("ix_records_filters", records.c.model_prefix, records.c.isl, records.c.osl).create(conn)
 
 
-MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = ((1, _v1), (2, _v2))
+_BATCH = 500
+
+
+def _rekeyed(payload: str) -> dict[str, object] | None:
+    """A schema-v1 record in v2 form, with its keys; None when it is not one (or unreadable)."""
+    try:
+        raw = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return None
+    ident = raw.get("identity") if isinstance(raw, dict) else None
+    if not isinstance(ident, dict) or raw.get("schema_version", 1) != 1:
+        return None
+    if isinstance(ident.get("image"), str):
+        ident["image"] = canonical_image(ident["image"])
+    for pool in ident.get("pools") or ():
+        # v1 left a DEP pool of one rank (tp 1, ep 1, dp-attn) without a note
+        if isinstance(pool, dict) and pool.get("dp_attn") and pool.get("layout_note") is None:
+            pool["layout_note"] = LAYOUT_NOTES[Spelling.DEP_TP_IS_GPUS]
+    raw["schema_version"] = 2
+    try:
+        record = Record.model_validate(raw)
+    except ValidationError:
+        return None
+    new = record.model_dump_json()
+    return {
+        "key": record.natural_key(),
+        "point_key": record.point_key(),
+        "content_hash": content_hash(new),
+        "record_json": new,
+    }
+
+
+def _v3(conn: Connection) -> None:
+    # Rewritten rows first take a temporary key (unique, never a hex digest) so no
+    # update collides with a row not yet rewritten; two rows of one run that now name
+    # the same point keep the newer one (higher id), as a re-ingest would have.
+    final: dict[int, str] = {}
+    last = 0
+    rewrite = (
+        update(records)
+        .where(records.c.id == bindparam("b_id"))
+        .values(
+            natural_key=bindparam("temp"),
+            point_key=bindparam("point_key"),
+            content_hash=bindparam("content_hash"),
+            record_json=bindparam("record_json"),
+        )
+    )
+    moved: dict[int, str] = {}
+    columns = select(records.c.id, records.c.natural_key, records.c.record_json)
+    while True:
+        stmt = columns.where(records.c.id > last).order_by(records.c.id).limit(_BATCH)
+        rows = conn.execute(stmt).all()
+        if not rows:
+            break
+        last = rows[-1][0]
+        batch = []
+        for row_id, key, payload in rows:
+            new = _rekeyed(payload)
+            if new is None:
+                final[row_id] = key
+                continue
+            final[row_id] = moved[row_id] = str(new.pop("key"))
+            batch.append({**new, "b_id": row_id, "temp": f"v3-{row_id}"})
+        if batch:
+            conn.execute(rewrite, batch)
+    newest: dict[str, int] = {}
+    for row_id, key in final.items():
+        newest[key] = max(row_id, newest.get(key, 0))
+    losers = [row_id for row_id, key in final.items() if newest[key] != row_id]
+    for start in range(0, len(losers), _BATCH):
+        conn.execute(delete(records).where(records.c.id.in_(losers[start : start + _BATCH])))
+    keep = [{"b_id": i, "key": k} for i, k in moved.items() if newest[k] == i]
+    if keep:
+        rename = update(records).where(records.c.id == bindparam("b_id"))
+        conn.execute(rename.values(natural_key=bindparam("key")), keep)
+
+
+MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
+    (1, _v1),
+    (2, _v2),
+    (3, _v3),
+)
 LATEST = MIGRATIONS[-1][0]
 
 

@@ -4,21 +4,27 @@ A `Record` is what every ingest path produces and what the store, the analysis a
 the report read. It is frozen once validated. `SCHEMA_VERSION` grows when a field is
 added or changes meaning; a record written by a newer inferbench is refused with a
 clear message instead of being half-understood.
+  v1  first schema
+  v2  identity.image in the config layer's normal form (`docker.io/...`); metrics gain
+      the load generator's verdicts (complete, incomplete_reason, gate_failure) and
+      client-side load (achieved_request_rate, in_flight_max, in_flight_mean), all
+      optional so v1 records stay valid (store migration v3 rewrites v1 identities)
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from datetime import datetime
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench.errors import InputError, Location
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 PoolRole = Literal["worker", "prefill", "decode"]
 
@@ -84,6 +90,11 @@ class Identity(_Frozen):
     def _dump(self) -> dict[str, Any]:
         # keys are computed from this for every stored point: dump once per object
         return self.model_dump()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("_dump", None)  # the cached dump describes the original
+        return copy
 
     def pool(self, role: PoolRole) -> Pool | None:
         return next((p for p in self.pools if p.role == role), None)
@@ -200,6 +211,13 @@ class Metrics(_Frozen):
     e2el_ms: Stats = Stats()
     queue_ms: Stats | None = None
     goodput: float | None = None
+    # None = the file does not say (plain sa-bench, or a record older than v2)
+    complete: bool | None = None  # False: the point stopped early (interrupt, duration cap)
+    incomplete_reason: str | None = None
+    gate_failure: str | None = None  # why the client judged the point untrustworthy
+    achieved_request_rate: float | None = Field(default=None, ge=0)  # sends/s
+    in_flight_max: int | None = Field(default=None, ge=0)  # requests in flight, client view
+    in_flight_mean: float | None = Field(default=None, ge=0)  # time-weighted
 
 
 class Record(_Frozen):
@@ -223,6 +241,11 @@ class Record(_Frozen):
     def series_label(self) -> str:
         i = self.identity
         return f"{i.model_prefix} {i.hardware()} {i.framework} {i.precision}"
+
+
+def content_hash(payload: str) -> str:
+    """Hash of a stored record's JSON: an unchanged re-ingest is detected by it."""
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
 def _digest(obj: object) -> str:

@@ -3,7 +3,8 @@
 Three kinds of input:
 - run directories (`run.json`, `<job>/job.json`, `<job>/outcome.json`,
   `<job>/results/conc<C>.json`): identity from the job, provenance from run + outcome;
-- inferbench result files (sa-bench fields + an `inferbench` block);
+- inferbench result files (sa-bench fields + an `inferbench` block), read with the
+  load generator's typed reader; their window dates the point;
 - plain sa-bench result JSONs, whose identity is supplied (`--identity`) or read from
   InferenceX / srt-slurm style file names.
 Every point comes back as a Record or as the InputError that explains why not.
@@ -15,12 +16,11 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from inferbench import __version__
 from inferbench.errors import InputError, Location
 from inferbench.results.benchfile import BenchFile, load_json_object, read_bench_file
 from inferbench.results.build import build_record
@@ -115,11 +115,18 @@ def _plan_command(job_dir: Path) -> str | None:
     return str(cmd)[:2000] if cmd else None
 
 
+def _point_times(bench: BenchFile) -> dict[str, datetime | None]:
+    """The point's own start and finish, when its file has them (over the job's times)."""
+    if bench.started_at is None or bench.finished_at is None:
+        return {}
+    return {"started_at": bench.started_at, "ended_at": bench.finished_at}
+
+
 def _with_power(results_dir: Path, names: set[str], conc: int, bench: BenchFile) -> BenchFile:
     for name in (f"power_conc{conc}.csv", f"gpu_metrics_conc{conc}.csv"):
         if name in names:
             samples = read_power_csv(results_dir / name)
-            return BenchFile(**{**bench.__dict__, "power": bench.power + samples})
+            return replace(bench, power=bench.power + samples)
     return bench
 
 
@@ -160,7 +167,7 @@ def _job_points(job_dir: Path, identity: Mapping[str, Any] | None) -> Iterator[P
         )
     results = job_dir / "results"
     names = set(os.listdir(results)) if results.is_dir() else set()
-    command = _plan_command(job_dir)
+    provenance["command"] = _plan_command(job_dir)
     job_identity: list[Identity] = []  # built once per job: only the concurrency varies
 
     def identity_for(conc: int) -> Identity:
@@ -179,8 +186,7 @@ def _job_points(job_dir: Path, identity: Mapping[str, Any] | None) -> Iterator[P
 
         def make(file: Path = file, conc: int = conc) -> Record:
             bench = _with_power(results, names, conc, read_bench_file(file))
-            cmd = command or (str(bench.block["command"]) if bench.block.get("command") else None)
-            prov = Provenance(**provenance, source=str(file), command=cmd)
+            prov = Provenance(**{**provenance, **_point_times(bench)}, source=str(file))
             return build_record(identity_for(conc), prov, bench)
 
         yield _safe(file, make)
@@ -195,9 +201,6 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
             base: dict[str, Any] = nest(load_json_object(job_dir / "job.json"))
         else:
             base = nest(identity_from_name(path))
-        block_job = bench.block.get("job")
-        if isinstance(block_job, Mapping):
-            base.update(nest(block_job))
         if raw.get("model_id") and "model" not in base:
             base["model"] = raw["model_id"]
         merged = {**base, **nest(identity or {})}
@@ -205,16 +208,15 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
         run_id = (
             merged.get("run-id") or "file-" + hashlib.sha256(path.read_bytes()).hexdigest()[:12]
         )
+        times = _point_times(bench) or {"started_at": _stamp(raw.get("date"))}
         prov = Provenance(
             run_id=str(run_id),
             backend=merged.get("backend") or raw.get("backend"),
-            started_at=_stamp(raw.get("date")),
-            inferbench_version=bench.block.get("client_version")
-            or (__version__ if bench.has_block else None),
+            inferbench_version=bench.client_version,
             official=str(merged.get("official", "false")).lower() == "true",
             source=str(path),
-            command=str(bench.block["command"]) if bench.block.get("command") else None,
             tag=merged.get("tag"),
+            **times,
         )
         return build_record(ident, prov, bench)
 

@@ -8,7 +8,6 @@ a failure leaves nothing half-written. An unreachable, locked or newer database 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from sqlalchemy.exc import (
 
 from inferbench.errors import InferbenchError
 from inferbench.results.migrations import LATEST, current_version, job_outcomes, migrate, records
-from inferbench.results.record import Record, record_from_json
+from inferbench.results.record import Record, content_hash, record_from_json
 from inferbench.results.sources import JobOutcome
 
 DEFAULT_DB_URL = "sqlite:///runs/results.sqlite"
@@ -206,7 +205,7 @@ def _row(r: Record, now: str) -> dict[str, object]:
     return {
         "natural_key": r.natural_key(),
         "point_key": r.point_key(),
-        "content_hash": hashlib.sha256(payload.encode()).hexdigest()[:32],
+        "content_hash": content_hash(payload),
         "run_id": r.provenance.run_id,
         "model_prefix": i.model_prefix,
         "precision": i.precision,
