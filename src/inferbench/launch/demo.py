@@ -86,8 +86,9 @@ def store_and_report(run_path: Path, runs_dir: Path) -> StoredDemo:
     """Ingest the run into a SQLite store under runs_dir and build the dashboard there."""
     from inferbench.report import build_report
     from inferbench.results.ingest import ingest_paths
+    from inferbench.results.store import DEFAULT_DB_FILE
 
-    db_url = f"sqlite:///{(runs_dir / 'results.db').resolve()}"
+    db_url = f"sqlite:///{(runs_dir / DEFAULT_DB_FILE).resolve()}"
     report = ingest_paths([run_path], db_url)
     paths = build_report(db_url, runs_dir / "report")
     return StoredDemo(db_url=db_url, inserted=report.inserted, dashboard=paths.dashboard)

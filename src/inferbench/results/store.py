@@ -30,7 +30,9 @@ from inferbench.results.migrations import LATEST, current_version, job_outcomes,
 from inferbench.results.record import Record, content_hash, record_from_json
 from inferbench.results.sources import JobOutcome
 
-DEFAULT_DB_URL = "sqlite:///runs/results.sqlite"
+# One file name for the default store, so `make demo` and `inferbench results` meet.
+DEFAULT_DB_FILE = "results.sqlite"
+DEFAULT_DB_URL = f"sqlite:///runs/{DEFAULT_DB_FILE}"
 _CHUNK = 500
 _WRITE_ATTEMPTS = 3
 
