@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench.bench.metrics import Slo, summarize
+from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.records import FailureKind
 from inferbench.bench.result import EndpointInfo, PointResult, build_point_result
 from inferbench.bench.runner import PointRun, run_in_process, run_in_processes
@@ -84,12 +85,18 @@ class BenchRun:
 
 def sa_bench_workload(isl: int, osl: int) -> RandomWorkload:
     """InferenceX's sa-bench dataset: random, range ratio 0.8, U[floor(0.8 L), L]."""
-    return RandomWorkload(isl=isl, osl=osl, range_ratio=0.8, range_mode=RangeMode.INFERENCEX)
+    return RandomWorkload(
+        isl=isl, osl=osl, range_ratio=SA_BENCH.range_ratio, range_mode=RangeMode.INFERENCEX
+    )
 
 
 def sa_bench_point(concurrency: int) -> LoadPoint:
     """InferenceX's defaults: 10 x conc prompts, 2 x conc warm-ups, closed loop."""
-    return LoadPoint(concurrency=concurrency, num_prompts=10 * concurrency, warmups=2 * concurrency)
+    return LoadPoint(
+        concurrency=concurrency,
+        num_prompts=SA_BENCH.num_prompts(concurrency),
+        warmups=SA_BENCH.num_warmups(concurrency),
+    )
 
 
 def _worker_count(point: LoadPoint, client: ClientOptions) -> int:

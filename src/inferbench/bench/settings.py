@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from inferbench.bench.preset import SA_BENCH
+
 
 class ApiKind(StrEnum):
     COMPLETIONS = "completions"
@@ -91,6 +93,6 @@ class ClientOptions(BaseModel):
     prompt_tolerance: float = Field(
         default=0.05, ge=0, description="relative prompt-length mismatch that fails a request"
     )
-    max_failure_rate: float = Field(default=0.05, ge=0, le=1)
+    max_failure_rate: float = Field(default=SA_BENCH.max_failure_rate, ge=0, le=1)
     detail: bool = Field(default=False, description="keep per-request ttfts/itls/texts")
     seed: int = 0

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
 
-import orjson
 import typer
-from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -20,182 +17,19 @@ from rich.progress import (
 from rich.table import Table
 
 from inferbench.bench.api import BenchOptions, BenchRun, PointOutcome, run_bench
-from inferbench.bench.metrics import Slo
-from inferbench.bench.result import write_detail_jsonl, write_point_result
-from inferbench.bench.schedule import LoadPoint, parse_concurrency_list
-from inferbench.bench.settings import ApiKind, ClientOptions, Endpoint, RequestOptions
-from inferbench.bench.workload import (
-    FileWorkload,
-    RandomWorkload,
-    RangeMode,
-    SharedPrefixWorkload,
-    Workload,
+from inferbench.bench.arguments import (
+    build_workload,
+    load_points,
+    parse_extra_body,
+    parse_preset,
+    parse_slo,
+    result_path,
+    validated,
 )
-from inferbench.errors import InputError, Location
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def parse_slo(text: str | None) -> Slo | None:
-    """`ttft=2000,tpot=50,e2el=30000` (milliseconds) -> Slo."""
-    if not text:
-        return None
-    values: dict[str, float] = {}
-    for item in text.split(","):
-        name, _, value = item.partition("=")
-        name = name.strip().lower().removesuffix("_ms")
-        if name not in ("ttft", "tpot", "e2el"):
-            raise InputError(
-                f"unknown SLO {name!r}", location=Location(key="--slo"), hint="ttft, tpot, e2el"
-            )
-        try:
-            values[f"{name}_ms"] = float(value.strip().removesuffix("ms"))
-        except ValueError:
-            raise InputError(
-                f"SLO {name} needs a number of milliseconds", location=Location(key="--slo")
-            ) from None
-    return _validated(Slo, "--slo", **values)
-
-
-def _validated(cls: type[M], key: str, **fields: Any) -> M:
-    try:
-        return cls(**fields)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{field}: {err['msg']}", location=Location(key=key)) from None
-
-
-def _extra_body(text: str | None) -> dict[str, Any]:
-    if text is None:
-        return {}
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(
-            f"--extra-body is not valid JSON ({exc})",
-            location=Location(key="--extra-body"),
-            hint="a JSON object, e.g. '{\"top_k\": 1}'",
-        ) from None
-    if not isinstance(value, dict):
-        raise InputError(
-            "--extra-body must be a JSON object",
-            location=Location(key="--extra-body"),
-            hint="e.g. '{\"top_k\": 1}'",
-        )
-    return value
-
-
-def _points(
-    concurrency: str | None,
-    request_rate: float | None,
-    burstiness: float,
-    num_prompts: int | None,
-    warmups: int | None,
-    duration: float | None,
-    preset: str | None,
-) -> list[LoadPoint]:
-    concs: list[int | None] = list(parse_concurrency_list(concurrency)) if concurrency else [None]
-    if concs == [None] and request_rate is None:
-        raise InputError(
-            "give --concurrency, --request-rate, or both", location=Location(key="--concurrency")
-        )
-    points = []
-    for conc in concs:
-        base = conc or 1
-        prompts = num_prompts or (10 * base if preset == "sa-bench" else None)
-        if prompts is None:
-            prompts = 1000 if duration else None
-        if prompts is None:
-            raise InputError(
-                "give --num-prompts (or --duration, or --preset sa-bench)",
-                location=Location(key="--num-prompts"),
-            )
-        warm = warmups if warmups is not None else (2 * base if preset == "sa-bench" else 0)
-        point = _validated(
-            LoadPoint,
-            "--concurrency",
-            concurrency=conc,
-            request_rate=request_rate,
-            burstiness=burstiness,
-            num_prompts=prompts,
-            duration_s=duration,
-            warmups=warm,
-        )
-        points.append(point)
-    return points
-
-
-def _workload(
-    isl: int | None,
-    osl: int | None,
-    dataset: Path | None,
-    dataset_format: str,
-    tokenizer: Path | None,
-    range_ratio: float | None,
-    range_mode: str | None,
-    preset: str | None,
-    prefix_groups: int | None = None,
-    prefix_len: int | None = None,
-) -> Workload:
-    if dataset is not None:
-        return _validated(
-            FileWorkload,
-            "--dataset",
-            path=dataset,
-            format=dataset_format,
-            osl=osl,
-            tokenizer=tokenizer,
-        )
-    else:
-        if isl is None or osl is None:
-            raise InputError("give --isl and --osl (or --dataset)", location=Location(key="--isl"))
-        if range_ratio is not None and range_mode is None and preset != "sa-bench":
-            raise InputError(
-                "--range-ratio means different things to different tools",
-                location=Location(key="--range-mode"),
-                hint="name the convention: --range-mode inferencex|vllm|sglang",
-            )
-        ratio = range_ratio if range_ratio is not None else (0.8 if preset == "sa-bench" else 1.0)
-        mode = RangeMode(range_mode) if range_mode else RangeMode.INFERENCEX
-    if (prefix_groups is None) != (prefix_len is None):
-        raise InputError(
-            "a shared prefix needs both --prefix-groups and --prefix-len",
-            location=Location(key="--prefix-groups" if prefix_groups is None else "--prefix-len"),
-            hint="e.g. --prefix-groups 4 --prefix-len 1024 (then --isl is each request's suffix)",
-        )
-    if prefix_groups is not None:
-        return _validated(
-            SharedPrefixWorkload,
-            "--prefix-groups",
-            groups=prefix_groups,
-            prefix_len=prefix_len,
-            isl=isl,
-            osl=osl,
-            range_ratio=ratio,
-            range_mode=mode,
-            tokenizer=tokenizer,
-        )
-    return _validated(
-        RandomWorkload,
-        "--isl",
-        isl=isl,
-        osl=osl,
-        range_ratio=ratio,
-        range_mode=mode,
-        tokenizer=tokenizer,
-    )
-
-
-def result_path(
-    base: Path | None, result_dir: Path | None, point: LoadPoint, many: bool
-) -> Path | None:
-    """`--result-file out.json` -> out.json, or out_c<C>.json when there are several points."""
-    if result_dir is not None:
-        return result_dir / f"{point.label}.json"
-    if base is None:
-        return None
-    return base.with_name(f"{base.stem}_{point.label}{base.suffix or '.json'}") if many else base
+from inferbench.bench.preset import SA_BENCH
+from inferbench.bench.result import write_detail_jsonl, write_point_result
+from inferbench.bench.schedule import LoadPoint
+from inferbench.bench.settings import ApiKind, ClientOptions, Endpoint, RequestOptions
 
 
 def _summary(console: Console, run: BenchRun) -> None:
@@ -253,7 +87,7 @@ def bench(
     result_dir: Path | None = typer.Option(None, "--result-dir"),
     detail_file: Path | None = typer.Option(None, "--detail-file", help="per-request JSONL"),
     detail: bool = typer.Option(False, "--detail", help="ttfts/itls/texts in the result file"),
-    max_failure_rate: float = typer.Option(0.05, "--max-failure-rate"),
+    max_failure_rate: float = typer.Option(SA_BENCH.max_failure_rate, "--max-failure-rate"),
     request_timeout: float = typer.Option(600.0, "--request-timeout", help="seconds"),
     slo: str | None = typer.Option(None, "--slo", help="ttft=2000,tpot=50,e2el=60000 (ms)"),
     preset: str | None = typer.Option(None, "--preset", help="sa-bench"),
@@ -281,17 +115,8 @@ def bench(
     ),
 ) -> None:
     """Stream requests at an OpenAI-compatible server and write one result file per point."""
-    if preset not in (None, "sa-bench"):
-        raise InputError(
-            f"unknown preset {preset!r}", location=Location(key="--preset"), hint="sa-bench"
-        )
-    if range_mode is not None and range_mode not in {m.value for m in RangeMode}:
-        raise InputError(
-            f"unknown range mode {range_mode!r}",
-            location=Location(key="--range-mode"),
-            hint="inferencex, vllm or sglang",
-        )
-    ep = _validated(
+    chosen = parse_preset(preset)
+    ep = validated(
         Endpoint,
         "--base-url",
         base_url=base_url,
@@ -299,7 +124,7 @@ def bench(
         api=endpoint,
         api_key_env=api_key_env,
     )
-    spec = _workload(
+    spec = build_workload(
         isl,
         osl,
         dataset,
@@ -307,19 +132,21 @@ def bench(
         tokenizer,
         range_ratio,
         range_mode,
-        preset,
+        chosen,
         prefix_groups,
         prefix_len,
     )
-    points = _points(concurrency, request_rate, burstiness, num_prompts, warmups, duration, preset)
-    request = _validated(
+    points = load_points(
+        concurrency, request_rate, burstiness, num_prompts, warmups, duration, chosen
+    )
+    request = validated(
         RequestOptions,
         "--temperature",
         ignore_eos=not no_ignore_eos,
         temperature=temperature,
-        extra_body=_extra_body(extra_body),
+        extra_body=parse_extra_body(extra_body),
     )
-    client = _validated(
+    client = validated(
         ClientOptions,
         "--max-failure-rate",
         request_timeout_s=request_timeout,

@@ -12,6 +12,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from inferbench.bench.preset import SA_BENCH
+
 
 class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -81,9 +83,9 @@ class BenchSpec(Frozen):
     model: str
     isl: int
     osl: int
-    random_range_ratio: float = 0.8
+    random_range_ratio: float = SA_BENCH.range_ratio
     points: tuple[BenchPoint, ...]
-    max_failure_rate: float = 0.05
+    max_failure_rate: float = SA_BENCH.max_failure_rate
 
 
 class Plan(Frozen):

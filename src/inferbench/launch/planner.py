@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from inferbench.bench.preset import SA_BENCH
 from inferbench.errors import InputError, Location
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.engines import build_server, detect_engine, engine_args
@@ -27,11 +28,11 @@ JOB_FILE = "job.json"  # relative to the job directory, the server's working dir
 class PlanOptions:
     """Knobs of a plan that do not come from the job (the sa-bench defaults otherwise)."""
 
-    num_prompts_mult: int = 10
-    num_warmup_mult: int = 2
+    num_prompts_mult: int = SA_BENCH.prompts_per_conc
+    num_warmup_mult: int = SA_BENCH.warmups_per_conc
     max_prompts: int | None = None  # cap per point (the demo keeps runs short)
     max_warmups: int | None = None
-    max_failure_rate: float = 0.05
+    max_failure_rate: float = SA_BENCH.max_failure_rate
     host: str = "127.0.0.1"
     port: int | None = None  # None: 0 for the simulator, 8000 for real engines
     python: str | None = None  # interpreter that runs inferbench (sim, bench) on the node

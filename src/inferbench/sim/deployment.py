@@ -11,6 +11,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from inferbench.bench.preset import SA_BENCH
 from inferbench.catalog.schema import GpuSpec, ModelSpec, Precision
 from inferbench.errors import InputError, Location
 from inferbench.sim.engine import EngineLimits
@@ -72,8 +73,8 @@ class Workload(_Frozen):
     osl: int = Field(ge=1)
     concurrencies: tuple[int, ...] = Field(min_length=1)
     num_prompts: int | None = Field(None, ge=1)  # None: concurrency x num_prompts_mult
-    num_prompts_mult: int = Field(10, ge=1)
-    random_range_ratio: float = Field(0.8, ge=0, le=1)
+    num_prompts_mult: int = Field(SA_BENCH.prompts_per_conc, ge=1)
+    random_range_ratio: float = Field(SA_BENCH.range_ratio, ge=0, le=1)
 
     def prompts_for(self, concurrency: int) -> int:
         return self.num_prompts or concurrency * self.num_prompts_mult
