@@ -7,6 +7,7 @@ these functions, so a bad value gets the same message, key and hint everywhere.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,28 +79,26 @@ def parse_extra_body(text: str | None) -> dict[str, Any]:
     return value
 
 
-def parse_preset(text: str | None) -> Preset | None:
+E = TypeVar("E", bound=StrEnum)
+
+
+def _choice(kind: type[E], text: str | None, key: str, what: str) -> E | None:
     if text is None:
         return None
-    if text not in {p.value for p in Preset}:
+    names = [member.value for member in kind]
+    if text not in names:
         raise InputError(
-            f"unknown preset {text!r}",
-            location=Location(key="--preset"),
-            hint=", ".join(p.value for p in Preset),
+            f"unknown {what} {text!r}", location=Location(key=key), hint=", ".join(names)
         )
-    return Preset(text)
+    return kind(text)
+
+
+def parse_preset(text: str | None) -> Preset | None:
+    return _choice(Preset, text, "--preset", "preset")
 
 
 def parse_range_mode(text: str | None) -> RangeMode | None:
-    if text is None:
-        return None
-    if text not in {m.value for m in RangeMode}:
-        raise InputError(
-            f"unknown range mode {text!r}",
-            location=Location(key="--range-mode"),
-            hint=", ".join(m.value for m in RangeMode),
-        )
-    return RangeMode(text)
+    return _choice(RangeMode, text, "--range-mode", "range mode")
 
 
 def load_points(
