@@ -1,6 +1,7 @@
 """Ingest N synthetic points from run directories, build the dashboard, time both.
 
     .venv/bin/python benchmarks/results_ingest.py [--points 100000] [--repeats 3] [--browser]
+        [--workers auto,1]
 
 Writes the run directories once (not timed), then for each repeat: a fresh SQLite
 store, `ingest_paths` over every run directory (files read, validated, derived, bulk
@@ -98,40 +99,54 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--browser", action="store_true")
+    parser.add_argument(
+        "--workers",
+        default="auto",
+        help="reading processes, comma-separated settings run in turn each repeat: auto,1",
+    )
     args = parser.parse_args()
+    settings = [None if w == "auto" else int(w) for w in args.workers.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         t0 = time.perf_counter()
         n = write_tree(root / "runs", args.points)
         print(f"wrote {n} result files in {time.perf_counter() - t0:.1f} s (not timed)")
-        ingest_s, report_s, loads = [], [], []
+        ingest_s: dict[int | None, list[float]] = {w: [] for w in settings}
+        report_s: dict[int | None, list[float]] = {w: [] for w in settings}
+        loads = []
         for rep in range(args.repeats):
-            url = f"sqlite:///{root / f'results-{rep}.sqlite'}"
-            t0 = time.perf_counter()
-            report = ingest_paths([root / "runs"], url)
-            t1 = time.perf_counter()
-            paths = build_report(url, root / f"report-{rep}")
-            t2 = time.perf_counter()
-            assert report.inserted == n, report
-            ingest_s.append(t1 - t0)
-            report_s.append(t2 - t1)
-            size = paths.dashboard.stat().st_size
+            for workers in settings:
+                name = f"{rep}-{workers or 'auto'}"
+                url = f"sqlite:///{root / f'results-{name}.sqlite'}"
+                t0 = time.perf_counter()
+                report = ingest_paths([root / "runs"], url, workers=workers)
+                t1 = time.perf_counter()
+                paths = build_report(url, root / f"report-{name}")
+                t2 = time.perf_counter()
+                assert report.inserted == n, report
+                ingest_s[workers].append(t1 - t0)
+                report_s[workers].append(t2 - t1)
+                size = paths.dashboard.stat().st_size
+                print(
+                    f"repeat {rep}, workers {workers or 'auto'}: ingest {t1 - t0:.1f} s, "
+                    f"report {t2 - t1:.1f} s, total {t2 - t0:.1f} s; dashboard "
+                    f"{size / 1024:.0f} KiB, {paths.points} points shown of {paths.stored}"
+                )
+                if args.browser and workers == settings[0]:
+                    ms = browser_load_ms(paths.dashboard)
+                    if ms is not None:
+                        loads.append(ms)
+                        print(f"  chromium load to charts drawn: {ms:.0f} ms")
+        for workers in settings:
+            ing, rep_ = ingest_s[workers], report_s[workers]
+            total = [a + b for a, b in zip(ing, rep_, strict=True)]
             print(
-                f"repeat {rep}: ingest {t1 - t0:.1f} s, report {t2 - t1:.1f} s, "
-                f"total {t2 - t0:.1f} s; dashboard {size / 1024:.0f} KiB, "
-                f"{paths.points} points shown of {paths.stored}"
+                f"workers {workers or 'auto'}, median of {args.repeats}: "
+                f"ingest {statistics.median(ing):.1f} s, report {statistics.median(rep_):.1f} s, "
+                f"total {statistics.median(total):.1f} s"
             )
-            if args.browser:
-                ms = browser_load_ms(paths.dashboard)
-                if ms is not None:
-                    loads.append(ms)
-                    print(f"  chromium load to charts drawn: {ms:.0f} ms")
-        total = [a + b for a, b in zip(ingest_s, report_s, strict=True)]
-        print(
-            f"median of {args.repeats}: ingest {statistics.median(ingest_s):.1f} s, "
-            f"report {statistics.median(report_s):.1f} s, total {statistics.median(total):.1f} s"
-            + (f", chromium load {statistics.median(loads):.0f} ms" if loads else "")
-        )
+        if loads:
+            print(f"chromium load, median: {statistics.median(loads):.0f} ms")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -297,3 +298,46 @@ def test_power_csv_next_to_run_results(tmp_path: Path) -> None:
     # the sa-bench window (unix 1000..1010) is far from the CSV's 2026 timestamps
     assert energy is not None and not energy.valid and energy.gpus == 2
     assert any("cover" in r for r in energy.reasons)
+
+
+@pytest.mark.parametrize("other_thread", [False, True], ids=["workers", "threads-alive"])
+def test_worker_processes_read_the_same_as_one(tmp_path: Path, other_thread: bool) -> None:
+    # Several runs, a corrupt file and a failed job: the parallel read must find, skip and
+    # store exactly what the single-process read does, in the same order. With another
+    # thread alive forking is unsafe, so the read stays in this process.
+    stop = threading.Event()
+    if other_thread:
+        threading.Thread(target=stop.wait, daemon=True).start()
+    for k in range(6):
+        write_run_dir(tmp_path / "runs", f"run-{k}")
+    bad = tmp_path / "runs" / "run-3" / "fp-disagg-1" / "results" / "conc256.json"
+    bad.write_text("{ truncated")
+    runs = sorted((tmp_path / "runs").iterdir())
+    one = ingest_paths(runs, f"sqlite:///{tmp_path / 'one.sqlite'}", workers=1)
+    seen: list[tuple[int, int]] = []
+    two = ingest_paths(
+        runs,
+        f"sqlite:///{tmp_path / 'two.sqlite'}",
+        workers=2,
+        on_progress=lambda done, total: seen.append((done, total)),
+    )
+    assert len(seen) > 1 and seen[-1] == (12, 12)  # 6 runs x 2 job directories
+    assert [d for d, _ in seen] == sorted({d for d, _ in seen})
+    assert (
+        (two.found, two.inserted, len(two.skipped))
+        == (one.found, one.inserted, 1)
+        == (
+            13,
+            12,
+            1,
+        )
+    )
+    assert two.skipped == one.skipped and str(bad) in two.skipped[0].reason
+    assert two.outcomes == one.outcomes and two.run_ids == one.run_ids
+
+    def stored(name: str) -> list[tuple[str, str]]:
+        rows = open_store(f"sqlite:///{tmp_path / name}").query()
+        return [(s.record.natural_key(), s.record.model_dump_json()) for s in rows]
+
+    assert stored("two.sqlite") == stored("one.sqlite")
+    stop.set()

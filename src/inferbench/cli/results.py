@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from inferbench.errors import InputError, Location
@@ -46,6 +47,13 @@ def _identity(value: str | None) -> dict[str, Any] | None:
     return parse_identity_arg(value)
 
 
+def _runs_line(run_ids: tuple[str, ...], most: int = 5) -> str:
+    if not run_ids:
+        return ""
+    more = f" (+{len(run_ids) - most} more)" if len(run_ids) > most else ""
+    return f"; runs: {', '.join(run_ids[:most])}{more}"
+
+
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Run directories, result files or folders."),
     db: str = DB_OPTION,
@@ -58,8 +66,25 @@ def ingest(
     from inferbench.results.ingest import ingest_paths
 
     console = Console(stderr=True)
-    with console.status("ingesting results..."):
-        report = ingest_paths(paths, db, identity=_identity(identity), strict=strict)
+    # Refreshed from the callback, not by Rich's thread: with no other thread alive the
+    # ingest may fork reading processes.
+    with Progress(
+        TextColumn("ingesting"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        auto_refresh=False,
+    ) as progress:
+        task = progress.add_task("ingest", total=None)
+
+        def on_progress(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total, refresh=True)
+
+        report = ingest_paths(
+            paths, db, identity=_identity(identity), strict=strict, on_progress=on_progress
+        )
     for skipped in report.skipped:
         console.print(f"[red]skipped[/] {skipped.reason}", markup=True, highlight=False)
     written = not (strict and report.skipped)
@@ -67,7 +92,7 @@ def ingest(
         f"{report.found} points found: {report.inserted} new, {report.updated} updated, "
         f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
         + ("" if written else " (strict: nothing written)")
-        + (f"; runs: {', '.join(report.run_ids)}" if report.run_ids else "")
+        + _runs_line(report.run_ids)
     )
     if report.skipped:
         raise typer.Exit(2)

@@ -8,14 +8,28 @@ with the reason they were skipped.
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping, Sequence
+import math
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 from inferbench.errors import InputError
-from inferbench.results.sources import JobOutcome, Point, discover
-from inferbench.results.store import DEFAULT_DB_URL, WriteCounts, open_store
+from inferbench.results.sources import JobOutcome, Unit, discover_units, unit_points
+from inferbench.results.store import (
+    DEFAULT_DB_URL,
+    StoreRow,
+    WriteCounts,
+    open_store,
+    store_row,
+)
 
 
 @dataclass(frozen=True)
@@ -49,11 +63,15 @@ def ingest_paths(
     identity: Mapping[str, Any] | None = None,
     dry_run: bool = False,
     strict: bool = False,
+    workers: int | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> IngestReport:
     """Ingest every point found under `paths`; `identity` fills/overrides job fields.
 
     Invalid points are skipped and reported; with `strict`, one invalid point means
-    nothing is written at all.
+    nothing is written at all. `workers`: reading processes (None: one per usable core
+    for large ingests, else one); the result is the same for any count. `on_progress`
+    is called in this thread as job directories and files are read.
     """
     # Reading many points builds many long-lived objects; the cyclic GC would rescan
     # them over and over (about a third of the time on 100k points). Nothing here makes
@@ -61,10 +79,98 @@ def ingest_paths(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _ingest(paths, db_url, identity, dry_run=dry_run, strict=strict)
+        return _ingest(
+            paths,
+            db_url,
+            identity,
+            dry_run=dry_run,
+            strict=strict,
+            workers=workers,
+            on_progress=on_progress,
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+# Reading and validating files is most of an ingest; above this many job directories
+# or files they are read by worker processes, which hand back ready-made rows (cheap to
+# pickle: a Record costs more to pickle and unpickle than to build).
+PARALLEL_MIN_UNITS = 64
+_UNITS_PER_TASK = 32
+
+ProgressCallback = Callable[[int, int], None]  # job directories and files read, total
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What reading some units found: rows to write, skipped files, outcomes, runs."""
+
+    rows: list[StoreRow]
+    skipped: list[Skipped]
+    outcomes: list[JobOutcome]
+    run_ids: set[str]
+    found: int
+
+
+def _read_units(units: Sequence[Unit], identity: Mapping[str, Any] | None, now: str) -> _Read:
+    gc.disable()  # a no-op in the parent (already off); a worker's own pause
+    rows: list[StoreRow] = []
+    skipped: list[Skipped] = []
+    outcomes: list[JobOutcome] = []
+    run_ids: set[str] = set()
+    found = 0
+    for unit in units:
+        for item in unit_points(unit, identity):
+            if isinstance(item, JobOutcome):
+                outcomes.append(item)
+                continue
+            found += 1
+            if item.record is not None:
+                rows.append(store_row(item.record, now))
+                run_ids.add(item.record.provenance.run_id)
+            elif item.error is not None:
+                skipped.append(Skipped(item.path, item.error.render()))
+    return _Read(rows, skipped, outcomes, run_ids, found)
+
+
+def _workers(units: int) -> int:
+    if units < PARALLEL_MIN_UNITS:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))  # what this process may run on (taskset)
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8, units // _UNITS_PER_TASK))
+
+
+def _read_all(
+    units: list[Unit],
+    identity: Mapping[str, Any] | None,
+    now: str,
+    workers: int,
+    on_progress: ProgressCallback | None,
+) -> list[_Read]:
+    if threading.active_count() > 1:
+        # Forking a process that runs other threads can copy a lock one of them holds,
+        # and a fork server or spawn would re-run an unguarded __main__: read here.
+        workers = 1
+    size = max(1, min(_UNITS_PER_TASK, math.ceil(len(units) / (4 * workers))))
+    tasks = [units[k : k + size] for k in range(0, len(units), size)]
+    parts: list[_Read] = []
+    with ExitStack() as stack:
+        if workers > 1:
+            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+            reads = stack.enter_context(pool).map(_read_units, tasks, repeat(identity), repeat(now))
+        else:
+            reads = (_read_units(task, identity, now) for task in tasks)
+        done = 0
+        for task, read in zip(tasks, reads, strict=True):  # in order: same result as one
+            parts.append(read)
+            done += len(task)
+            if on_progress is not None:
+                on_progress(done, len(units))
+    return parts
 
 
 def _ingest(
@@ -74,29 +180,31 @@ def _ingest(
     *,
     dry_run: bool,
     strict: bool,
+    workers: int | None,
+    on_progress: ProgressCallback | None,
 ) -> IngestReport:
-    points: list[Point] = []
-    outcomes: list[JobOutcome] = []
-    for item in discover([Path(p) for p in paths], identity):
-        (outcomes if isinstance(item, JobOutcome) else points).append(item)  # type: ignore[arg-type]
-    good = [p.record for p in points if p.record is not None]
-    skipped = tuple(Skipped(p.path, p.error.render()) for p in points if p.error is not None)
-    if not good and not outcomes and not skipped:
+    units = discover_units([Path(p) for p in paths])
+    now = datetime.now(UTC).isoformat()
+    parts = _read_all(units, identity, now, workers or _workers(len(units)), on_progress)
+    rows = [row for part in parts for row in part.rows]
+    skipped = tuple(s for part in parts for s in part.skipped)
+    outcomes = [o for part in parts for o in part.outcomes]
+    if not rows and not outcomes and not skipped:
         raise InputError(
             "no benchmark results found under " + ", ".join(map(str, paths)),
             hint="point at a run directory, a result JSON, or a folder of them",
         )
     counts = WriteCounts(0, 0, 0)
-    if not dry_run and (good or outcomes) and not (strict and skipped):
+    if not dry_run and (rows or outcomes) and not (strict and skipped):
         with open_store(db_url) as store:
-            counts = store.write(good, outcomes)
+            counts = store.write_rows(rows, outcomes)
     return IngestReport(
         db_url=db_url,
-        found=len(points),
+        found=sum(part.found for part in parts),
         inserted=counts.inserted,
         updated=counts.updated,
         unchanged=counts.unchanged,
         skipped=skipped,
         outcomes=tuple(outcomes),
-        run_ids=tuple(sorted({r.provenance.run_id for r in good})),
+        run_ids=tuple(sorted(set().union(*(part.run_ids for part in parts)))),
     )

@@ -54,23 +54,47 @@ class JobOutcome:
     reason: str | None
 
 
-def discover(
-    paths: list[Path], identity: Mapping[str, Any] | None = None
-) -> Iterator[Point | JobOutcome]:
+@dataclass(frozen=True)
+class Unit:
+    """One piece of an ingest that can be read on its own: a job directory or a file."""
+
+    path: Path
+    job: bool
+
+
+def discover_units(paths: list[Path]) -> list[Unit]:
+    """The job directories and result files under `paths`, in a stable order."""
+    units: list[Unit] = []
     for path in paths:
         if not path.exists():
             raise InputError("no such file or directory", location=Location(file=path))
         if path.is_file():
-            yield _file_point(path, identity)
+            units.append(Unit(path, job=False))
             continue
         jobs = sorted(p.parent for p in path.rglob("job.json"))
         if jobs:
-            for job_dir in jobs:
-                yield from _job_points(job_dir, identity)
+            units.extend(Unit(job_dir, job=True) for job_dir in jobs)
         else:
-            for file in sorted(path.rglob("*.json")):
-                if file.name not in RUN_FILES:
-                    yield _file_point(file, identity)
+            units.extend(
+                Unit(file, job=False)
+                for file in sorted(path.rglob("*.json"))
+                if file.name not in RUN_FILES
+            )
+    return units
+
+
+def unit_points(unit: Unit, identity: Mapping[str, Any] | None) -> Iterator[Point | JobOutcome]:
+    if unit.job:
+        yield from _job_points(unit.path, identity)
+    else:
+        yield _file_point(unit.path, identity)
+
+
+def discover(
+    paths: list[Path], identity: Mapping[str, Any] | None = None
+) -> Iterator[Point | JobOutcome]:
+    for unit in discover_units(paths):
+        yield from unit_points(unit, identity)
 
 
 def _safe(path: Path, make: Any) -> Point:

@@ -136,8 +136,14 @@ class Store:
         the natural key; the whole transaction is then retried and sees its row.
         """
         now = datetime.now(UTC).isoformat()
+        return self.write_rows([store_row(rec, now) for rec in batch], outcomes)
+
+    def write_rows(
+        self, batch: Sequence[StoreRow], outcomes: Sequence[JobOutcome] = ()
+    ) -> WriteCounts:
+        """`write` for records already turned into rows (by worker processes, say)."""
         # The same point reached by two paths in one batch: the last one wins.
-        unique = {r["natural_key"]: r for r in (_row(rec, now) for rec in batch)}
+        unique = {r.natural_key: r.params() for r in batch}
         rows = list(unique.values())
         for attempt in range(_WRITE_ATTEMPTS):
             try:
@@ -194,33 +200,53 @@ class Store:
             return int(conn.execute(select(func.count()).select_from(records)).scalar_one())
 
 
-_ROW_COLUMNS = (
-    "natural_key", "point_key", "content_hash", "run_id", "model_prefix", "precision",
-    "framework", "hardware", "isl", "osl", "concurrency", "official", "ingested_at",
-    "record_json", "tag",
-)  # fmt: skip
+@dataclass(frozen=True, slots=True)
+class StoreRow:
+    """One record as the `records` table stores it: indexed columns + the JSON."""
+
+    natural_key: str
+    point_key: str
+    content_hash: str
+    run_id: str
+    model_prefix: str
+    precision: str
+    framework: str
+    hardware: str
+    isl: int
+    osl: int
+    concurrency: int
+    official: bool
+    ingested_at: str
+    record_json: str
+    tag: str | None
+
+    def params(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in _ROW_COLUMNS}
 
 
-def _row(r: Record, now: str) -> dict[str, object]:
+_ROW_COLUMNS = tuple(StoreRow.__dataclass_fields__)
+
+
+def store_row(r: Record, now: str) -> StoreRow:
     payload = r.model_dump_json()
     i = r.identity
-    return {
-        "natural_key": r.natural_key(),
-        "point_key": r.point_key(),
-        "content_hash": content_hash(payload),
-        "run_id": r.provenance.run_id,
-        "model_prefix": i.model_prefix,
-        "precision": i.precision,
-        "framework": i.framework,
-        "hardware": i.hardware(),
-        "isl": i.isl,
-        "osl": i.osl,
-        "concurrency": i.concurrency,
-        "official": r.provenance.official,
-        "ingested_at": now,
-        "record_json": payload,
-        "tag": r.provenance.tag,
-    }
+    return StoreRow(
+        natural_key=r.natural_key(),
+        point_key=r.point_key(),
+        content_hash=content_hash(payload),
+        run_id=r.provenance.run_id,
+        model_prefix=i.model_prefix,
+        precision=i.precision,
+        framework=i.framework,
+        hardware=i.hardware(),
+        isl=i.isl,
+        osl=i.osl,
+        concurrency=i.concurrency,
+        official=r.provenance.official,
+        ingested_at=now,
+        record_json=payload,
+        tag=r.provenance.tag,
+    )
 
 
 def _write_rows(
