@@ -1,75 +1,26 @@
-"""Per-engine meaning of the limits the checks compare: context length, batch, cudagraph, spec.
+"""The limits of one worker role of a recipe, as the checks compare them with its workload.
 
-Flag lookup (abbreviations, `_` vs `-`) and the parallel layout come from
-`inferbench.config.engine_flags` / `inferbench.config.layout`; this adds which flag names each
-engine uses for the few limits a check reads, and how many schedulers share a worker's batch.
+Which flag sets each limit, how its value reads and how many schedulers share a worker's batch
+are the config layer's (`inferbench.config.engine_flags`), as is the parallel layout
+(`inferbench.config.layout`); this gathers them per role, with the flag each limit came from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from inferbench.config.engine_flags import EngineFlags, FlagHit
+from inferbench.config.engine_flags import FlagHit, Limit, batch_schedulers, enables, flag_int
 from inferbench.config.layout import WorkerLayout
 from inferbench.config.recipe import Recipe, WorkerMode
 
-MAX_MODEL_LEN: Mapping[str, tuple[str, ...]] = {
-    "vllm": ("max-model-len",),
-    "sglang": ("context-length",),
-    "trtllm": ("max-seq-len",),
-}
-MAX_NUM_SEQS: Mapping[str, tuple[str, ...]] = {
-    "vllm": ("max-num-seqs",),
-    "sglang": ("max-running-requests",),
-    "trtllm": ("max-batch-size",),
-}
-CUDAGRAPH: Mapping[str, tuple[str, ...]] = {
-    "vllm": ("max-cudagraph-capture-size", "cuda-graph-sizes", "compilation-config"),
-    "sglang": ("cuda-graph-max-bs", "cuda-graph-bs"),
-    "trtllm": ("cuda-graph-config",),
-}
-SPECULATIVE: Mapping[str, tuple[str, ...]] = {
-    "vllm": ("speculative-config",),
-    "sglang": ("speculative-algorithm",),
-    "trtllm": ("speculative-config",),
-}
-_NESTED_CUDAGRAPH = ("max_cudagraph_capture_size", "cudagraph_capture_sizes", "max_batch_size",
-                     "batch_sizes")  # fmt: skip
+
+def _int(hit: FlagHit | None) -> int | None:
+    return flag_int(hit.value) if hit is not None else None
 
 
-def as_int(value: Any) -> int | None:
-    """An int from an int, a digit string, or the largest of a list of them."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, list | tuple):
-        ints = [v for v in (as_int(x) for x in value) if v is not None]
-        return max(ints) if ints else None
-    if isinstance(value, Mapping):  # vLLM compilation-config, TRT-LLM cuda_graph_config
-        for name in _NESTED_CUDAGRAPH:
-            found = as_int(value.get(name))
-            if found is not None:
-                return found
-    return None
-
-
-def _first(flags: EngineFlags, names: tuple[str, ...]) -> FlagHit | None:
-    for name in names:
-        hit = flags.find(name)
-        if hit is not None and hit.value is not None:
-            return hit
-    return None
-
-
-def _enabled(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() not in ("", "false", "0", "no", "none", "off")
-    return bool(value)
+def written(hit: FlagHit | None, absent: str = "") -> str:
+    """The flag name as the recipe writes it, or `absent`."""
+    return hit.written if hit is not None else absent
 
 
 @dataclass(frozen=True)
@@ -86,40 +37,52 @@ class RoleLimits:
 
     @property
     def schedulers(self) -> int:
-        """Schedulers in one worker that each admit `max_num_seqs`: vLLM and TRT-LLM run one
-        per attention-DP rank; SGLang's max-running-requests is the total of its DP ranks."""
-        return 1 if self.engine == "sglang" else self.layout.dp
+        """Schedulers in one worker that each admit `max_num_seqs`."""
+        return batch_schedulers(self.engine, self.layout.dp)
+
+    @property
+    def model_len(self) -> int | None:
+        return _int(self.max_model_len)
+
+    @property
+    def seqs(self) -> int | None:
+        """The batch limit of one scheduler, or None when none is set."""
+        return _int(self.max_num_seqs)
 
     @property
     def capacity(self) -> int | None:
         """Requests one worker holds at once, or None when no batch limit is set."""
-        seqs = as_int(self.max_num_seqs.value) if self.max_num_seqs else None
+        seqs = self.seqs
         return None if seqs is None else seqs * self.schedulers
 
     @property
     def cudagraph_max(self) -> int | None:
-        return as_int(self.cudagraph.value) if self.cudagraph else None
+        return _int(self.cudagraph)
 
     @property
     def has_speculative(self) -> bool:
-        return self.speculative is not None and _enabled(self.speculative.value)
+        return self.speculative is not None and enables(self.speculative.value)
 
 
 def role_limits(recipe: Recipe, mode: WorkerMode) -> RoleLimits:
-    engine = recipe.backend.type
     flags = recipe.flags(mode)
     return RoleLimits(
         mode=mode,
-        engine=engine,
+        engine=recipe.backend.type,
         layout=recipe.layout(mode),
-        max_model_len=_first(flags, MAX_MODEL_LEN[engine]),
-        max_num_seqs=_first(flags, MAX_NUM_SEQS[engine]),
-        cudagraph=_first(flags, CUDAGRAPH[engine]),
-        speculative=_first(flags, SPECULATIVE[engine]),
+        max_model_len=flags.limit(Limit.MAX_MODEL_LEN),
+        max_num_seqs=flags.limit(Limit.MAX_NUM_SEQS),
+        cudagraph=flags.limit(Limit.CUDAGRAPH),
+        speculative=flags.limit(Limit.SPECULATIVE),
     )
+
+
+def serving_limits(recipe: Recipe) -> RoleLimits:
+    """The limits of the role that decodes: decode workers, or the aggregated ones."""
+    return role_limits(recipe, "decode" if recipe.disaggregated else "aggregated")
 
 
 def flag_path(recipe: Recipe, mode: WorkerMode, hit: FlagHit | None) -> tuple[str, ...]:
     """Key path of a flag as written (or of the role's flag map when absent)."""
-    role = ("backend", f"{recipe.backend.type}_config", mode)
+    role = recipe.flags_path(mode)
     return (*role, hit.written) if hit is not None else role

@@ -4,12 +4,17 @@ Engines parse their flags with argparse, which accepts a unique prefix of a long
 flag (`--speculative-algo` for `--speculative-algorithm`) and, in YAML configs,
 both `max-model-len` and `max_model_len`. `EngineFlags.get` applies the same
 rules, so a check asks for the full flag name and finds the abbreviated one.
+
+This module is the one place that knows engine flags: their names and aliases per engine,
+which flags set the limits the checks compare (`LIMIT_FLAGS`), and how a flag's value is read
+(`flag_int`, `switch_on`, `enables`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 # Long flags a check may ask about, per engine: a written key that is a prefix of
@@ -101,12 +106,109 @@ ALIASES: Mapping[str, Mapping[str, str]] = {
     "trtllm": {"tp-size": "tensor-parallel-size", "ep-size": "moe-expert-parallel-size"},
 }
 
+
+class Limit(StrEnum):
+    """A limit of one worker that the checks compare with the workload it serves."""
+
+    MAX_MODEL_LEN = "max-model-len"  # longest sequence, prompt + output
+    MAX_NUM_SEQS = "max-num-seqs"  # requests one scheduler runs at once
+    CUDAGRAPH = "cudagraph"  # largest batch captured in a CUDA graph
+    SPECULATIVE = "speculative"  # speculative decoding
+
+
+# The flags that set each limit, per engine, in lookup order (the first one given wins); each
+# is one of KNOWN_FLAGS. Sources: `vllm serve --help`, SGLang's ServerArgs, TRT-LLM's LlmArgs.
+LIMIT_FLAGS: Mapping[str, Mapping[Limit, tuple[str, ...]]] = {
+    "vllm": {
+        Limit.MAX_MODEL_LEN: ("max-model-len",),
+        Limit.MAX_NUM_SEQS: ("max-num-seqs",),
+        Limit.CUDAGRAPH: ("max-cudagraph-capture-size", "cuda-graph-sizes", "compilation-config"),
+        Limit.SPECULATIVE: ("speculative-config",),
+    },
+    "sglang": {
+        Limit.MAX_MODEL_LEN: ("context-length",),
+        Limit.MAX_NUM_SEQS: ("max-running-requests",),
+        Limit.CUDAGRAPH: ("cuda-graph-max-bs", "cuda-graph-bs"),
+        Limit.SPECULATIVE: ("speculative-algorithm",),
+    },
+    "trtllm": {
+        Limit.MAX_MODEL_LEN: ("max-seq-len",),
+        Limit.MAX_NUM_SEQS: ("max-batch-size",),
+        Limit.CUDAGRAPH: ("cuda-graph-config",),
+        Limit.SPECULATIVE: ("speculative-config",),
+    },
+}
+
+# Engines whose batch limit is the whole worker's, shared by its attention-DP ranks (SGLang's
+# max-running-requests); vLLM and TRT-LLM give each DP rank a scheduler with the full limit.
+_WORKER_WIDE_BATCH = frozenset({"sglang"})
+
+# How messages name each engine, and the engines whose config files write flags snake_case
+# (TRT-LLM's LLM-API YAML) rather than the command line's kebab-case.
+ENGINE_NAMES: Mapping[str, str] = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TRT-LLM"}
+_SNAKE_CASE = frozenset({"trtllm"})
+
+# Batch-size keys inside a mapping-valued CUDA graph flag (vLLM compilation-config, TRT-LLM
+# cuda_graph_config), in lookup order.
+_NESTED_BATCH_SIZES = ("max_cudagraph_capture_size", "cudagraph_capture_sizes", "max_batch_size",
+                       "batch_sizes")  # fmt: skip
+_OFF_WORDS = frozenset({"", "false", "0", "no", "none", "off"})
+_ON_WORDS = frozenset({"true", "1", "yes", "on", ""})
+
 _MIN_PREFIX = 3
 
 
 def normalize_flag(name: str) -> str:
     """`--Max_Model_Len` -> `max-model-len`."""
     return name.strip().lstrip("-").replace("_", "-").lower()
+
+
+def spelled(engine: str, name: str) -> str:
+    """A flag as the engine's config files write it: `speculative_config` for TRT-LLM."""
+    flag = normalize_flag(name)
+    return flag.replace("-", "_") if engine in _SNAKE_CASE else flag
+
+
+def batch_schedulers(engine: str, dp: int) -> int:
+    """Schedulers in one worker of `dp` attention-DP ranks that each admit the batch limit."""
+    return 1 if engine in _WORKER_WIDE_BATCH else dp
+
+
+def flag_int(value: Any) -> int | None:
+    """An int from an int, a digit string, the largest of a list of them, or the batch size in
+    a CUDA graph config mapping; None for anything else (booleans included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, list | tuple):
+        ints = [v for v in (flag_int(x) for x in value) if v is not None]
+        return max(ints) if ints else None
+    if isinstance(value, Mapping):
+        for name in _NESTED_BATCH_SIZES:
+            found = flag_int(value.get(name))
+            if found is not None:
+                return found
+    return None
+
+
+def switch_on(value: Any) -> bool:
+    """A boolean switch (`enable-expert-parallel`): on when true, or given without a value."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return value.strip().lower() in _ON_WORDS
+    return bool(value)
+
+
+def enables(value: Any) -> bool:
+    """A valued flag (`speculative-algorithm: EAGLE`, a speculative config) turns its feature
+    on unless its value is empty or a word for off."""
+    if isinstance(value, str):
+        return value.strip().lower() not in _OFF_WORDS
+    return bool(value)
 
 
 @dataclass(frozen=True)
@@ -144,6 +246,18 @@ class EngineFlags:
         if written is None:
             return None
         return FlagHit(written, wanted, self.flags[written])
+
+    def first(self, names: Iterable[str]) -> FlagHit | None:
+        """The first of `names` that is given a value (not null)."""
+        for name in names:
+            hit = self.find(name)
+            if hit is not None and hit.value is not None:
+                return hit
+        return None
+
+    def limit(self, limit: Limit) -> FlagHit | None:
+        """The flag that sets `limit` for this engine, when one is given."""
+        return self.first(LIMIT_FLAGS.get(self.engine, {}).get(limit, ()))
 
     def get(self, name: str, default: Any = None) -> Any:
         hit = self.find(name)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from inferbench.config.engine_flags import switch_on
+
 
 class Spelling(StrEnum):
     """How the source wrote the layout."""
@@ -104,14 +106,6 @@ def _int(value: Any, default: int = 1) -> int:
         return default
 
 
-def _flag_bool(value: Any) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, str):
-        return value.strip().lower() in {"true", "1", "yes", "on", ""}
-    return bool(value)
-
-
 def vllm_layout(get: FlagGetter) -> WorkerLayout:
     """From vLLM flags: tensor/data/pipeline-parallel-size, enable-expert-parallel."""
     tp = _int(get("tensor-parallel-size"))
@@ -119,7 +113,7 @@ def vllm_layout(get: FlagGetter) -> WorkerLayout:
     pp = _int(get("pipeline-parallel-size"))
     pcp = _int(get("prefill-context-parallel-size"))
     dcp = _int(get("decode-context-parallel-size"))
-    ep = tp * dp if _flag_bool(get("enable-expert-parallel")) else 1
+    ep = tp * dp if switch_on(get("enable-expert-parallel")) else 1
     return WorkerLayout(tp * dp * pp * pcp, tp, dp, ep, pp, dcp, pcp, Spelling.VLLM)
 
 
@@ -129,7 +123,7 @@ def sglang_layout(get: FlagGetter) -> WorkerLayout:
     dp = _int(get("dp-size"))
     pp = _int(get("pp-size"))
     ep = _int(get("ep-size"))
-    if _flag_bool(get("enable-dp-attention")) and dp > 1:
+    if switch_on(get("enable-dp-attention")) and dp > 1:
         return WorkerLayout(
             tp_size * pp, max(tp_size // dp, 1), dp, ep, pp, spelling=Spelling.SGLANG
         )
@@ -141,7 +135,7 @@ def trtllm_layout(get: FlagGetter) -> WorkerLayout:
     tp = _int(get("tensor_parallel_size"))
     pp = _int(get("pipeline_parallel_size"))
     ep = _int(get("moe_expert_parallel_size"))
-    if _flag_bool(get("enable_attention_dp")) and tp > 1:
+    if switch_on(get("enable_attention_dp")) and tp > 1:
         return WorkerLayout(tp * pp, 1, tp, ep, pp, spelling=Spelling.TRTLLM)
     return WorkerLayout(tp * pp, tp, 1, ep, pp, spelling=Spelling.TRTLLM)
 

@@ -285,9 +285,13 @@ class Recipe(FrozenModel):
             self._derived[("layout", mode)] = cached
         return cached
 
+    def flags_path(self, mode: WorkerMode) -> tuple[str, ...]:
+        """The key path of the flag map of `mode` (for locating it)."""
+        return ("backend", f"{self.backend.type}_config", mode)
+
     def flag_path(self, mode: WorkerMode, name: str) -> tuple[str, ...] | None:
         """The key path of flag `name` of `mode` as written (for locating it)."""
         hit = self.flags(mode).find(name)
         if hit is None:
             return None
-        return ("backend", f"{self.backend.type}_config", mode, hit.written)
+        return (*self.flags_path(mode), hit.written)

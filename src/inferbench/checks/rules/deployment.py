@@ -4,24 +4,41 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inferbench.checks.engine_limits import flag_path, role_limits
+from inferbench.checks.engine_limits import flag_path, serving_limits
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import Deployment
+from inferbench.config.engine_flags import ENGINE_NAMES, LIMIT_FLAGS, Limit, spelled
 from inferbench.config.images import same_image
 from inferbench.config.master import WorkerBlock
 from inferbench.config.recipe import WorkerMode, locate
 
 
+def _shapes_differ(d: Deployment) -> bool:
+    """Aggregated on one side, disaggregated on the other (worker-count-mismatch says so)."""
+    return d.space.aggregated == d.recipe.disaggregated
+
+
 def paired_modes(d: Deployment) -> list[tuple[str, WorkerBlock, WorkerMode]]:
-    """(master block name, block, recipe mode): prefill/decode, or prefill -> aggregated."""
+    """(master block name, block, recipe mode): prefill/decode, or prefill -> aggregated;
+    none when the shapes differ, as then no worker has a counterpart."""
+    if _shapes_differ(d):
+        return []
     if d.recipe.disaggregated:
         return [("prefill", d.space.prefill, "prefill"), ("decode", d.space.decode, "decode")]
     return [("prefill", d.space.prefill, "aggregated")]
 
 
-def _recipe_name(d: Deployment) -> str:
-    return d.recipe.name
+# the `resources` keys of each worker mode's count and GPUs
+_WORKER_KEYS = {"prefill": "prefill_workers", "decode": "decode_workers",
+                "aggregated": "agg_workers"}  # fmt: skip
+_GPU_KEYS = {"prefill": "gpus_per_prefill", "decode": "gpus_per_decode",
+             "aggregated": "gpus_per_agg"}  # fmt: skip
+
+_SPECULATIVE_FLAGS = ", ".join(
+    f"{ENGINE_NAMES[engine]} {spelled(engine, flags[Limit.SPECULATIVE][0])}"
+    for engine, flags in LIMIT_FLAGS.items()
+)
 
 
 @rule(
@@ -72,7 +89,7 @@ def precision_mismatch(d: Deployment) -> Iterator[Problem]:
     "recipe worker counts equal the master num-worker (decode 0 = aggregated)",
 )
 def worker_count_mismatch(d: Deployment) -> Iterator[Problem]:
-    if d.space.aggregated == d.recipe.disaggregated:
+    if _shapes_differ(d):
         shape = "aggregated" if d.space.aggregated else "disaggregated"
         other = "disaggregated" if d.recipe.disaggregated else "aggregated"
         yield Problem(
@@ -84,9 +101,7 @@ def worker_count_mismatch(d: Deployment) -> Iterator[Problem]:
     res = d.recipe.resources
     for name, block, mode in paired_modes(d):
         if res.workers(mode) != block.num_worker:
-            key = {"prefill": "prefill_workers", "decode": "decode_workers"}.get(
-                mode, "agg_workers"
-            )
+            key = _WORKER_KEYS[mode]
             yield Problem(
                 f"recipe {key} is {res.workers(mode)} but {d.config.key} {name} num-worker is "
                 f"{block.num_worker}",
@@ -102,15 +117,11 @@ def worker_count_mismatch(d: Deployment) -> Iterator[Problem]:
     "recipe GPUs per worker equal the master tp (or ep for DEP) of that worker",
 )
 def worker_gpus_mismatch(d: Deployment) -> Iterator[Problem]:
-    if d.space.aggregated == d.recipe.disaggregated:
-        return  # shape mismatch: reported by worker-count-mismatch
     res = d.recipe.resources
     for name, block, mode in paired_modes(d):
         want, have = block.layout.gpus, res.gpus_per_worker(mode)
         if want != have:
-            key = {"prefill": "gpus_per_prefill", "decode": "gpus_per_decode"}.get(
-                mode, "gpus_per_agg"
-            )
+            key = _GPU_KEYS[mode]
             yield Problem(
                 f"recipe {mode} workers have {have} GPUs but {d.config.key} {name} is "
                 f"{block.layout.describe()} (tp {block.tp}, ep {block.ep}, dp-attn "
@@ -127,8 +138,6 @@ def worker_gpus_mismatch(d: Deployment) -> Iterator[Problem]:
     "expert parallel is on in the recipe exactly when the master ep > 1",
 )
 def expert_parallel_mismatch(d: Deployment) -> Iterator[Problem]:
-    if d.space.aggregated == d.recipe.disaggregated:
-        return
     for name, block, mode in paired_modes(d):
         if not len(d.recipe.flags(mode)):
             continue
@@ -150,16 +159,15 @@ def expert_parallel_mismatch(d: Deployment) -> Iterator[Problem]:
     "spec-decoding in the master entry has a speculative config in the recipe (and back)",
 )
 def spec_decoding_mismatch(d: Deployment) -> Iterator[Problem]:
-    mode: WorkerMode = "decode" if d.recipe.disaggregated else "aggregated"
-    limits = role_limits(d.recipe, mode)
+    limits = serving_limits(d.recipe)
+    mode = limits.mode
     wanted = d.space.spec_decoding != "none"
     if wanted and not limits.has_speculative:
         yield Problem(
             f"{d.config.key} sets spec-decoding: {d.space.spec_decoding} but the recipe's "
             f"{mode} config has no speculative setting",
             locate(d.recipe, flag_path(d.recipe, mode, None)),
-            hint="add the engine's speculative flag (vLLM speculative-config, SGLang "
-            "speculative-algorithm, TRT-LLM speculative_config)",
+            hint=f"add the engine's speculative flag ({_SPECULATIVE_FLAGS})",
         )
     elif not wanted and limits.has_speculative and limits.speculative is not None:
         yield Problem(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inferbench.checks.engine_limits import as_int, flag_path, role_limits
+from inferbench.checks.engine_limits import flag_path, serving_limits, written
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import MasterSubject, RecipeUse
@@ -89,14 +89,13 @@ def _content_problem(recipe: Recipe, shown: str, token: TopologyToken) -> Proble
             locate(recipe, ("benchmark", "concurrencies")),
         )
     if token.kind is TokenKind.BATCH:
-        mode: WorkerMode = "decode" if recipe.disaggregated else "aggregated"
-        limits = role_limits(recipe, mode)
-        seqs = as_int(limits.max_num_seqs.value) if limits.max_num_seqs else None
+        limits = serving_limits(recipe)
+        seqs = limits.seqs
         if seqs is not None and seqs != token.first:
             return Problem(
-                f"file name {shown!r} says {token.text} but {mode} "
-                f"{limits.max_num_seqs.written if limits.max_num_seqs else ''} is {seqs}",
-                locate(recipe, flag_path(recipe, mode, limits.max_num_seqs)),
+                f"file name {shown!r} says {token.text} but {limits.mode} "
+                f"{written(limits.max_num_seqs)} is {seqs}",
+                locate(recipe, flag_path(recipe, limits.mode, limits.max_num_seqs)),
             )
     return None
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inferbench.checks.engine_limits import as_int, flag_path, role_limits
+from inferbench.checks.engine_limits import (
+    RoleLimits,
+    flag_path,
+    role_limits,
+    serving_limits,
+    written,
+)
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import RecipeUse
-from inferbench.config.recipe import Recipe, WorkerMode, locate
+from inferbench.config.recipe import WorkerMode, locate
 from inferbench.config.recipe_schema import Resources
-
-_NODE_KEYS = {"prefill": "prefill_nodes", "decode": "decode_nodes", "aggregated": "agg_nodes"}
-_WORKER_KEYS = {"prefill": "prefill_workers", "decode": "decode_workers",
-                "aggregated": "agg_workers"}  # fmt: skip
 
 
 def nodes_needed(workers: int, gpus_per_worker: int, gpus_per_node: int) -> int:
@@ -130,18 +132,23 @@ def max_model_len_short(use: RecipeUse) -> Iterator[Problem]:
     recipe = use.recipe
     for mode in recipe.modes:
         limits = role_limits(recipe, mode)
-        value = as_int(limits.max_model_len.value) if limits.max_model_len else None
+        value = limits.model_len
         if value is not None and value < need:
             yield Problem(
-                f"{mode} {limits.max_model_len.written if limits.max_model_len else ''} "
-                f"{value} is below isl + osl = {use.workload.isl} + {use.workload.osl} = {need}",
+                f"{mode} {written(limits.max_model_len)} {value} is below isl + osl = "
+                f"{use.workload.isl} + {use.workload.osl} = {need}",
                 locate(recipe, flag_path(recipe, mode, limits.max_model_len)),
                 hint=f"set it to at least {need} (InferenceX uses isl + osl + 256 = {need + 256})",
             )
 
 
-def _serving_mode(recipe: Recipe) -> WorkerMode:
-    return "decode" if recipe.disaggregated else "aggregated"
+def _serving(use: RecipeUse) -> tuple[RoleLimits, int] | None:
+    """The decoding role's limits and worker count, when it serves concurrent requests."""
+    if not use.workload.concurrencies:
+        return None
+    limits = serving_limits(use.recipe)
+    workers = use.recipe.resources.workers(limits.mode)
+    return (limits, workers) if workers else None
 
 
 @rule(
@@ -152,22 +159,20 @@ def _serving_mode(recipe: Recipe) -> WorkerMode:
     "concurrency fits decode workers x DP ranks x max-num-seqs (often deliberate)",
 )
 def decode_capacity_exceeded(use: RecipeUse) -> Iterator[Problem]:
-    if not use.workload.concurrencies:
+    serving = _serving(use)
+    if serving is None:
         return
-    recipe = use.recipe
-    mode = _serving_mode(recipe)
-    limits = role_limits(recipe, mode)
-    per_worker, workers = limits.capacity, recipe.resources.workers(mode)
-    top = max(use.workload.concurrencies)
-    if per_worker is None or workers == 0 or top <= per_worker * workers:
+    limits, workers = serving
+    per_worker, top = limits.capacity, max(use.workload.concurrencies)
+    if per_worker is None or top <= per_worker * workers:
         return
-    seqs = as_int(limits.max_num_seqs.value) if limits.max_num_seqs else None
     yield Problem(
-        f"concurrency {top} is above the {mode} capacity {workers} worker(s) x "
-        f"{limits.schedulers} scheduler(s) x {seqs} = {per_worker * workers}; requests will queue",
-        locate(recipe, flag_path(recipe, mode, limits.max_num_seqs)),
-        hint=f"raise {limits.max_num_seqs.written if limits.max_num_seqs else 'the batch limit'}"
-        " or add decode workers, if queueing is not the point",
+        f"concurrency {top} is above the {limits.mode} capacity {workers} worker(s) x "
+        f"{limits.schedulers} scheduler(s) x {limits.seqs} = {per_worker * workers}; "
+        "requests will queue",
+        locate(use.recipe, flag_path(use.recipe, limits.mode, limits.max_num_seqs)),
+        hint=f"raise {written(limits.max_num_seqs, 'the batch limit')} or add decode workers, "
+        "if queueing is not the point",
     )
 
 
@@ -179,24 +184,22 @@ def decode_capacity_exceeded(use: RecipeUse) -> Iterator[Problem]:
     "the cudagraph capture size covers the per-rank decode batch",
 )
 def cudagraph_capture_short(use: RecipeUse) -> Iterator[Problem]:
-    if not use.workload.concurrencies:
+    serving = _serving(use)
+    if serving is None:
         return
-    recipe = use.recipe
-    mode = _serving_mode(recipe)
-    limits = role_limits(recipe, mode)
-    capture, workers = limits.cudagraph_max, recipe.resources.workers(mode)
-    if capture is None or workers == 0:
+    limits, workers = serving
+    capture, seqs = limits.cudagraph_max, limits.seqs
+    if capture is None:
         return
     ranks = workers * limits.layout.dp
     batch = -(-max(use.workload.concurrencies) // ranks)
-    seqs = as_int(limits.max_num_seqs.value) if limits.max_num_seqs else None
     if seqs is not None:
         batch = min(batch, -(-seqs * limits.schedulers // limits.layout.dp))
     if capture < batch:
         yield Problem(
-            f"{mode} cudagraph capture size {capture} is below the per-rank batch {batch} "
-            f"({max(use.workload.concurrencies)} requests over {ranks} rank(s)); larger "
-            "batches run without cudagraphs",
-            locate(recipe, flag_path(recipe, mode, limits.cudagraph)),
+            f"{limits.mode} cudagraph capture size {capture} is below the per-rank batch "
+            f"{batch} ({max(use.workload.concurrencies)} requests over {ranks} rank(s)); "
+            "larger batches run without cudagraphs",
+            locate(use.recipe, flag_path(use.recipe, limits.mode, limits.cudagraph)),
             hint=f"raise it to at least {batch}",
         )
