@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inferbench.errors import InferbenchError
+from inferbench.launch.execute import ExecResult, Executor, JobRun
 from inferbench.launch.outcome import JobStatus, LaunchFailure, PointOutcome
 from inferbench.launch.plan import BenchPoint, BenchSpec, Plan
 from inferbench.launch.process import ServerProcess, log_tail
@@ -27,38 +28,9 @@ class LocalOptions:
     stop_grace_s: float = 10.0
 
 
-@dataclass
-class ExecResult:
-    status: JobStatus
-    reason: str = ""
-    log_tail: str = ""
-    base_url: str | None = None
-    slurm_job_id: str | None = None
-    points: list[PointOutcome] = field(default_factory=list)
-    timings_s: dict[str, float] = field(default_factory=dict)
-
-
-def write_rendered(plan: Plan, job_dir: JobDir) -> None:
-    from inferbench.fsio import atomic_write_text
-
-    for file in plan.files:
-        target = job_dir.rendered / Path(file.name).name  # a plain name: no escaping the folder
-        atomic_write_text(target, file.content)
-        if file.executable:
-            target.chmod(0o755)
-
-
-def _drive(
-    server: ServerProcess,
-    plan: Plan,
-    job_dir: JobDir,
-    todo: Sequence[BenchPoint],
-    run_point: PointRunner,
-    on_point: Callable[[PointOutcome], None],
-    result: ExecResult,
-) -> None:
+def _drive(server: ServerProcess, job: JobRun, run_point: PointRunner, result: ExecResult) -> None:
     assert server.base_url is not None
-    for point in todo:
+    for point in job.todo:
         code = server.exited()
         if code is not None:
             raise LaunchFailure(
@@ -69,10 +41,10 @@ def _drive(
         try:
             outcome = run_point(
                 server.base_url,
-                plan.bench,
+                job.plan.bench,
                 point,
-                job_dir.result_file(point.concurrency),
-                job_dir.logs / "client.log",
+                job.job_dir.result_file(point.concurrency),
+                job.job_dir.logs / "client.log",
             )
         except InferbenchError as exc:  # the load generator refused its settings
             raise LaunchFailure(JobStatus.BENCH_ERROR, exc.render()) from None
@@ -84,25 +56,36 @@ def _drive(
                 log_tail(server.log_path),
             )
         result.points.append(outcome)
-        on_point(outcome)
+        job.on_point(outcome)
 
 
 @dataclass(frozen=True)
-class LocalExecutor:
+class LocalExecutor(Executor):
     """Runs plans on this machine; `run_point` drives one concurrency point."""
 
     run_point: PointRunner
     options: LocalOptions = field(default_factory=LocalOptions)
 
-    def execute(
-        self,
-        plan: Plan,
-        job_dir: JobDir,
-        todo: Sequence[BenchPoint],
-        on_point: Callable[[PointOutcome], None],
-        on_submitted: Callable[[str | None], None],
-    ) -> ExecResult:
-        return run_local(plan, job_dir, todo, self.run_point, on_point, self.options)
+    def run(self, job: JobRun, result: ExecResult) -> None:
+        """Start the server, wait for health, run the points, always stop the server."""
+        server = ServerProcess(
+            job.plan.processes[0], job.job_dir.path, job.job_dir.logs / "server.log"
+        )
+        t0 = time.monotonic()
+        try:
+            server.start()
+            result.timings_s["spawn"] = time.monotonic() - t0
+            result.base_url = server.wait_healthy(
+                self.options.health_timeout_s, self.options.health_poll_s
+            )
+            result.timings_s["server_start"] = server.ready_at - server.started_at
+            t1 = time.monotonic()
+            _drive(server, job, self.run_point, result)
+            result.timings_s["bench"] = time.monotonic() - t1
+        finally:
+            t2 = time.monotonic()
+            server.stop(self.options.stop_grace_s)
+            result.timings_s["teardown"] = time.monotonic() - t2
 
 
 def run_local(
@@ -113,36 +96,6 @@ def run_local(
     on_point: Callable[[PointOutcome], None] = lambda _: None,
     options: LocalOptions | None = None,
 ) -> ExecResult:
-    """Start the server, wait for health, run `todo` points, always stop the server."""
-    options = options or LocalOptions()
-    job_dir.make()
-    write_rendered(plan, job_dir)
-    result = ExecResult(status=JobStatus.COMPLETED)
-    spec = plan.processes[0]
-    server = ServerProcess(spec, job_dir.path, job_dir.logs / "server.log")
-    t0 = time.monotonic()
-    try:
-        server.start()
-        result.timings_s["spawn"] = time.monotonic() - t0
-        result.base_url = server.wait_healthy(options.health_timeout_s, options.health_poll_s)
-        result.timings_s["server_start"] = server.ready_at - server.started_at
-        t1 = time.monotonic()
-        _drive(server, plan, job_dir, todo, run_point, on_point, result)
-        result.timings_s["bench"] = time.monotonic() - t1
-    except LaunchFailure as failure:
-        result.status, result.reason, result.log_tail = (
-            failure.status,
-            failure.reason,
-            failure.log_tail,
-        )
-    finally:
-        t2 = time.monotonic()
-        server.stop(options.stop_grace_s)
-        result.timings_s["teardown"] = time.monotonic() - t2
-    if result.status is JobStatus.COMPLETED and any(not p.ok for p in result.points):
-        failed = [str(p.concurrency) for p in result.points if not p.ok]
-        result.status = JobStatus.POINTS_FAILED
-        result.reason = f"concurrency {', '.join(failed)} failed: " + "; ".join(
-            p.reason for p in result.points if not p.ok
-        )
-    return result
+    """The local backend as a function (what runs inside a Slurm allocation)."""
+    executor = LocalExecutor(run_point, options or LocalOptions())
+    return executor.execute(plan, job_dir, todo, on_point)

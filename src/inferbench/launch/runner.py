@@ -16,8 +16,7 @@ from pathlib import Path
 from inferbench.errors import InferbenchError
 from inferbench.fsio import atomic_write_text
 from inferbench.launch.deployment import Deployment
-from inferbench.launch.execute import Executor
-from inferbench.launch.local import ExecResult
+from inferbench.launch.execute import ExecResult, Executor
 from inferbench.launch.outcome import RETRYABLE, JobStatus, Outcome, PointOutcome
 from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.rundir import (

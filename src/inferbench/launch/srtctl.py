@@ -12,19 +12,17 @@ import os
 import re
 import shutil
 import subprocess
-import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from inferbench.errors import ExternalToolError
 from inferbench.fsio import atomic_write_bytes, atomic_write_text
-from inferbench.launch.local import ExecResult, write_rendered
-from inferbench.launch.outcome import JobStatus, PointOutcome, slurm_status
-from inferbench.launch.plan import BenchPoint, Plan
+from inferbench.launch.execute import ExecResult, JobRun
+from inferbench.launch.outcome import JobStatus, PointOutcome
 from inferbench.launch.process import log_tail
 from inferbench.launch.rundir import JobDir
-from inferbench.launch.slurm import JOB_ID_FILE, final_state, live_state
+from inferbench.launch.slurmjob import Ended, QueuedExecutor, Submitted, wait_in_queue
 
 SRTCTL_HINT = (
     "srtctl is not on PyPI; install it from the NVIDIA/srt-slurm repository "
@@ -42,13 +40,7 @@ def require_srtctl() -> str:
     return path
 
 
-@dataclass(frozen=True)
-class Submission:
-    job_id: str
-    output_dir: Path
-
-
-def parse_apply_json(stdout: str) -> Submission | None:
+def parse_apply_json(stdout: str) -> Submitted | None:
     """`srtctl apply --json` prints one JSON object per submitted job; take the first."""
     for line in stdout.splitlines():
         line = line.strip()
@@ -60,7 +52,7 @@ def parse_apply_json(stdout: str) -> Submission | None:
             continue
         job_id = data.get("slurm_job_id") or data.get("job_id")
         if job_id:
-            return Submission(str(job_id), Path(str(data.get("output_dir") or "")))
+            return Submitted(str(job_id), output_dir=Path(str(data.get("output_dir") or "")))
     return None
 
 
@@ -81,16 +73,17 @@ def collect_sa_bench(output_dir: Path, job_dir: JobDir) -> list[PointOutcome]:
 
 
 @dataclass(frozen=True)
-class SrtctlExecutor:
+class SrtctlExecutor(QueuedExecutor):
     poll_s: float = 5.0
+    refusal: ClassVar[str] = "srtctl apply"
 
-    def _submit(self, plan: Plan, job_dir: JobDir) -> tuple[Submission | None, str]:
+    def submit(self, job: JobRun) -> Submitted | str:
         require_srtctl()
-        env = {**os.environ, **plan.submit_env}
+        env = {**os.environ, **job.plan.submit_env}
         try:
             proc = subprocess.run(
-                list(plan.submit),
-                cwd=job_dir.rendered,
+                list(job.plan.submit),
+                cwd=job.job_dir.rendered,
                 env=env,
                 capture_output=True,
                 text=True,
@@ -98,48 +91,30 @@ class SrtctlExecutor:
                 check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
-            return None, str(exc)
-        atomic_write_text(job_dir.logs / "srtctl-apply.log", proc.stdout + proc.stderr)
-        submission = parse_apply_json(proc.stdout) if proc.returncode == 0 else None
-        if submission is None:
+            return str(exc)
+        atomic_write_text(job.job_dir.logs / "srtctl-apply.log", proc.stdout + proc.stderr)
+        submitted = parse_apply_json(proc.stdout) if proc.returncode == 0 else None
+        if submitted is None:
             err = (proc.stderr or proc.stdout).strip()[-2000:]
-            return None, err or f"srtctl exited with status {proc.returncode}"
-        return submission, ""
+            return err or f"srtctl exited with status {proc.returncode}"
+        return submitted  # its `slurm_job` clock starts now, once applied
 
-    def execute(
-        self,
-        plan: Plan,
-        job_dir: JobDir,
-        todo: Sequence[BenchPoint],
-        on_point: Callable[[PointOutcome], None],
-        on_submitted: Callable[[str | None], None],
-    ) -> ExecResult:
-        job_dir.make()
-        write_rendered(plan, job_dir)
-        submission, err = self._submit(plan, job_dir)
-        if submission is None:
-            return ExecResult(status=JobStatus.SUBMIT_FAILED, reason=f"srtctl apply: {err}")
-        atomic_write_text(job_dir.path / JOB_ID_FILE, submission.job_id + "\n")
-        on_submitted(submission.job_id)
-        t0 = time.monotonic()
-        while live_state(submission.job_id) is not None:
-            time.sleep(self.poll_s)
-        state, source = final_state(submission.job_id, job_dir.path)
-        points = collect_sa_bench(submission.output_dir, job_dir)
-        for point in points:
-            on_point(point)
-        status = slurm_status(state) or JobStatus.FAILED
-        missing = sorted({p.concurrency for p in todo} - {p.concurrency for p in points})
-        reason = f"Slurm job {submission.job_id} ended {state} (from {source})"
+    def follow(self, job_id: str) -> None:
+        wait_in_queue(job_id, self.poll_s)
+
+    def collect(self, job: JobRun, submitted: Submitted) -> list[PointOutcome]:
+        return collect_sa_bench(submitted.output_dir, job.job_dir)
+
+    def reported(self, job: JobRun, points: list[PointOutcome]) -> list[PointOutcome]:
+        return points  # every sa-bench result the recipe left, as before
+
+    def finish(self, job: JobRun, submitted: Submitted, ended: Ended, result: ExecResult) -> None:
+        """Slurm's word, and POINTS_FAILED where a completed job left a point without result."""
+        status, reason = ended.status, ended.reason
+        missing = sorted({p.concurrency for p in job.todo} - {p.concurrency for p in result.points})
         if status is JobStatus.COMPLETED and missing:
             status = JobStatus.POINTS_FAILED
             reason += f"; no sa-bench result for concurrency {', '.join(map(str, missing))}"
-        tail = log_tail(submission.output_dir / "logs" / "benchmark.out")
-        return ExecResult(
-            status=status,
-            reason="" if status is JobStatus.COMPLETED else reason,
-            log_tail=tail,
-            slurm_job_id=submission.job_id,
-            points=points,
-            timings_s={"slurm_job": time.monotonic() - t0},
-        )
+        result.status = status
+        result.reason = "" if status is JobStatus.COMPLETED else reason
+        result.log_tail = log_tail(submitted.output_dir / "logs" / "benchmark.out")
