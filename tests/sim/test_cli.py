@@ -128,3 +128,82 @@ def test_sweep_topologies_prints_a_pareto(capsys: pytest.CaptureFixture[str]) ->
     )
     out = capsys.readouterr().out
     assert "pareto" in out and "*" in out
+
+
+ALL_DEPLOYMENT_FLAGS = [
+    "--job", "jobs.json:1", "--model", "m", "--gpu", "h100", "--model-spec", "spec",
+    "--isl", "128", "--osl", "16", "--concurrency", "4x8", "--num-prompts", "10",
+    "--catalog", "a.yaml", "--catalog", "b.yaml", "--precision", "fp8", "--tp", "2",
+    "--dp", "3", "--pp", "4", "--expert-parallel", "--workers", "5", "--max-num-seqs", "6",
+    "--max-num-batched-tokens", "7", "--max-model-len", "8", "--stream-interval", "9",
+]  # fmt: skip
+
+
+class _Stop(Exception):
+    pass
+
+
+def _options_of(monkeypatch: pytest.MonkeyPatch, command: str, *args: str) -> object:
+    """The `DeploymentOptions` that `sim <command>` hands over, before anything runs."""
+    from inferbench.cli import sim
+
+    seen: list[object] = []
+
+    def capture(opts: object) -> None:
+        seen.append(opts)
+        raise _Stop
+
+    monkeypatch.setattr(sim, "_deployment", capture)
+    with pytest.raises(_Stop):
+        app(["sim", command, *args], standalone_mode=False)
+    return seen[0]
+
+
+@pytest.mark.parametrize("args", [[], ["--recipe", "r.yaml:0"], ALL_DEPLOYMENT_FLAGS])
+def test_estimate_and_serve_build_the_same_deployment_options(
+    monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    estimate = _options_of(monkeypatch, "estimate", *args)
+    serve = _options_of(monkeypatch, "serve", *args)
+    assert estimate == serve
+
+
+def test_deployment_options_take_every_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inferbench.cli.sim import DeploymentOptions
+
+    assert _options_of(monkeypatch, "estimate") == DeploymentOptions()
+    assert _options_of(monkeypatch, "serve", *ALL_DEPLOYMENT_FLAGS) == DeploymentOptions(
+        job="jobs.json:1", model="m", gpu="h100", model_spec="spec", isl=128, osl=16,
+        concurrency="4x8", num_prompts=10, catalog=[Path("a.yaml"), Path("b.yaml")],
+        precision="fp8", tp=2, dp=3, pp=4, expert_parallel=True, workers=5, max_num_seqs=6,
+        max_num_batched_tokens=7, max_model_len=8, stream_interval=9,
+    )  # fmt: skip
+
+
+def test_estimate_and_serve_list_the_same_deployment_options() -> None:
+    import typer
+
+    from inferbench.cli.sim import DeploymentOptions
+
+    sim_group = typer.main.get_group(app).commands["sim"]
+
+    def options(name: str) -> dict[str, tuple[object, str | None]]:
+        params = sim_group.commands[name].params  # type: ignore[attr-defined]
+        return {p.name or "": (p.default, getattr(p, "help", None)) for p in params}
+
+    estimate, serve = options("estimate"), options("serve")
+    shared = set(DeploymentOptions.__dataclass_fields__)
+    assert shared <= estimate.keys() and shared <= serve.keys()
+    assert {k: estimate[k] for k in shared} == {k: serve[k] for k in shared}
+    assert estimate["tp"] == (1, "Tensor parallel size (flags mode).")
+
+
+def test_no_deployment_is_one_line_and_exit_2() -> None:
+    for command in ("estimate", "serve"):
+        out = subprocess.run(
+            [sys.executable, "-m", "inferbench.cli.main", "sim", command, "--model", "m"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert out.returncode == 2, out.stderr
+        assert "no deployment given" in out.stderr and "Traceback" not in out.stderr
+        assert out.stderr.strip().count("\n") == 0

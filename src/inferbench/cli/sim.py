@@ -6,13 +6,15 @@ import asyncio
 import signal
 import sys
 from collections.abc import Coroutine
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from inferbench.cli.options import with_options
 from inferbench.errors import InputError
 
 if TYPE_CHECKING:
@@ -20,120 +22,120 @@ if TYPE_CHECKING:
 
 sim_app = typer.Typer(help="Embedded simulator: serve an OpenAI-compatible engine, or estimate.")
 
-_RECIPE = typer.Option(None, "--recipe", help="srt-slurm recipe FILE[:selector].")
-_JOB = typer.Option(None, "--job", help="Sweep job JSON (FILE, or FILE:INDEX for a list).")
-_MODEL = typer.Option(None, "--model", help="Model id (flags mode).")
-_GPU = typer.Option(None, "--gpu", help="GPU catalog name or runner label (overrides).")
-_SPEC = typer.Option(None, "--model-spec", help="Catalog model to simulate (overrides).")
-_ISL = typer.Option(None, "--isl", help="Input length (overrides).")
-_OSL = typer.Option(None, "--osl", help="Output length (overrides).")
-_CONC = typer.Option(None, "--concurrency", help="Concurrencies, e.g. 64 or 4x8x16 (overrides).")
-_PROMPTS = typer.Option(None, "--num-prompts", help="Requests per concurrency (overrides).")
-_CATALOG = typer.Option([], "--catalog", help="Extra catalog YAML (repeatable).")
-_PREC = typer.Option("bf16", "--precision", help="Weight precision (flags mode).")
-_TP = typer.Option(1, "--tp", help="Tensor parallel size (flags mode).")
-_DP = typer.Option(1, "--dp", help="Data parallel (attention) size (flags mode).")
-_PP = typer.Option(1, "--pp", help="Pipeline parallel size (flags mode).")
-_EP = typer.Option(False, "--expert-parallel", help="Enable expert parallel (flags mode).")
-_WORKERS = typer.Option(1, "--workers", help="Aggregated workers (flags mode).")
-_SEQS = typer.Option(256, "--max-num-seqs", help="Engine max-num-seqs (flags mode).")
-_MNBT = typer.Option(8192, "--max-num-batched-tokens", help="Engine token budget (flags mode).")
-_MML = typer.Option(None, "--max-model-len", help="Engine max-model-len (flags mode).")
-_SI = typer.Option(None, "--stream-interval", help="Tokens per streamed chunk (overrides).")
+
+@dataclass(frozen=True)
+class DeploymentOptions:
+    """What to simulate, as `sim estimate` and `sim serve` both take it: a recipe, a sweep job,
+    or an aggregated deployment from flags; the overrides apply to any of them."""
+
+    recipe: Annotated[
+        str | None, typer.Option("--recipe", help="srt-slurm recipe FILE[:selector].")
+    ] = None
+    job: Annotated[
+        str | None,
+        typer.Option("--job", help="Sweep job JSON (FILE, or FILE:INDEX for a list)."),
+    ] = None
+    model: Annotated[str | None, typer.Option("--model", help="Model id (flags mode).")] = None
+    gpu: Annotated[
+        str | None,
+        typer.Option("--gpu", help="GPU catalog name or runner label (overrides)."),
+    ] = None
+    model_spec: Annotated[
+        str | None, typer.Option("--model-spec", help="Catalog model to simulate (overrides).")
+    ] = None
+    isl: Annotated[int | None, typer.Option("--isl", help="Input length (overrides).")] = None
+    osl: Annotated[int | None, typer.Option("--osl", help="Output length (overrides).")] = None
+    concurrency: Annotated[
+        str | None,
+        typer.Option("--concurrency", help="Concurrencies, e.g. 64 or 4x8x16 (overrides)."),
+    ] = None
+    num_prompts: Annotated[
+        int | None, typer.Option("--num-prompts", help="Requests per concurrency (overrides).")
+    ] = None
+    catalog: Annotated[
+        list[Path], typer.Option("--catalog", help="Extra catalog YAML (repeatable).")
+    ] = field(default_factory=list)
+    precision: Annotated[
+        str, typer.Option("--precision", help="Weight precision (flags mode).")
+    ] = "bf16"
+    tp: Annotated[int, typer.Option("--tp", help="Tensor parallel size (flags mode).")] = 1
+    dp: Annotated[
+        int, typer.Option("--dp", help="Data parallel (attention) size (flags mode).")
+    ] = 1
+    pp: Annotated[int, typer.Option("--pp", help="Pipeline parallel size (flags mode).")] = 1
+    expert_parallel: Annotated[
+        bool, typer.Option("--expert-parallel", help="Enable expert parallel (flags mode).")
+    ] = False
+    workers: Annotated[int, typer.Option("--workers", help="Aggregated workers (flags mode).")] = 1
+    max_num_seqs: Annotated[
+        int, typer.Option("--max-num-seqs", help="Engine max-num-seqs (flags mode).")
+    ] = 256
+    max_num_batched_tokens: Annotated[
+        int, typer.Option("--max-num-batched-tokens", help="Engine token budget (flags mode).")
+    ] = 8192
+    max_model_len: Annotated[
+        int | None, typer.Option("--max-model-len", help="Engine max-model-len (flags mode).")
+    ] = None
+    stream_interval: Annotated[
+        int | None,
+        typer.Option("--stream-interval", help="Tokens per streamed chunk (overrides)."),
+    ] = None
 
 
-def _deployment(
-    recipe: str | None,
-    job: str | None,
-    model: str | None,
-    gpu: str | None,
-    model_spec: str | None,
-    isl: int | None,
-    osl: int | None,
-    concurrency: str | None,
-    num_prompts: int | None,
-    catalog: list[Path],
-    precision: str,
-    tp: int,
-    dp: int,
-    pp: int,
-    expert_parallel: bool,
-    workers: int,
-    max_num_seqs: int,
-    max_num_batched_tokens: int,
-    max_model_len: int | None,
-    stream_interval: int | None,
-) -> Deployment:
+def _deployment(opts: DeploymentOptions) -> Deployment:
+    """The library's deployment from the options: a recipe, a job, or the flags."""
     from inferbench.sim.inputs import Overrides, concurrency_list, from_flags, from_job, from_recipe
 
-    conc = concurrency_list(concurrency) if concurrency else None
+    conc = concurrency_list(opts.concurrency) if opts.concurrency else None
     overrides = Overrides(
-        gpu=gpu,
-        model_spec=model_spec,
-        isl=isl,
-        osl=osl,
+        gpu=opts.gpu,
+        model_spec=opts.model_spec,
+        isl=opts.isl,
+        osl=opts.osl,
         concurrency=conc,
-        num_prompts=num_prompts,
-        stream_interval=stream_interval,
-        catalog_files=tuple(str(p) for p in catalog),
+        num_prompts=opts.num_prompts,
+        stream_interval=opts.stream_interval,
+        catalog_files=tuple(str(p) for p in opts.catalog),
     )
-    if recipe and job:
+    if opts.recipe and opts.job:
         raise InputError("give either --recipe or --job, not both")
-    if recipe:
-        return from_recipe(recipe, overrides)
-    if job:
-        return from_job(job, overrides)
-    if not model or not gpu or isl is None or osl is None:
+    if opts.recipe:
+        return from_recipe(opts.recipe, overrides)
+    if opts.job:
+        return from_job(opts.job, overrides)
+    if not opts.model or not opts.gpu or opts.isl is None or opts.osl is None:
         raise InputError(
             "no deployment given",
             hint="pass --recipe FILE, --job FILE, or --model, --gpu, "
             "--isl and --osl (with --tp/--dp/--pp/--expert-parallel)",
         )
     engine: dict[str, object] = {
-        "max-num-seqs": max_num_seqs,
-        "max-num-batched-tokens": max_num_batched_tokens,
+        "max-num-seqs": opts.max_num_seqs,
+        "max-num-batched-tokens": opts.max_num_batched_tokens,
     }
-    if max_model_len:
-        engine["max-model-len"] = max_model_len
+    if opts.max_model_len:
+        engine["max-model-len"] = opts.max_model_len
     return from_flags(
-        model=model,
-        gpu=gpu,
-        precision=precision,
-        tp=tp,
-        dp=dp,
-        pp=pp,
-        expert_parallel=expert_parallel,
-        workers=workers,
+        model=opts.model,
+        gpu=opts.gpu,
+        precision=opts.precision,
+        tp=opts.tp,
+        dp=opts.dp,
+        pp=opts.pp,
+        expert_parallel=opts.expert_parallel,
+        workers=opts.workers,
         engine=engine,
-        isl=isl,
-        osl=osl,
+        isl=opts.isl,
+        osl=opts.osl,
         concurrency=conc or (1,),
         overrides=overrides,
     )
 
 
 @sim_app.command("estimate")
+@with_options
 def estimate_cmd(
-    recipe: str | None = _RECIPE,
-    job: str | None = _JOB,
-    model: str | None = _MODEL,
-    gpu: str | None = _GPU,
-    model_spec: str | None = _SPEC,
-    isl: int | None = _ISL,
-    osl: int | None = _OSL,
-    concurrency: str | None = _CONC,
-    num_prompts: int | None = _PROMPTS,
-    catalog: list[Path] = _CATALOG,
-    precision: str = _PREC,
-    tp: int = _TP,
-    dp: int = _DP,
-    pp: int = _PP,
-    expert_parallel: bool = _EP,
-    workers: int = _WORKERS,
-    max_num_seqs: int = _SEQS,
-    max_num_batched_tokens: int = _MNBT,
-    max_model_len: int | None = _MML,
-    stream_interval: int | None = _SI,
+    deployment: DeploymentOptions,
     result_file: Path | None = typer.Option(
         None, "--result-file", help="Write the result file (one concurrency) or a folder."
     ),
@@ -149,28 +151,7 @@ def estimate_cmd(
     from inferbench.sim.estimate import estimate
     from inferbench.sim.summary import point, write_result
 
-    dep = _deployment(
-        recipe,
-        job,
-        model,
-        gpu,
-        model_spec,
-        isl,
-        osl,
-        concurrency,
-        num_prompts,
-        catalog,
-        precision,
-        tp,
-        dp,
-        pp,
-        expert_parallel,
-        workers,
-        max_num_seqs,
-        max_num_batched_tokens,
-        max_model_len,
-        stream_interval,
-    )
+    dep = _deployment(deployment)
     console = Console(highlight=False)
     if sweep_topologies:
         _sweep(dep, gpu_budget, console)
@@ -244,27 +225,9 @@ def _sweep(dep: Deployment, gpu_budget: int | None, console: Console) -> None:
 
 
 @sim_app.command("serve")
+@with_options
 def serve_cmd(
-    recipe: str | None = _RECIPE,
-    job: str | None = _JOB,
-    model: str | None = _MODEL,
-    gpu: str | None = _GPU,
-    model_spec: str | None = _SPEC,
-    isl: int | None = _ISL,
-    osl: int | None = _OSL,
-    concurrency: str | None = _CONC,
-    num_prompts: int | None = _PROMPTS,
-    catalog: list[Path] = _CATALOG,
-    precision: str = _PREC,
-    tp: int = _TP,
-    dp: int = _DP,
-    pp: int = _PP,
-    expert_parallel: bool = _EP,
-    workers: int = _WORKERS,
-    max_num_seqs: int = _SEQS,
-    max_num_batched_tokens: int = _MNBT,
-    max_model_len: int | None = _MML,
-    stream_interval: int | None = _SI,
+    deployment: DeploymentOptions,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
     port: int = typer.Option(8000, "--port", help="Port (0 picks a free one and prints it)."),
     record_sends: Path | None = typer.Option(
@@ -290,28 +253,7 @@ def serve_cmd(
     """Serve the simulated engine over HTTP (OpenAI completions/chat, /health, /metrics)."""
     from inferbench.sim.server import ServeOptions, serve_until_stopped
 
-    dep = _deployment(
-        recipe,
-        job,
-        model,
-        gpu,
-        model_spec,
-        isl,
-        osl,
-        concurrency,
-        num_prompts,
-        catalog,
-        precision,
-        tp,
-        dp,
-        pp,
-        expert_parallel,
-        workers,
-        max_num_seqs,
-        max_num_batched_tokens,
-        max_model_len,
-        stream_interval,
-    )
+    dep = _deployment(deployment)
     options = ServeOptions(
         host=host,
         port=port,
