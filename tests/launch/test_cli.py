@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
 
 
@@ -68,3 +70,14 @@ def test_missing_srtctl_stops_before_anything_runs(tmp_path: Path) -> None:
 def test_resume_of_an_unknown_run_is_a_user_error(tmp_path: Path) -> None:
     out = _cli("run", "--root", EXAMPLES, "--resume", "20260101-000000-dead", cwd=tmp_path)
     assert out.returncode == 2 and "no run" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--seq-lens", "8k"], ["--min-conc", "0"], ["--min-conc", "64", "--max-conc", "8"]],
+)
+def test_bad_filters_are_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
+    out = _cli("run", "--root", EXAMPLES, *args, "--dry-run", cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().count("\n") == 0 and "Traceback" not in out.stderr
+    assert out.stdout == "" and not (tmp_path / "runs").exists()

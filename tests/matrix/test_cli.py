@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from inferbench.cli.main import main
+from inferbench.matrix.filters import EvalMode, SweepFilters
 from inferbench.matrix.job import Job
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -122,3 +123,63 @@ def test_console_script_prints_only_json() -> None:
 def test_tree_as_positional_argument(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, str(EXAMPLES), "--format", "json")
     assert code == 0 and json.loads(out)
+
+
+FILTER_FLAGS = [
+    "--config-keys", "a-*,b", "--config-keys", "c", "--model-prefix", "llama", "--precision",
+    "fp4,fp8", "--framework", "vllm", "--runner-type", "h200", "--seq-lens", "1k1k,8k1k",
+    "--min-conc", "4", "--max-conc", "64", "--max-tp", "8", "--single-node",
+]  # fmt: skip
+
+
+class _Stop(Exception):
+    pass
+
+
+def _filters_of(monkeypatch: pytest.MonkeyPatch, command: str, *args: str) -> SweepFilters:
+    """The `SweepFilters` that `inferbench <command>` asks the library for, before it loads."""
+    import inferbench.launch.sweep
+    import inferbench.matrix.api
+    from inferbench.cli.main import app
+
+    seen: list[SweepFilters] = []
+
+    def capture(_root: Path, filters: SweepFilters, **_: object) -> None:
+        seen.append(filters)
+        raise _Stop
+
+    monkeypatch.setattr(inferbench.matrix.api, "sweep_tree", capture)
+    monkeypatch.setattr(inferbench.launch.sweep, "load_deployments", capture)
+    with pytest.raises(_Stop):
+        app([command, *args], standalone_mode=False)
+    return seen[0]
+
+
+@pytest.mark.parametrize("args", [[], FILTER_FLAGS, ["--single-node", "--multi-node"]])
+def test_run_and_sweep_build_the_same_filters(
+    monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    assert _filters_of(monkeypatch, "run", *args) == _filters_of(monkeypatch, "sweep", *args)
+
+
+def test_filter_flags_reach_the_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _filters_of(monkeypatch, "run", *FILTER_FLAGS) == SweepFilters(
+        config_keys=("a-*", "b", "c"), model_prefixes=("llama",), precisions=("fp4", "fp8"),
+        frameworks=("vllm",), runner_types=("h200",), seq_lens=((1024, 1024), (8192, 1024)),
+        min_conc=4, max_conc=64, max_tp=8, node_type="single-node",
+    )  # fmt: skip
+    sweep_only = ["--multi-node", "--scenario-type", "agentic-coding", "--evals-only"]
+    assert _filters_of(monkeypatch, "sweep", *sweep_only, "--step-size", "4") == SweepFilters(
+        node_type="multi-node", scenario_types=("agentic-coding",), evals=EvalMode.ONLY, step=4
+    )
+
+
+def test_an_option_declared_twice_is_refused() -> None:
+    from inferbench.cli.filters import FilterOptions
+    from inferbench.cli.options import with_options
+
+    def command(filters: FilterOptions, max_tp: int = 0) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="declared twice: max_tp"):
+        with_options(command)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from inferbench.cli.filters import FilterOptions
+from inferbench.cli.options import with_options
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.outcome import JobStatus, Outcome, PointOutcome
 from inferbench.launch.plan import Backend, Engine
@@ -71,46 +72,7 @@ def run_with_progress(request: RunRequest) -> RunSummary:
         return execute_run(request, _Progress(progress, total))
 
 
-def _split(values: list[str] | None) -> tuple[str, ...]:
-    return tuple(v.strip() for item in values or [] for v in item.split(",") if v.strip())
-
-
-def sweep_filters(**opts: Any) -> Any:
-    """The sweep's filters from the options `inferbench sweep` also takes."""
-    from inferbench.matrix.filters import SweepFilters
-    from inferbench.matrix.seqlen import parse_seq_len
-
-    node_type = "all"
-    if opts["single_node"] and not opts["multi_node"]:
-        node_type = "single-node"
-    elif opts["multi_node"] and not opts["single_node"]:
-        node_type = "multi-node"
-    return SweepFilters(
-        config_keys=_split(opts["config_keys"]),
-        model_prefixes=_split(opts["model_prefix"]),
-        precisions=_split(opts["precision"]),
-        frameworks=_split(opts["framework"]),
-        runner_types=_split(opts["runner_type"]),
-        seq_lens=tuple(parse_seq_len(s) for s in _split(opts["seq_lens"])),
-        min_conc=opts["min_conc"],
-        max_conc=opts["max_conc"],
-        max_tp=opts["max_tp"],
-        node_type=node_type,  # type: ignore[arg-type]
-    )
-
-
 _ROOT = typer.Option(Path("."), "--root", help="Benchmark tree (InferenceX layout).")
-_KEYS = typer.Option(None, "--config-keys", help="Config keys or globs (comma/repeat).")
-_PREFIX = typer.Option(None, "--model-prefix", help="Config-key prefixes.")
-_PREC = typer.Option(None, "--precision", help="Precisions (fp4, fp8, ...).")
-_FW = typer.Option(None, "--framework", help="Frameworks (vllm, sglang, dynamo-vllm, ...).")
-_RUNNER = typer.Option(None, "--runner-type", help="Runner labels from runners.yaml.")
-_SEQ = typer.Option(None, "--seq-lens", help="Sequence lengths, e.g. 1k1k,8k1k.")
-_MINC = typer.Option(None, "--min-conc", help="Lowest concurrency.")
-_MAXC = typer.Option(None, "--max-conc", help="Highest concurrency.")
-_MAXTP = typer.Option(None, "--max-tp", help="Largest single-node tp.")
-_SINGLE = typer.Option(False, "--single-node", help="Single-node jobs only.")
-_MULTI = typer.Option(False, "--multi-node", help="Multinode jobs only.")
 _BACKEND = typer.Option(Backend.LOCAL, "--backend", help="Where jobs run.")
 _ENGINE = typer.Option(None, "--engine", help="Serve with this engine (sim: the simulator).")
 _CLUSTER = typer.Option(None, "--cluster", help="Catalog cluster (slurm/srtctl backends).")
@@ -118,19 +80,11 @@ _CLUSTER = typer.Option(None, "--cluster", help="Catalog cluster (slurm/srtctl b
 
 def register(app: typer.Typer) -> None:
     @app.command("run")
+    @with_options
     def run_cmd(
         root: Path = _ROOT,
-        config_keys: list[str] = _KEYS,
-        model_prefix: list[str] = _PREFIX,
-        precision: list[str] = _PREC,
-        framework: list[str] = _FW,
-        runner_type: list[str] = _RUNNER,
-        seq_lens: list[str] = _SEQ,
-        min_conc: int = _MINC,
-        max_conc: int = _MAXC,
-        max_tp: int = _MAXTP,
-        single_node: bool = _SINGLE,
-        multi_node: bool = _MULTI,
+        *,
+        filters: FilterOptions,
         backend: Backend = _BACKEND,
         engine: Engine = _ENGINE,
         cluster: str = _CLUSTER,
@@ -147,9 +101,8 @@ def register(app: typer.Typer) -> None:
         from inferbench.launch.session import RunOptions, build_request
         from inferbench.launch.sweep import load_deployments
 
-        loc = dict(locals())
-        filters = sweep_filters(**loc)
-        project, deployments = load_deployments(root, filters)
+        sweep_filters = filters.sweep_filters()
+        project, deployments = load_deployments(root, sweep_filters)
         options = RunOptions(
             root=root,
             backend=backend,
@@ -161,7 +114,7 @@ def register(app: typer.Typer) -> None:
             max_jobs=max_jobs,
             cluster=cluster,
             plan=PlanOptions(max_prompts=max_prompts),
-            filters={k: v for k, v in filters.__dict__.items() if v not in (None, (), "all")},
+            filters={k: v for k, v in sweep_filters.__dict__.items() if v not in (None, (), "all")},
         )
         request = build_request(options, project, deployments, preview=dry_run)
         if dry_run:

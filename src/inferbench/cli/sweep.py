@@ -10,38 +10,21 @@ from typing import Literal
 import typer
 from rich.console import Console
 
+from inferbench.cli.filters import FilterOptions, split_values
+from inferbench.cli.options import with_options
 from inferbench.errors import InputError
 from inferbench.fsio import atomic_write_text
-from inferbench.matrix.filters import EvalMode, NodeType, SweepFilters
+from inferbench.matrix.filters import EvalMode
 from inferbench.matrix.job import Scenario
-from inferbench.matrix.seqlen import parse_seq_len
 
 Format = Literal["table", "json", "github"]
 _FORMATS = ("table", "json", "github")
 _SCENARIOS: tuple[Scenario, ...] = ("fixed-seq-len", "agentic-coding")
 
 
-def _split(values: list[str] | None) -> tuple[str, ...]:
-    """Repeated options and comma-separated values, in order, blanks dropped."""
-    out: list[str] = []
-    for value in values or []:
-        out.extend(part.strip() for part in value.split(",") if part.strip())
-    return tuple(out)
-
-
-def _seq_lens(values: list[str] | None) -> tuple[tuple[int, int], ...]:
-    pairs = []
-    for name in _split(values):
-        try:
-            pairs.append(parse_seq_len(name))
-        except ValueError as exc:
-            raise InputError(f"--seq-lens: {exc}", hint="use names like 1k1k,8k1k") from None
-    return tuple(pairs)
-
-
 def _scenarios(values: list[str] | None) -> tuple[Scenario, ...]:
     chosen: list[Scenario] = []
-    for name in _split(values):
+    for name in split_values(values):
         match = [s for s in _SCENARIOS if s == name]
         if not match:
             raise InputError(f"--scenario-type {name!r} is not one of {', '.join(_SCENARIOS)}")
@@ -59,12 +42,6 @@ def _eval_mode(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
     return EvalMode.NONE if no_evals else EvalMode.DEFAULT
 
 
-def _node_type(single_node: bool, multi_node: bool) -> NodeType:
-    if single_node == multi_node:  # neither or both: every job, as InferenceX
-        return "all"
-    return "single-node" if single_node else "multi-node"
-
-
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -73,23 +50,13 @@ def _emit(text: str, output: Path | None) -> None:
         atomic_write_text(output, text if text.endswith("\n") else text + "\n")
 
 
+@with_options
 def sweep(
     tree: Path = typer.Argument(None, help="Benchmark tree (default: --root or .)."),
     root: Path = typer.Option(None, "--root", help="Benchmark tree root."),
-    config_keys: list[str] = typer.Option(
-        None, "--config-keys", help="Config keys or globs (* ?); repeat or comma-separate."
-    ),
-    model_prefix: list[str] = typer.Option(None, "--model-prefix", help="Config-key prefix."),
-    precision: list[str] = typer.Option(None, "--precision", help="e.g. fp4, fp8."),
-    framework: list[str] = typer.Option(None, "--framework", help="e.g. vllm, sglang, trt."),
-    runner_type: list[str] = typer.Option(None, "--runner-type", help="Runner label, e.g. h200."),
-    seq_lens: list[str] = typer.Option(None, "--seq-lens", help="e.g. 1k1k,8k1k."),
-    min_conc: int = typer.Option(None, "--min-conc", help="Lowest concurrency to keep."),
-    max_conc: int = typer.Option(None, "--max-conc", help="Highest concurrency to keep."),
-    max_tp: int = typer.Option(None, "--max-tp", help="Drop single-node entries above this tp."),
+    *,
+    filters: FilterOptions,
     step_size: int = typer.Option(2, "--step-size", help="Growth factor of conc ranges."),
-    single_node: bool = typer.Option(False, "--single-node", help="Single-node jobs only."),
-    multi_node: bool = typer.Option(False, "--multi-node", help="Multinode jobs only."),
     scenario_type: list[str] = typer.Option(
         None, "--scenario-type", help="fixed-seq-len and/or agentic-coding."
     ),
@@ -105,17 +72,7 @@ def sweep(
     """Expand the benchmark tree into sweep jobs."""
     if fmt not in _FORMATS:
         raise InputError(f"--format {fmt!r} is not one of {', '.join(_FORMATS)}")
-    filters = SweepFilters(
-        config_keys=_split(config_keys),
-        model_prefixes=_split(model_prefix),
-        precisions=_split(precision),
-        frameworks=_split(framework),
-        runner_types=_split(runner_type),
-        seq_lens=_seq_lens(seq_lens),
-        min_conc=min_conc,
-        max_conc=max_conc,
-        max_tp=max_tp,
-        node_type=_node_type(single_node, multi_node),
+    sweep_filters = filters.sweep_filters(
         scenario_types=_scenarios(scenario_type),
         evals=_eval_mode(no_evals, evals_only, all_evals),
         step=step_size,
@@ -124,7 +81,7 @@ def sweep(
     from inferbench.matrix.api import sweep_tree
     from inferbench.matrix.output import github_to_json, jobs_table, jobs_to_json
 
-    jobs = sweep_tree(tree or root or Path("."), filters, changed_since=changed_since)
+    jobs = sweep_tree(tree or root or Path("."), sweep_filters, changed_since=changed_since)
     err = Console(stderr=True, highlight=False)
     if fmt == "json":
         _emit(jobs_to_json(jobs), output)

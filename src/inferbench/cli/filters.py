@@ -1,0 +1,99 @@
+"""The sweep filter options `inferbench sweep` and `inferbench run` share, and their translation
+into the library's `SweepFilters`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import typer
+
+from inferbench.errors import InputError
+from inferbench.matrix.conc import DEFAULT_STEP
+from inferbench.matrix.filters import EvalMode, NodeType, SweepFilters
+from inferbench.matrix.job import Scenario
+from inferbench.matrix.seqlen import parse_seq_len
+
+
+def split_values(values: list[str] | None) -> tuple[str, ...]:
+    """Repeated options and comma-separated values, in order, blanks dropped."""
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return tuple(out)
+
+
+def _seq_lens(values: list[str] | None) -> tuple[tuple[int, int], ...]:
+    pairs = []
+    for name in split_values(values):
+        try:
+            pairs.append(parse_seq_len(name))
+        except ValueError as exc:
+            raise InputError(f"--seq-lens: {exc}", hint="use names like 1k1k,8k1k") from None
+    return tuple(pairs)
+
+
+def _node_type(single_node: bool, multi_node: bool) -> NodeType:
+    if single_node == multi_node:  # neither or both: every job, as InferenceX
+        return "all"
+    return "single-node" if single_node else "multi-node"
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    """Which jobs of the tree to take, as the command line gives them (see `SweepFilters`)."""
+
+    config_keys: Annotated[
+        list[str] | None,
+        typer.Option("--config-keys", help="Config keys or globs (* ?); repeat or comma-separate."),
+    ] = None
+    model_prefix: Annotated[
+        list[str] | None, typer.Option("--model-prefix", help="Config-key prefix.")
+    ] = None
+    precision: Annotated[list[str] | None, typer.Option("--precision", help="e.g. fp4, fp8.")] = (
+        None
+    )
+    framework: Annotated[
+        list[str] | None, typer.Option("--framework", help="e.g. vllm, sglang, trt.")
+    ] = None
+    runner_type: Annotated[
+        list[str] | None, typer.Option("--runner-type", help="Runner label, e.g. h200.")
+    ] = None
+    seq_lens: Annotated[list[str] | None, typer.Option("--seq-lens", help="e.g. 1k1k,8k1k.")] = None
+    min_conc: Annotated[
+        int | None, typer.Option("--min-conc", help="Lowest concurrency to keep.")
+    ] = None
+    max_conc: Annotated[
+        int | None, typer.Option("--max-conc", help="Highest concurrency to keep.")
+    ] = None
+    max_tp: Annotated[
+        int | None, typer.Option("--max-tp", help="Drop single-node entries above this tp.")
+    ] = None
+    single_node: Annotated[bool, typer.Option("--single-node", help="Single-node jobs only.")] = (
+        False
+    )
+    multi_node: Annotated[bool, typer.Option("--multi-node", help="Multinode jobs only.")] = False
+
+    def sweep_filters(
+        self,
+        *,
+        scenario_types: tuple[Scenario, ...] = (),
+        evals: EvalMode = EvalMode.DEFAULT,
+        step: int = DEFAULT_STEP,
+    ) -> SweepFilters:
+        """The library's filters; bad values raise InputError (exit 2)."""
+        return SweepFilters(
+            config_keys=split_values(self.config_keys),
+            model_prefixes=split_values(self.model_prefix),
+            precisions=split_values(self.precision),
+            frameworks=split_values(self.framework),
+            runner_types=split_values(self.runner_type),
+            seq_lens=_seq_lens(self.seq_lens),
+            min_conc=self.min_conc,
+            max_conc=self.max_conc,
+            max_tp=self.max_tp,
+            node_type=_node_type(self.single_node, self.multi_node),
+            scenario_types=scenario_types,
+            evals=evals,
+            step=step,
+        )
