@@ -23,7 +23,8 @@ def test_ingest_list_show_export(tmp_path: Path) -> None:
     shown = run_cli("results", "show", str(rows[0]["id"]), "--db", db)
     assert json.loads(shown.out)["identity"]["model_prefix"] == "dsr1"
     table = run_cli("results", "list", "--db", db)
-    assert table.code == 0 and "2 points" in table.out
+    assert table.code == 0 and "2 points of run run-1" in table.out
+    assert "dsr1" in table.out and "official" not in table.out  # no row is official
     for fmt in ("csv", "json", "parquet"):
         out = tmp_path / f"export.{fmt}"
         res = run_cli("results", "export", "--format", fmt, "--output", str(out), "--db", db)

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -145,31 +146,44 @@ def list_cmd(
     if fmt == "json":
         typer.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
         return
-    table = Table(title=f"{len(rows)} points")
-    cols = (
-        "id",
-        "run_id",
-        "model_prefix",
-        "hardware",
-        "framework",
-        "precision",
-        "isl",
-        "osl",
-        "topology",
-        "concurrency",
-        "total_tput_per_gpu",
-        "interactivity_median",
-        "failure_rate",
-        "official",
-    )
-    for col in cols:
-        table.add_column(col)
+    runs = sorted({str(r["run_id"]) for r in rows})
+    # Short headers and no grid, so the table stays readable in an 80-column terminal;
+    # one run goes in the title instead of a column.
+    cols = {
+        "id": "id",
+        "run_id": "run",
+        "model_prefix": "model",
+        "hardware": "hw",
+        "framework": "fw",
+        "precision": "prec",
+        "isl": "isl",
+        "osl": "osl",
+        "topology": "topology",
+        "concurrency": "conc",
+        "total_tput_per_gpu": "tok/s/gpu",
+        "interactivity_median": "tok/s/user",
+        "failure_rate": "failed",
+        "official": "official",
+    }
+    if len(runs) == 1:
+        del cols["run_id"]
+    for key in ("failure_rate", "official"):  # shown only when some row says something
+        if not any(r[key] for r in rows):
+            del cols[key]
+    title = f"{len(rows)} points" + (f" of run {runs[0]}" if len(runs) == 1 else "")
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    for key, header in cols.items():
+        # only the long names may wrap; numbers and short words stay whole
+        wraps = key in ("run_id", "model_prefix", "framework", "topology")
+        table.add_column(header, no_wrap=not wraps, overflow="fold", justify="left")
     for row in rows[:limit] if limit else rows:
         table.add_row(*(_fmt(row[c]) for c in cols))
     Console().print(table)
 
 
 def _fmt(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.4g}"
     return "-" if value is None else str(value)
