@@ -7,7 +7,7 @@ rules, so a check asks for the full flag name and finds the abbreviated one.
 
 This module is the one place that knows engine flags: their names and aliases per engine,
 which flags set the limits the checks compare (`LIMIT_FLAGS`), and how a flag's value is read
-(`flag_int`, `switch_on`, `enables`).
+(`flag_int`, `switch_on`, `enables`) or written (`batch_limit`).
 """
 
 from __future__ import annotations
@@ -172,6 +172,11 @@ def spelled(engine: str, name: str) -> str:
 def batch_schedulers(engine: str, dp: int) -> int:
     """Schedulers in one worker of `dp` attention-DP ranks that each admit the batch limit."""
     return 1 if engine in _WORKER_WIDE_BATCH else dp
+
+
+def batch_limit(engine: str, per_rank: int, dp: int) -> int:
+    """The batch-limit flag value that lets each of `dp` attention-DP ranks run `per_rank`."""
+    return per_rank * dp // batch_schedulers(engine, dp)
 
 
 def flag_int(value: Any) -> int | None:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from inferbench.catalog import Catalog, load_catalog, parse_precision
 from inferbench.catalog.schema import Precision
+from inferbench.config.engine_flags import LIMIT_FLAGS, Limit
 from inferbench.config.layout import WorkerLayout, engine_layout, worker_layout
 from inferbench.config.recipe import Recipe, load_recipe, locate, split_reference
 from inferbench.config.recipe_schema import WorkerMode
@@ -34,23 +35,30 @@ class Overrides(BaseModel):
     catalog_files: tuple[str, ...] = ()
 
 
-# engine flag -> PoolSpec field, for the flags the simulator honours
-_VLLM_FLAGS = {
-    "max-num-seqs": "max_num_seqs",
-    "max-num-batched-tokens": "max_num_batched_tokens",
-    "max-model-len": "max_model_len",
-    "gpu-memory-utilization": "gpu_memory_utilization",
-    "block-size": "block_size",
-    "stream-interval": "stream_interval",
+# PoolSpec field -> the engine limit that sets it (the config layer names its flags)
+_LIMIT_FIELDS = {"max_num_seqs": Limit.MAX_NUM_SEQS, "max_model_len": Limit.MAX_MODEL_LEN}
+# PoolSpec field -> engine flag, for the other flags the simulator honours
+_OTHER_FIELDS: Mapping[str, Mapping[str, str]] = {
+    "vllm": {
+        "max_num_batched_tokens": "max-num-batched-tokens",
+        "gpu_memory_utilization": "gpu-memory-utilization",
+        "block_size": "block-size",
+        "stream_interval": "stream-interval",
+    },
+    "sglang": {
+        "max_num_batched_tokens": "chunked-prefill-size",
+        "gpu_memory_utilization": "mem-fraction-static",
+        "block_size": "page-size",
+        "stream_interval": "stream-interval",
+    },
 }
-_SGLANG_FLAGS = {
-    "max-running-requests": "max_num_seqs",
-    "chunked-prefill-size": "max_num_batched_tokens",
-    "context-length": "max_model_len",
-    "mem-fraction-static": "gpu_memory_utilization",
-    "page-size": "block_size",
-    "stream-interval": "stream_interval",
-}
+
+
+def _field_flags(engine: str) -> dict[str, tuple[str, ...]]:
+    """PoolSpec field -> the `engine` flags that set it, in lookup order (the first given wins)."""
+    limits = LIMIT_FLAGS[engine]
+    fields = {field: limits[limit] for field, limit in _LIMIT_FIELDS.items()}
+    return fields | {field: (flag,) for field, flag in _OTHER_FIELDS[engine].items()}
 
 
 def concurrency_list(value: Any) -> tuple[int, ...]:
@@ -70,7 +78,7 @@ def _pool(
     workers: int,
     layout: WorkerLayout,
     flags: Mapping[str, Any],
-    names: Mapping[str, str],
+    engine: str,
 ) -> PoolSpec:
     fields: dict[str, Any] = {
         "role": role,
@@ -80,9 +88,10 @@ def _pool(
         "pp": layout.pp,
         "expert_parallel": layout.ep > 1,
     }
-    for flag, field in names.items():
-        if flags.get(flag) is not None:
-            fields[field] = flags[flag]
+    for field, names in _field_flags(engine).items():
+        value = next((flags[n] for n in names if flags.get(n) is not None), None)
+        if value is not None:
+            fields[field] = value
     kv = flags.get("kv-cache-dtype")
     if kv is not None:
         fields["kv_cache_dtype"] = parse_precision(str(kv), where="kv-cache-dtype")
@@ -102,7 +111,9 @@ def from_recipe(spec: str, overrides: Overrides) -> Deployment:
         raise InputError("recipe file not found", location=Location(Path(text)))
     recipe = load_recipe(Path(text), selector)
     res, backend = recipe.resources, recipe.backend
-    names = _SGLANG_FLAGS if backend.type == "sglang" else _VLLM_FLAGS
+    # the simulator knows vLLM's and SGLang's flags; other engines' are read as vLLM's
+    engine = "sglang" if backend.type == "sglang" else "vllm"
+    names = [name for group in _field_flags(engine).values() for name in group]
     modes: tuple[WorkerMode, ...] = ("prefill", "decode") if res.disaggregated else ("aggregated",)
     pools: dict[str, PoolSpec] = {}
     for mode in modes:
@@ -111,7 +122,7 @@ def from_recipe(spec: str, overrides: Overrides) -> Deployment:
         _check_fits(recipe, mode, layout)
         wanted = {name: flags.get(name) for name in (*names, "kv-cache-dtype")}
         pools["decode" if mode == "aggregated" else mode] = _pool(
-            mode, res.workers(mode) or 1, layout, wanted, names
+            mode, res.workers(mode) or 1, layout, wanted, engine
         )
     bench = recipe.benchmark
     workload: dict[str, Any] = {"concurrencies": (1,)}
@@ -189,7 +200,7 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
                 bool(block.get("dp-attn")),
                 int(block.get("pp", 1)),
             )
-            pools[role] = _pool(role, int(block.get("num-worker", 1)), layout, common, _VLLM_FLAGS)
+            pools[role] = _pool(role, int(block.get("num-worker", 1)), layout, common, "vllm")
     else:
         layout = worker_layout(
             int(data.get("tp", 1)),
@@ -197,7 +208,7 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
             bool(data.get("dp-attn")),
             int(data.get("pp", 1)),
         )
-        pools["decode"] = _pool("aggregated", 1, layout, common, _VLLM_FLAGS)
+        pools["decode"] = _pool("aggregated", 1, layout, common, "vllm")
     workload = {
         "isl": data.get("isl"),
         "osl": data.get("osl"),
@@ -235,7 +246,7 @@ def from_flags(
 ) -> Deployment:
     """An aggregated deployment from command-line flags."""
     layout = WorkerLayout(tp * dp * pp, tp, dp, tp * dp if expert_parallel else 1, pp)
-    pools = {"decode": _pool("aggregated", workers, layout, engine, _VLLM_FLAGS)}
+    pools = {"decode": _pool("aggregated", workers, layout, engine, "vllm")}
     workload = {"isl": isl, "osl": osl, "concurrencies": concurrency}
     return _build(
         name=f"{model}-{gpu}",

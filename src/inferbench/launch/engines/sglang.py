@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from inferbench.config.engine_flags import batch_limit
 from inferbench.launch.engines.common import EngineArgs, ServerCommand
+from inferbench.launch.plan import Engine
 
 
 def sglang_command(args: EngineArgs, *, python: str = "python3") -> ServerCommand:
@@ -19,6 +21,6 @@ def sglang_command(args: EngineArgs, *, python: str = "python3") -> ServerComman
     if args.expert_parallel:
         argv += ["--ep", str(args.ep)]
     argv += ["--context-length", str(args.max_model_len)]
-    argv += ["--max-running-requests", str(args.max_num_seqs * args.dp)]
+    argv += ["--max-running-requests", str(batch_limit(Engine.SGLANG, args.max_num_seqs, args.dp))]
     argv += ["--cuda-graph-max-bs", str(args.cudagraph_max_bs)]
     return ServerCommand(argv=tuple(argv))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from inferbench.config.engine_flags import batch_limit
 from inferbench.launch.engines.common import EngineArgs, ServerCommand
+from inferbench.launch.plan import Engine
 
 EXTRA_OPTIONS_FILE = "trtllm-extra-llm-api-options.yaml"
 
@@ -16,7 +18,7 @@ def trtllm_command(args: EngineArgs, *, rendered_dir: str = "rendered") -> Serve
     argv += ["--backend", "pytorch", "--tp_size", str(tp_size), "--pp_size", str(args.pp)]
     if args.expert_parallel:
         argv += ["--ep_size", str(args.ep)]
-    argv += ["--max_batch_size", str(args.max_num_seqs)]
+    argv += ["--max_batch_size", str(batch_limit(Engine.TRTLLM, args.max_num_seqs, args.dp))]
     argv += ["--max_seq_len", str(args.max_model_len)]
     argv += ["--extra_llm_api_options", f"{rendered_dir}/{EXTRA_OPTIONS_FILE}"]
     options = (

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from inferbench.config.engine_flags import batch_limit
 from inferbench.launch.engines.common import EngineArgs, ServerCommand
+from inferbench.launch.plan import Engine
 
 
 def vllm_command(args: EngineArgs) -> ServerCommand:
@@ -17,7 +19,7 @@ def vllm_command(args: EngineArgs) -> ServerCommand:
     if args.expert_parallel:
         argv.append("--enable-expert-parallel")
     argv += ["--max-model-len", str(args.max_model_len)]
-    argv += ["--max-num-seqs", str(args.max_num_seqs)]
+    argv += ["--max-num-seqs", str(batch_limit(Engine.VLLM, args.max_num_seqs, args.dp))]
     argv += ["--max-cudagraph-capture-size", str(args.cudagraph_max_bs)]
     argv.append("--no-enable-prefix-caching")  # random prompts; keep runs comparable
     return ServerCommand(argv=tuple(argv))

@@ -1,0 +1,30 @@
+"""The simulator reads each engine's limits from its own flags in a recipe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inferbench.sim.inputs import Overrides, from_recipe
+
+from .conftest import SEED_RECIPE
+
+
+def test_an_sglang_recipe_sets_its_limits_with_sglang_flags(tmp_path: Path) -> None:
+    # the seed recipe as SGLang writes it: TP spans the worker, DP attention splits it
+    text = SEED_RECIPE.read_text("utf-8").split("backend:")[0] + (
+        "backend:\n"
+        "  type: sglang\n"
+        "  sglang_config:\n"
+        "    prefill: {tp-size: 2, dp-size: 2, enable-dp-attention: true, ep-size: 2,"
+        " context-length: 9472}\n"
+        "    decode: {tp-size: 8, dp-size: 8, enable-dp-attention: true, ep-size: 8,"
+        " context-length: 9472, max-running-requests: 1024, chunked-prefill-size: 16384,"
+        " page-size: 64}\n"
+        "benchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: '2048'}\n"
+    )
+    recipe = tmp_path / "sglang.yaml"
+    recipe.write_text(text, "utf-8")
+    dep = from_recipe(str(recipe), Overrides())
+    assert dep.describe() == "2P1D DEP2/DEP8"
+    assert dep.decode.max_num_seqs == 1024 and dep.decode.max_model_len == 9472
+    assert dep.decode.max_num_batched_tokens == 16384 and dep.decode.block_size == 64
