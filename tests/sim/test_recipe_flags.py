@@ -26,5 +26,6 @@ def test_an_sglang_recipe_sets_its_limits_with_sglang_flags(tmp_path: Path) -> N
     recipe.write_text(text, "utf-8")
     dep = from_recipe(str(recipe), Overrides())
     assert dep.describe() == "2P1D DEP2/DEP8"
-    assert dep.decode.max_num_seqs == 1024 and dep.decode.max_model_len == 9472
+    # SGLang's max-running-requests is the worker's, shared by its 8 DP ranks
+    assert dep.decode.max_num_seqs == 1024 // 8 and dep.decode.max_model_len == 9472
     assert dep.decode.max_num_batched_tokens == 16384 and dep.decode.block_size == 64

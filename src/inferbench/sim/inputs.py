@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from inferbench.catalog import Catalog, load_catalog, parse_precision
 from inferbench.catalog.schema import Precision
-from inferbench.config.engine_flags import LIMIT_FLAGS, Limit
+from inferbench.config.engine_flags import LIMIT_FLAGS, Limit, batch_schedulers, flag_int
 from inferbench.config.layout import WorkerLayout, engine_layout, worker_layout
 from inferbench.config.recipe import Recipe, load_recipe, locate, split_reference
 from inferbench.config.recipe_schema import WorkerMode
@@ -92,6 +92,10 @@ def _pool(
         value = next((flags[n] for n in names if flags.get(n) is not None), None)
         if value is not None:
             fields[field] = value
+    given = flag_int(fields.get("max_num_seqs"))
+    if given is not None:
+        # the simulator's limit is per DP rank; SGLang's batch limit is the whole worker's
+        fields["max_num_seqs"] = max(1, given * batch_schedulers(engine, layout.dp) // layout.dp)
     kv = flags.get("kv-cache-dtype")
     if kv is not None:
         fields["kv_cache_dtype"] = parse_precision(str(kv), where="kv-cache-dtype")
