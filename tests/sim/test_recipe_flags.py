@@ -29,3 +29,19 @@ def test_an_sglang_recipe_sets_its_limits_with_sglang_flags(tmp_path: Path) -> N
     # SGLang's max-running-requests is the worker's, shared by its 8 DP ranks
     assert dep.decode.max_num_seqs == 1024 // 8 and dep.decode.max_model_len == 9472
     assert dep.decode.max_num_batched_tokens == 16384 and dep.decode.block_size == 64
+
+
+def test_plain_sglang_dp_replicas_keep_the_full_batch_limit(tmp_path: Path) -> None:
+    # without DP attention each of SGLang's DP replicas schedules the whole limit itself
+    text = SEED_RECIPE.read_text("utf-8").split("backend:")[0] + (
+        "backend:\n"
+        "  type: sglang\n"
+        "  sglang_config:\n"
+        "    prefill: {tp-size: 1, dp-size: 2, context-length: 9472}\n"
+        "    decode: {tp-size: 1, dp-size: 8, context-length: 9472, max-running-requests: 256}\n"
+        "benchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: '64'}\n"
+    )
+    recipe = tmp_path / "sglang-dp.yaml"
+    recipe.write_text(text, "utf-8")
+    dep = from_recipe(str(recipe), Overrides())
+    assert dep.decode.dp == 8 and dep.decode.max_num_seqs == 256

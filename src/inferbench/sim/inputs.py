@@ -11,7 +11,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from inferbench.catalog import Catalog, load_catalog, parse_precision
 from inferbench.catalog.schema import Precision
-from inferbench.config.engine_flags import LIMIT_FLAGS, Limit, batch_schedulers, flag_int
+from inferbench.config.engine_flags import (
+    LIMIT_FLAGS,
+    Limit,
+    batch_schedulers,
+    flag_int,
+    switch_on,
+)
 from inferbench.config.layout import WorkerLayout, engine_layout, worker_layout
 from inferbench.config.recipe import Recipe, load_recipe, locate, split_reference
 from inferbench.config.recipe_schema import WorkerMode
@@ -93,8 +99,9 @@ def _pool(
         if value is not None:
             fields[field] = value
     given = flag_int(fields.get("max_num_seqs"))
-    if given is not None:
-        # the simulator's limit is per DP rank; SGLang's batch limit is the whole worker's
+    if given is not None and switch_on(flags.get("enable-dp-attention")):
+        # The simulator's limit is per DP rank; with DP attention SGLang's batch limit is the
+        # whole worker's, split over its ranks (plain DP replicas each keep the full limit).
         fields["max_num_seqs"] = max(1, given * batch_schedulers(engine, layout.dp) // layout.dp)
     kv = flags.get("kv-cache-dtype")
     if kv is not None:
@@ -124,7 +131,9 @@ def from_recipe(spec: str, overrides: Overrides) -> Deployment:
         flags = backend.flags(mode)
         layout = engine_layout(backend.type, flags.get)
         _check_fits(recipe, mode, layout)
-        wanted = {name: flags.get(name) for name in (*names, "kv-cache-dtype")}
+        wanted = {
+            name: flags.get(name) for name in (*names, "kv-cache-dtype", "enable-dp-attention")
+        }
         pools["decode" if mode == "aggregated" else mode] = _pool(
             mode, res.workers(mode) or 1, layout, wanted, engine
         )
