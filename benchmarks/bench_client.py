@@ -16,7 +16,7 @@ send), so every client is rated the same way. With `--peers DIR`, aiperf and
 guidellm are installed from PyPI into throwaway virtual environments under DIR
 (reused when present) and run against the same servers, and the ratios printed.
 
-    .venv/bin/python benchmarks/bench_client.py [--repeats 3] [--peers /tmp/peers]
+    .venv/bin/python benchmarks/bench_client.py [--repeats 3] [--peers PEERS_DIR]
         [--only firehose,held,timing] [--json out.json]
 """
 
