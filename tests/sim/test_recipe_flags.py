@@ -4,27 +4,35 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from inferbench.sim.deployment import Deployment
 from inferbench.sim.inputs import Overrides, from_recipe
 
 from .conftest import SEED_RECIPE
 
 
-def test_an_sglang_recipe_sets_its_limits_with_sglang_flags(tmp_path: Path) -> None:
-    # the seed recipe as SGLang writes it: TP spans the worker, DP attention splits it
+def _sglang(tmp_path: Path, prefill: str, decode: str) -> Deployment:
+    """The seed recipe's resources with an SGLang backend of these worker flags."""
     text = SEED_RECIPE.read_text("utf-8").split("backend:")[0] + (
         "backend:\n"
         "  type: sglang\n"
         "  sglang_config:\n"
-        "    prefill: {tp-size: 2, dp-size: 2, enable-dp-attention: true, ep-size: 2,"
-        " context-length: 9472}\n"
-        "    decode: {tp-size: 8, dp-size: 8, enable-dp-attention: true, ep-size: 8,"
-        " context-length: 9472, max-running-requests: 1024, chunked-prefill-size: 16384,"
-        " page-size: 64}\n"
+        f"    prefill: {{{prefill}}}\n"
+        f"    decode: {{{decode}}}\n"
         "benchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: '2048'}\n"
     )
     recipe = tmp_path / "sglang.yaml"
     recipe.write_text(text, "utf-8")
-    dep = from_recipe(str(recipe), Overrides())
+    return from_recipe(str(recipe), Overrides())
+
+
+def test_an_sglang_recipe_sets_its_limits_with_sglang_flags(tmp_path: Path) -> None:
+    # the seed recipe as SGLang writes it: TP spans the worker, DP attention splits it
+    dep = _sglang(
+        tmp_path,
+        "tp-size: 2, dp-size: 2, enable-dp-attention: true, ep-size: 2, context-length: 9472",
+        "tp-size: 8, dp-size: 8, enable-dp-attention: true, ep-size: 8, context-length: 9472,"
+        " max-running-requests: 1024, chunked-prefill-size: 16384, page-size: 64",
+    )
     assert dep.describe() == "2P1D DEP2/DEP8"
     # SGLang's max-running-requests is the worker's, shared by its 8 DP ranks
     assert dep.decode.max_num_seqs == 1024 // 8 and dep.decode.max_model_len == 9472
@@ -33,15 +41,9 @@ def test_an_sglang_recipe_sets_its_limits_with_sglang_flags(tmp_path: Path) -> N
 
 def test_plain_sglang_dp_replicas_keep_the_full_batch_limit(tmp_path: Path) -> None:
     # without DP attention each of SGLang's DP replicas schedules the whole limit itself
-    text = SEED_RECIPE.read_text("utf-8").split("backend:")[0] + (
-        "backend:\n"
-        "  type: sglang\n"
-        "  sglang_config:\n"
-        "    prefill: {tp-size: 1, dp-size: 2, context-length: 9472}\n"
-        "    decode: {tp-size: 1, dp-size: 8, context-length: 9472, max-running-requests: 256}\n"
-        "benchmark: {type: sa-bench, isl: 8192, osl: 1024, concurrencies: '64'}\n"
+    dep = _sglang(
+        tmp_path,
+        "tp-size: 1, dp-size: 2, context-length: 9472",
+        "tp-size: 1, dp-size: 8, context-length: 9472, max-running-requests: 256",
     )
-    recipe = tmp_path / "sglang-dp.yaml"
-    recipe.write_text(text, "utf-8")
-    dep = from_recipe(str(recipe), Overrides())
     assert dep.decode.dp == 8 and dep.decode.max_num_seqs == 256
