@@ -1,0 +1,43 @@
+"""Fixtures of the conformance suite: the real upstream trees and the oracle venvs.
+
+Every test collected under tests/upstream/ gets the `upstream` marker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .oracles import INFERENCEX, REPO_ROOT, oracle_python, upstream_tree
+
+_HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.upstream)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def inferencex_tree() -> Path:
+    """The real InferenceX tree, read-only (copy into tmp_path before writing)."""
+    return upstream_tree("inferencex")
+
+
+@pytest.fixture(scope="session")
+def srt_slurm_tree() -> Path:
+    """The real srt-slurm tree, read-only (copy into tmp_path before writing)."""
+    return upstream_tree("srt-slurm")
+
+
+@pytest.fixture(scope="session")
+def inferencex_python() -> Path:
+    """The interpreter of the venv that runs InferenceX's own tools (pydantic, PyYAML)."""
+    return oracle_python(INFERENCEX)
