@@ -44,7 +44,7 @@ def upstream_tree(name: str) -> Path:
     """`../shared/upstream/<name>`, or skip the test with a reason."""
     path = UPSTREAM / name
     if not path.is_dir():
-        pytest.skip(f"upstream tree {name!r} not found at {path} (../shared/upstream from the repo)")
+        pytest.skip(f"upstream tree {name!r} not found at {path} (../shared/upstream)")
     return path
 
 
