@@ -79,6 +79,31 @@ def test_runners_registry(write: WriteFile) -> None:
         load_runners(write("runners.yaml", "labels:\n  b200: []\n"))
 
 
+RUNNERS_BY_LABEL = """\
+labels:
+  cluster:mi355x-amds: [mi355x-amds_00]
+  b200-nscale: [b200-nscale_0]
+  b200: [b200-nb_0]
+hardware:
+  cluster:mi355x-amds: {available-cpu-dram-mib: 3_095_781, gpus-per-node: 8}
+  b200-nscale: {available-cpu-dram-mib: 2_063_920, gpus-per-node: 8}
+  b200: {available-cpu-dram-mib: 1_000, gpus-per-node: 4}
+"""
+
+
+def test_hardware_is_keyed_by_the_exact_runner_label(write: WriteFile) -> None:
+    """As InferenceX's generator reads it: `cluster:` kept, no GPU-name guess first."""
+    registry = load_runners(write("runners.yaml", RUNNERS_BY_LABEL)).registry
+    mi355x = registry.hardware_for("cluster:mi355x-amds")
+    assert mi355x is not None and mi355x.available_cpu_dram_mib == 3_095_781
+    nscale = registry.hardware_for("b200-nscale")
+    assert nscale is not None and nscale.available_cpu_dram_mib == 2_063_920
+    # Without an exact key, a GPU-name key still serves the label.
+    fallback = registry.hardware_for("b200-multinode")
+    assert fallback is not None and fallback.gpus_per_node == 4
+    assert registry.hardware_for("mi300x") is None
+
+
 def test_changelog_entries_and_lines() -> None:
     changelog = load_changelog(EXAMPLES / "perf-changelog.yaml")
     lines = [item.line for item in changelog.items]

@@ -109,7 +109,10 @@ def import_cluster(
         labels = [f"cluster:{table.cluster}"]
         notes.append(f"no runners.yaml label uses {table.cluster}; serving cluster:{table.cluster}")
     gpu = table.cluster.split("-")[0]
-    spec = runners.registry.hardware_for(gpu) if runners is not None else None
+    # runners.yaml keys hardware by runner label: this cluster's own label first.
+    keys = [f"cluster:{table.cluster}", *labels, gpu]
+    specs = [runners.registry.hardware_for(k) for k in keys] if runners is not None else []
+    spec = next((s for s in specs if s is not None), None)
     if spec is None:
         notes.append(f"gpus-per-node of {gpu!r} unknown; assumed {DEFAULT_GPUS_PER_NODE}")
     scheduler: dict[str, Any] = {"type": "slurm" if table.uses_slurm else "local"}

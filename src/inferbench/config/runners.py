@@ -34,12 +34,16 @@ class RunnerRegistry(FrozenModel):
         return label in self.labels
 
     def hardware_for(self, label: str) -> HardwareSpec | None:
-        """The hardware of a label: its first dash-separated word names the GPU
-        (`b200-multinode` -> `b200`; `cluster:gb300-nv` -> `gb300`)."""
-        name = label.removeprefix("cluster:")
-        if name in self.hardware:
-            return self.hardware[name]
-        return self.hardware.get(name.split("-")[0])
+        """The hardware facts of a runner label.
+
+        `hardware:` is keyed by the exact runner label (`cluster:mi355x-amds`,
+        `b200-nscale`), which is how InferenceX's generator looks them up. Trees that key
+        facts by GPU name instead (`b200`) are read too: the label's first dash-separated
+        word, `cluster:` dropped (`b200-multinode` -> `b200`).
+        """
+        if label in self.hardware:
+            return self.hardware[label]
+        return self.hardware.get(label.removeprefix("cluster:").split("-")[0])
 
 
 @dataclass(frozen=True)

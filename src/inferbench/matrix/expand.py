@@ -318,8 +318,8 @@ def _dram_gb(
         raise ConfigError(
             f"runner {config.entry.runner!r} has no hardware facts to size the DRAM offload",
             location=config.locate((*point.path, "kv-offloading")),
-            hint="add gpus-per-node and available-cpu-dram-mib for it under hardware: in "
-            "runners.yaml",
+            hint=f"add `{config.entry.runner}: {{gpus-per-node: N, available-cpu-dram-mib: M}}` "
+            "under hardware: in runners.yaml (keyed by the exact runner label)",
         )
     gpus_per_node = hardware.gpus_per_node
     share = min(server_gpus, gpus_per_node)  # a server spanning nodes fills each of them
