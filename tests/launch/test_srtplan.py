@@ -5,6 +5,7 @@ the job's lengths and concurrencies reach the benchmark section."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -115,17 +116,23 @@ def test_missing_srtctl_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> N
     assert "NVIDIA/srt-slurm" in info.value.render()
 
 
-@pytest.mark.skipif(shutil.which("srtctl") is None, reason="srtctl is not on PATH")
+def _real_srtctl() -> str | None:
+    """The real srtctl: from .ci/services/30-srtctl.sh (INFERBENCH_SRTCTL), else on PATH."""
+    return os.environ.get("INFERBENCH_SRTCTL") or shutil.which("srtctl")
+
+
+@pytest.mark.skipif(
+    _real_srtctl() is None,
+    reason="srtctl is not installed (source .ci/services/30-srtctl.sh to install it)",
+)
 def test_srtctl_dry_run_accepts_the_rendered_recipe(tmp_path: Path, seed: tuple) -> None:
     project, dep = seed
     job = _render(tmp_path, project, dep, None)
-    env = {"SRTSLURM_CONFIG": str(job.rendered / "srtslurm.yaml"), "PATH": "/usr/bin:/bin"}
-    import os
-
+    env = {**os.environ, "SRTSLURM_CONFIG": str(job.rendered / "srtslurm.yaml")}
     proc = subprocess.run(
-        ["srtctl", "dry-run", "-f", str(job.rendered / "recipe.yaml")],
+        [str(_real_srtctl()), "dry-run", "-f", str(job.rendered / "recipe.yaml")],
         cwd=job.rendered,
-        env={**os.environ, **env},
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from .oracles import INFERENCEX, REPO_ROOT, oracle_python, upstream_tree
+from .oracles import (
+    INFERENCEX,
+    REPO_ROOT,
+    SRTCTL,
+    oracle_python,
+    srtctl_executable,
+    upstream_tree,
+)
 
 _HERE = Path(__file__).resolve().parent
 
@@ -41,3 +48,15 @@ def srt_slurm_tree() -> Path:
 def inferencex_python() -> Path:
     """The interpreter of the venv that runs InferenceX's own tools (pydantic, PyYAML)."""
     return oracle_python(INFERENCEX)
+
+
+@pytest.fixture(scope="session")
+def srtctl_python() -> Path:
+    """The interpreter of the venv the real srtctl is installed in (imports `srtctl`)."""
+    return oracle_python(SRTCTL)
+
+
+@pytest.fixture(scope="session")
+def srtctl_bin(srtctl_python: Path) -> Path:
+    """The real `srtctl` executable, installed from ../shared/upstream/srt-slurm."""
+    return srtctl_executable(srtctl_python)

@@ -39,6 +39,13 @@ INFERENCEX = Oracle(
     probe="import pydantic, yaml",
 )
 
+SRTCTL = Oracle(
+    name="srtctl (srt-slurm installed from ../shared/upstream/srt-slurm)",
+    env_var="INFERBENCH_SRTCTL_PYTHON",
+    script=REPO_ROOT / ".ci" / "services" / "30-srtctl.sh",
+    probe="import srtctl.core.config, srtctl.core.schema",
+)
+
 
 def upstream_tree(name: str) -> Path:
     """`../shared/upstream/<name>`, or skip the test with a reason."""
@@ -80,3 +87,11 @@ def oracle_python(oracle: Oracle) -> Path:
     if not _usable(python, oracle.probe):
         pytest.skip(f"{oracle.name}: {python} cannot run {oracle.probe!r}")
     return python
+
+
+def srtctl_executable(python: Path) -> Path:
+    """The `srtctl` console script installed beside the srtctl venv's interpreter."""
+    exe = python.parent / "srtctl"
+    if not exe.is_file():
+        pytest.skip(f"srtctl venv at {python.parent.parent} has no bin/srtctl")
+    return exe
