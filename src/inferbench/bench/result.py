@@ -119,6 +119,8 @@ class InferbenchBlock(BaseModel):
     client: ClientOptions
     started_at: str
     finished_at: str
+    # what the producer could not honour (the simulator's unmodelled features); never silent
+    warnings: list[str] = Field(default_factory=list)
 
 
 class PointResult(BaseModel):

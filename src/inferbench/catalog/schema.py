@@ -60,6 +60,11 @@ class GpuSpec(_Frozen):
     sources: dict[str, str]
 
     @property
+    def vendor(self) -> str:
+        """`nvidia` or `amd` (the first word of the name), for calibration fallbacks."""
+        return self.name.split()[0].lower()
+
+    @property
     def hbm_bytes(self) -> float:
         return self.hbm_gb * 1e9
 
@@ -147,6 +152,22 @@ class ModelSpec(_Frozen):
     experts: int = Field(ge=0)
     experts_per_token: int = Field(ge=0)
     kv_bytes_per_token: dict[Precision, int] = Field(default_factory=dict)
+    # Layers that are not full attention (the rest are): sliding-window layers keep at most
+    # `sliding_window` tokens of KV per sequence; linear-attention (Gated DeltaNet) layers keep
+    # a fixed recurrent state of `linear_state_bytes` per sequence instead of a KV cache.
+    sliding_window_layers: int = Field(0, ge=0)
+    sliding_window: int = Field(0, ge=0)
+    linear_attention_layers: int = Field(0, ge=0)
+    linear_state_bytes: int = Field(0, ge=0)
+    # Sparse attention (DeepSeek Sparse Attention): each query reads only `topk` cached tokens,
+    # picked by an indexer whose keys add `index_bytes_per_token` per full layer.
+    sparse_attention_topk: int = Field(0, ge=0)
+    sparse_index_bytes_per_token: int = Field(0, ge=0)
+    # Mixed-precision checkpoints: the precision the weights outside the routed experts
+    # (attention, shared experts, dense layers) keep, per checkpoint precision.
+    dense_precision: dict[Precision, Precision] = Field(default_factory=dict)
+    # Multi-token-prediction modules shipped with the checkpoint (DeepSeek's MTP: 1).
+    mtp_layers: int = Field(0, ge=0)
     source: str
 
     @model_validator(mode="after")
@@ -159,6 +180,14 @@ class ModelSpec(_Frozen):
             raise ValueError("experts and expert_params_b must both be zero or both positive")
         if self.experts and not 0 < self.experts_per_token <= self.experts:
             raise ValueError("experts_per_token must be in 1..experts")
+        if self.sliding_window_layers + self.linear_attention_layers >= self.layers:
+            raise ValueError(
+                "sliding_window_layers + linear_attention_layers must leave a full layer"
+            )
+        if bool(self.sliding_window_layers) != bool(self.sliding_window):
+            raise ValueError("sliding_window_layers and sliding_window go together")
+        if bool(self.linear_attention_layers) != bool(self.linear_state_bytes):
+            raise ValueError("linear_attention_layers and linear_state_bytes go together")
         for precision, given in self.kv_bytes_per_token.items():
             want = self.kv_bytes(precision)
             if abs(given - want) > 0.5:
@@ -185,7 +214,33 @@ class ModelSpec(_Frozen):
     def params_per_expert(self) -> float:
         return self.expert_params / self.experts if self.experts else 0.0
 
+    @property
+    def full_attention_layers(self) -> int:
+        return self.layers - self.sliding_window_layers - self.linear_attention_layers
+
+    def kv_bytes_per_layer(self, precision: Precision) -> float:
+        """KV bytes one token occupies in one attention layer (plus its sparse-index key)."""
+        return (
+            self.attention.kv_elements_per_layer * KV_BYTES_PER_ELEMENT[precision]
+            + self.sparse_index_bytes_per_token
+        )
+
     def kv_bytes(self, precision: Precision) -> float:
-        """KV-cache bytes one token occupies, summed over layers."""
+        """KV bytes one token occupies, summed over the full-attention layers.
+
+        Sliding-window layers and linear-attention state are per sequence, not per
+        token: see `per_seq_kv_bytes`.
+        """
+        return float(self.full_attention_layers * self.kv_bytes_per_layer(precision))
+
+    def per_seq_kv_bytes(self, precision: Precision, context: float) -> float:
+        """Bytes a sequence of `context` tokens holds outside the full-attention KV."""
+        window = min(context, self.sliding_window)
         per_layer = self.attention.kv_elements_per_layer * KV_BYTES_PER_ELEMENT[precision]
-        return float(self.layers * per_layer)
+        return self.sliding_window_layers * window * per_layer + (
+            self.linear_attention_layers * self.linear_state_bytes
+        )
+
+    def weight_precision(self, checkpoint: Precision, *, experts: bool) -> Precision:
+        """The precision routed-expert (`experts`) or other weights have in a checkpoint."""
+        return checkpoint if experts else self.dense_precision.get(checkpoint, checkpoint)

@@ -76,10 +76,73 @@ class DeploymentOptions:
     max_model_len: Annotated[
         int | None, typer.Option("--max-model-len", help="Engine max-model-len (flags mode).")
     ] = None
+    memory_fraction: Annotated[
+        float | None,
+        typer.Option(
+            "--memory-fraction",
+            help="Engine memory fraction: vLLM gpu-memory-utilization, SGLang "
+            "mem-fraction-static, TRT-LLM free_gpu_memory_fraction (flags mode).",
+        ),
+    ] = None
     stream_interval: Annotated[
         int | None,
         typer.Option("--stream-interval", help="Tokens per streamed chunk (overrides)."),
     ] = None
+    kv_cache_dtype: Annotated[
+        str | None,
+        typer.Option("--kv-cache-dtype", help="KV-cache dtype: bf16, fp8, fp4 (overrides)."),
+    ] = None
+    engine: Annotated[
+        str | None,
+        typer.Option("--engine", help="Engine to cost: vllm, sglang, trtllm (overrides)."),
+    ] = None
+    spec_draft_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--spec-draft-tokens", help="Speculative (MTP) draft tokens per step (overrides)."
+        ),
+    ] = None
+    spec_acceptance: Annotated[
+        float | None,
+        typer.Option(
+            "--spec-acceptance",
+            help="Acceptance rate of one draft token, 0..1 (default 0.85, DeepSeek-V3 report).",
+        ),
+    ] = None
+    calibration: Annotated[
+        str | None,
+        typer.Option(
+            "--calibration",
+            help="Calibration file from `sim calibrate`; 'none' for uncalibrated physics "
+            "(default: the packaged calibration).",
+        ),
+    ] = None
+
+
+def _check_numbers(opts: DeploymentOptions) -> None:
+    """Counts must be whole numbers of at least 1; a rate a number in [0, 1]."""
+    for flag, value in (
+        ("--isl", opts.isl),
+        ("--osl", opts.osl),
+        ("--num-prompts", opts.num_prompts),
+        ("--tp", opts.tp),
+        ("--dp", opts.dp),
+        ("--pp", opts.pp),
+        ("--workers", opts.workers),
+        ("--max-num-seqs", opts.max_num_seqs),
+        ("--max-num-batched-tokens", opts.max_num_batched_tokens),
+        ("--max-model-len", opts.max_model_len),
+        ("--stream-interval", opts.stream_interval),
+        ("--spec-draft-tokens", opts.spec_draft_tokens),
+    ):
+        if value is not None and value < 1:
+            raise InputError(f"{flag} must be at least 1, got {value}")
+    frac = opts.memory_fraction
+    if frac is not None and not 0 < frac <= 1:
+        raise InputError(f"--memory-fraction must be in (0, 1], got {frac}")
+    acc = opts.spec_acceptance
+    if acc is not None and not 0 <= acc <= 1:  # also refuses nan
+        raise InputError(f"--spec-acceptance must be in [0, 1], got {acc}")
 
 
 def _deployment(opts: DeploymentOptions) -> Deployment:
@@ -96,7 +159,13 @@ def _deployment(opts: DeploymentOptions) -> Deployment:
         num_prompts=opts.num_prompts,
         stream_interval=opts.stream_interval,
         catalog_files=tuple(str(p) for p in opts.catalog),
+        kv_cache_dtype=opts.kv_cache_dtype,
+        engine=opts.engine,
+        spec_draft_tokens=opts.spec_draft_tokens,
+        spec_acceptance=opts.spec_acceptance,
+        calibration=opts.calibration,
     )
+    _check_numbers(opts)
     if opts.recipe and opts.job:
         raise InputError("give either --recipe or --job, not both")
     if opts.recipe:
@@ -115,6 +184,8 @@ def _deployment(opts: DeploymentOptions) -> Deployment:
     }
     if opts.max_model_len:
         engine["max-model-len"] = opts.max_model_len
+    if opts.memory_fraction is not None:
+        engine["gpu-memory-utilization"] = opts.memory_fraction
     return from_flags(
         model=opts.model,
         gpu=opts.gpu,
@@ -153,12 +224,15 @@ def estimate_cmd(
 
     dep = _deployment(deployment)
     console = Console(highlight=False)
+    _print_warnings(dep, console)
+    if gpu_budget is not None and gpu_budget < 1:
+        raise InputError(f"--gpu-budget must be at least 1, got {gpu_budget}")
     if sweep_topologies:
         _sweep(dep, gpu_budget, console)
         return
     console.print(
         f"[bold]{dep.name}[/]: {dep.model.name} on {dep.total_gpus}x {dep.gpu.key}, "
-        f"{dep.describe()}, isl {dep.workload.isl} osl {dep.workload.osl}"
+        f"{dep.describe()}, {dep.engine}, isl {dep.workload.isl} osl {dep.workload.osl}"
     )
     table = Table(
         "conc",
@@ -201,6 +275,11 @@ def estimate_cmd(
                 target = result_file / f"conc{conc}.json"
             write_result(run, dep, target)
     console.print(table)
+
+
+def _print_warnings(dep: Deployment, console: Console) -> None:
+    for warning in dep.warnings:
+        console.print(f"[bold yellow]warning:[/] {warning}")
 
 
 def _sweep(dep: Deployment, gpu_budget: int | None, console: Console) -> None:
@@ -254,6 +333,8 @@ def serve_cmd(
     from inferbench.sim.server import ServeOptions, serve_until_stopped
 
     dep = _deployment(deployment)
+    for warning in dep.warnings:
+        sys.stderr.write(f"inferbench sim: warning: {warning}\n")
     options = ServeOptions(
         host=host,
         port=port,

@@ -11,7 +11,8 @@ from inferbench.sim.perf import kv_transfer_time
 def _workers(dep: Deployment, pool: PoolSpec) -> list[Worker]:
     model = dep.step_model(pool)
     limits = dep.limits(pool)
-    blocks = model.kv_capacity_tokens(pool.gpu_memory_utilization) // pool.block_size
+    tokens = model.kv_capacity_tokens(pool.gpu_memory_utilization, dep.typical_context)
+    blocks = tokens // pool.block_size
     return [Worker(f"{pool.role}{i}", model, limits, blocks) for i in range(pool.workers)]
 
 

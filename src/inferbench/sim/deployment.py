@@ -15,7 +15,7 @@ from inferbench.bench.preset import SA_BENCH
 from inferbench.catalog.schema import GpuSpec, ModelSpec, Precision
 from inferbench.errors import InputError, Location
 from inferbench.sim.engine import EngineLimits
-from inferbench.sim.perf import EfficiencyParams, Parallelism, StepModel
+from inferbench.sim.perf import EfficiencyParams, Parallelism, Speculation, StepModel
 
 
 class Mode(StrEnum):
@@ -43,6 +43,7 @@ class PoolSpec(_Frozen):
     block_size: int = Field(16, ge=1)
     kv_cache_dtype: Precision | None = None
     stream_interval: int = Field(1, ge=1)
+    speculation: Speculation | None = None
 
     @property
     def gpus_per_worker(self) -> int:
@@ -94,7 +95,10 @@ class Deployment(_Frozen):
     decode: PoolSpec  # the aggregated pool when mode is aggregated
     workload: Workload
     efficiency: EfficiencyParams = EfficiencyParams()
+    engine: str = "vllm"  # an engines.yaml key
     source: str = "flags"
+    # what the job asks for that the model does not cover; printed and written to results
+    warnings: tuple[str, ...] = ()
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:
@@ -129,8 +133,16 @@ class Deployment(_Frozen):
             precision=self.precision,
             kv_precision=pool.kv_cache_dtype or Precision.BF16,
             eff=self.efficiency,
-            multi_node=pool.gpus_per_worker > self.gpus_per_node,
+            # a worker inside one scale-up domain (an NVL72 rack) talks over NVLink even
+            # when it spans compute trays; only beyond the domain does it use the NICs
+            multi_node=pool.gpus_per_worker > max(self.gpus_per_node, self.gpu.scale_up_domain),
+            spec=pool.speculation,
         )
+
+    @property
+    def typical_context(self) -> float:
+        """Tokens a typical sequence holds at its end (sizes per-sequence KV memory)."""
+        return float(self.workload.isl + self.workload.osl)
 
     def limits(self, pool: PoolSpec) -> EngineLimits:
         return EngineLimits(
@@ -188,19 +200,26 @@ def _check_pool(dep: Deployment, pool: PoolSpec) -> None:
             where,
         )
     model = dep.step_model(pool)
-    usable = g.hbm_bytes * pool.gpu_memory_utilization - dep.efficiency.activation_reserve_gb * 1e9
-    if model.weight_bytes_per_gpu >= usable:
+    pool_bytes = model.kv_pool_bytes(pool.gpu_memory_utilization)
+    if pool_bytes <= 0:
+        eff = dep.efficiency
+        rule = (
+            f"(HBM {g.hbm_gb:g} GB - weights - {eff.activation_reserve_gb:g} GB activations) x "
+            f"memory fraction {pool.gpu_memory_utilization}"
+            if eff.fraction_after_weights
+            else f"HBM {g.hbm_gb:g} GB x memory fraction {pool.gpu_memory_utilization} - "
+            f"{eff.activation_reserve_gb:g} GB activations - weights"
+        )
         raise _refuse(
             f"{m.key} at {dep.precision.value} needs {model.weight_bytes_per_gpu / 1e9:.1f} GB of "
-            f"weights per GPU in the {where} pool but a {g.key} leaves {usable / 1e9:.1f} GB "
-            f"(HBM {g.hbm_gb:g} GB x gpu-memory-utilization {pool.gpu_memory_utilization} - "
-            f"{dep.efficiency.activation_reserve_gb:g} GB activations): "
-            f"{(model.weight_bytes_per_gpu - usable) / 1e9:.1f} GB over",
-            "use more GPUs per worker (TP/EP), a smaller precision, or a bigger GPU",
+            f"weights per GPU in the {where} pool and leaves no KV cache on a {g.key} "
+            f"({dep.engine}: KV = {rule}): {-pool_bytes / 1e9:.1f} GB over",
+            "use more GPUs per worker (TP/EP), a smaller precision, a bigger GPU or a higher "
+            "memory fraction",
             where,
         )
-    capacity = model.kv_capacity_tokens(pool.gpu_memory_utilization)
     max_len = pool.max_model_len or dep.max_model_len
+    capacity = model.kv_capacity_tokens(pool.gpu_memory_utilization, max_len)
     if capacity < max_len:
         raise _refuse(
             f"max-model-len {max_len} needs {max_len} tokens of KV for one sequence but a "

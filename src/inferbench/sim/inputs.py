@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from inferbench.catalog import Catalog, load_catalog, parse_precision
-from inferbench.catalog.schema import Precision
+from inferbench.catalog.schema import ModelSpec, Precision
 from inferbench.config.engine_flags import (
     LIMIT_FLAGS,
     Limit,
@@ -22,8 +22,11 @@ from inferbench.config.layout import WorkerLayout, engine_layout, worker_layout
 from inferbench.config.recipe import Recipe, load_recipe, locate, split_reference
 from inferbench.config.recipe_schema import WorkerMode
 from inferbench.errors import InputError, Location
+from inferbench.sim.calibration import efficiency_for
 from inferbench.sim.deployment import Deployment, Mode, PoolSpec, Workload, validate
-from inferbench.sim.perf import EfficiencyParams
+from inferbench.sim.engines import known_engine
+from inferbench.sim.features import speculation_from_flags, speculation_from_job, unmodelled_flags
+from inferbench.sim.perf import Speculation
 
 
 class Overrides(BaseModel):
@@ -39,6 +42,11 @@ class Overrides(BaseModel):
     num_prompts: int | None = None
     stream_interval: int | None = None
     catalog_files: tuple[str, ...] = ()
+    kv_cache_dtype: str | None = None
+    engine: str | None = None
+    spec_draft_tokens: int | None = None
+    spec_acceptance: float | None = None
+    calibration: str | None = None  # a calibration file (`inferbench sim calibrate`)
 
 
 # PoolSpec field -> the engine limit that sets it (the config layer names its flags)
@@ -57,26 +65,76 @@ _OTHER_FIELDS: Mapping[str, Mapping[str, str]] = {
         "block_size": "page-size",
         "stream_interval": "stream-interval",
     },
+    "trtllm": {
+        "max_num_batched_tokens": "max-num-tokens",
+        "gpu_memory_utilization": "kv-cache-config.free-gpu-memory-fraction",
+        "block_size": "kv-cache-config.tokens-per-block",
+    },
 }
 
 
 def _field_flags(engine: str) -> dict[str, tuple[str, ...]]:
-    """PoolSpec field -> the `engine` flags that set it, in lookup order (the first given wins)."""
+    """PoolSpec field -> the `engine` flags that set it, in lookup order (the first given wins).
+
+    A dotted name (`kv-cache-config.dtype`) is a key inside a mapping-valued flag.
+    """
     limits = LIMIT_FLAGS[engine]
     fields = {field: limits[limit] for field, limit in _LIMIT_FIELDS.items()}
     return fields | {field: (flag,) for field, flag in _OTHER_FIELDS[engine].items()}
 
 
-def concurrency_list(value: Any) -> tuple[int, ...]:
-    """`2048`, `"4x8x16"` or `[4, 8]` -> (4, 8, 16)."""
-    if isinstance(value, int):
-        return (value,)
+def concurrency_list(value: Any, *, where: str = "--concurrency") -> tuple[int, ...]:
+    """`2048`, `"4x8x16"` or `[4, 8]` -> (4, 8, 16); each a whole number of at least 1."""
+    if isinstance(value, bool):
+        items: list[Any] = [value]
+    elif isinstance(value, int):
+        items = [value]
+    elif isinstance(value, str):
+        items = [p.strip() for p in value.replace(",", "x").split("x")]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        items = [value]
+    out: list[int] = []
+    for item in items:
+        number = item if isinstance(item, int) and not isinstance(item, bool) else None
+        if isinstance(item, str) and item.lstrip("-").isdigit():
+            number = int(item)
+        if number is None or number < 1:
+            raise InputError(
+                f"{where}: {item!r} is not a concurrency (a whole number of at least 1)",
+                hint="write e.g. 64, 4x8x16 or 4,8,16",
+            )
+        out.append(number)
+    if not out:
+        raise InputError(f"{where}: no concurrency given", hint="write e.g. 64 or 4x8x16")
+    return tuple(out)
+
+
+def _job_concurrencies(path: Path, value: Any) -> tuple[int, ...]:
+    try:
+        return concurrency_list(value, where="conc")
+    except InputError as exc:
+        raise InputError(exc.message, hint=exc.hint, location=Location(path, key="conc")) from None
+
+
+def _flag(flags: Mapping[str, Any], name: str) -> Any:
+    """A flag's value; `outer.inner` looks inside a mapping-valued flag (TRT-LLM's YAML)."""
+    outer, _, inner = name.partition(".")
+    value = flags.get(outer)
+    if not inner:
+        return value
     if isinstance(value, str):
-        parts = [p for p in value.replace(",", "x").split("x") if p.strip()]
-        return tuple(int(p) for p in parts)
-    if isinstance(value, list | tuple):
-        return tuple(int(v) for v in value)
-    raise InputError(f"cannot read concurrencies from {value!r}")
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if not isinstance(value, Mapping):
+        return None
+    for key, item in value.items():
+        if str(key).replace("_", "-").lower() == inner:
+            return item
+    return None
 
 
 def _pool(
@@ -85,6 +143,7 @@ def _pool(
     layout: WorkerLayout,
     flags: Mapping[str, Any],
     engine: str,
+    speculation: Speculation | None = None,
 ) -> PoolSpec:
     fields: dict[str, Any] = {
         "role": role,
@@ -95,7 +154,7 @@ def _pool(
         "expert_parallel": layout.ep > 1,
     }
     for field, names in _field_flags(engine).items():
-        value = next((flags[n] for n in names if flags.get(n) is not None), None)
+        value = next((v for n in names if (v := _flag(flags, n)) is not None), None)
         if value is not None:
             fields[field] = value
     given = flag_int(fields.get("max_num_seqs"))
@@ -103,9 +162,11 @@ def _pool(
         # The simulator's limit is per DP rank; with DP attention SGLang's batch limit is the
         # whole worker's, split over its ranks (plain DP replicas each keep the full limit).
         fields["max_num_seqs"] = max(1, given * batch_schedulers(engine, layout.dp) // layout.dp)
-    kv = flags.get("kv-cache-dtype")
+    kv = _flag(flags, "kv-cache-dtype") or _flag(flags, "kv-cache-config.dtype")
     if kv is not None:
         fields["kv_cache_dtype"] = parse_precision(str(kv), where="kv-cache-dtype")
+    if speculation is not None and role != "prefill":
+        fields["speculation"] = speculation
     try:
         return PoolSpec.model_validate(fields)
     except ValidationError as exc:
@@ -115,6 +176,26 @@ def _pool(
         ) from None
 
 
+# flags read besides the PoolSpec fields
+_EXTRA_FLAGS = ("kv-cache-dtype", "enable-dp-attention")
+
+
+def _catalog(overrides: Overrides) -> Catalog:
+    return load_catalog(overrides.catalog_files)
+
+
+def _override_drafts(
+    spec: Speculation | None, overrides: Overrides, model: ModelSpec
+) -> Speculation | None:
+    """--spec-draft-tokens / --spec-acceptance replace what the recipe says."""
+    if overrides.spec_draft_tokens is None:
+        return spec
+    if spec is None:
+        spec = speculation_from_job("mtp", model, None, overrides.spec_acceptance)[0]
+    assert spec is not None
+    return spec.model_copy(update={"draft_tokens": overrides.spec_draft_tokens})
+
+
 def from_recipe(spec: str, overrides: Overrides) -> Deployment:
     """`FILE[:selector]` (an srt-slurm recipe) -> a validated Deployment."""
     text, selector = split_reference(spec)
@@ -122,20 +203,28 @@ def from_recipe(spec: str, overrides: Overrides) -> Deployment:
         raise InputError("recipe file not found", location=Location(Path(text)))
     recipe = load_recipe(Path(text), selector)
     res, backend = recipe.resources, recipe.backend
-    # the simulator knows vLLM's and SGLang's flags; other engines' are read as vLLM's
-    engine = "sglang" if backend.type == "sglang" else "vllm"
-    names = [name for group in _field_flags(engine).values() for name in group]
+    engine = overrides.engine or backend.type
+    model = _catalog(overrides).model(overrides.model_spec or recipe.model.path)
+    flag_engine = backend.type  # the flags are written for the recipe's backend
+    names = {
+        name.partition(".")[0] for group in _field_flags(flag_engine).values() for name in group
+    }
     modes: tuple[WorkerMode, ...] = ("prefill", "decode") if res.disaggregated else ("aggregated",)
     pools: dict[str, PoolSpec] = {}
+    warnings: list[str] = []
     for mode in modes:
         flags = backend.flags(mode)
         layout = engine_layout(backend.type, flags.get)
         _check_fits(recipe, mode, layout)
-        wanted = {
-            name: flags.get(name) for name in (*names, "kv-cache-dtype", "enable-dp-attention")
-        }
+        wanted = {name: flags.get(name) for name in (*names, *_EXTRA_FLAGS)}
+        drafting, notes = speculation_from_flags(
+            flag_engine, flags.get, model, overrides.spec_acceptance
+        )
+        drafting = _override_drafts(drafting, overrides, model)
+        notes += unmodelled_flags(flags.get)
+        warnings += [f"{mode}: {n}" if len(modes) > 1 else n for n in notes]
         pools["decode" if mode == "aggregated" else mode] = _pool(
-            mode, res.workers(mode) or 1, layout, wanted, engine
+            mode, res.workers(mode) or 1, layout, wanted, flag_engine, drafting
         )
     bench = recipe.benchmark
     workload: dict[str, Any] = {"concurrencies": (1,)}
@@ -157,6 +246,8 @@ def from_recipe(spec: str, overrides: Overrides) -> Deployment:
         workload=workload,
         overrides=overrides,
         source=f"recipe {text}" + (f":{selector}" if selector else ""),
+        engine=engine,
+        warnings=warnings,
     )
 
 
@@ -198,12 +289,18 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
     if not isinstance(data, dict):
         raise InputError("a sweep job is a JSON object", location=Location(path))
     pools: dict[str, PoolSpec] = {}
+    model = _catalog(overrides).model(overrides.model_spec or str(data.get("model", "")))
     mml = data.get("max-model-len")
-    concs = concurrency_list(data.get("conc", 1))
+    concs = _job_concurrencies(path, data.get("conc", 1))
     # a job names no engine limits; InferenceX launch scripts size max-num-seqs to the load
     common: dict[str, Any] = {"max-num-seqs": max(256, *concs)}
     if mml:
         common["max-model-len"] = mml
+    if data.get("kv-cache-dtype"):
+        common["kv-cache-dtype"] = data["kv-cache-dtype"]
+    drafting, warnings = speculation_from_job(
+        data.get("spec-decoding"), model, overrides.spec_draft_tokens, overrides.spec_acceptance
+    )
     if isinstance(data.get("decode"), dict):
         for role in ("prefill", "decode"):
             block = data.get(role) or {}
@@ -213,7 +310,9 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
                 bool(block.get("dp-attn")),
                 int(block.get("pp", 1)),
             )
-            pools[role] = _pool(role, int(block.get("num-worker", 1)), layout, common, "vllm")
+            pools[role] = _pool(
+                role, int(block.get("num-worker", 1)), layout, common, "vllm", drafting
+            )
     else:
         layout = worker_layout(
             int(data.get("tp", 1)),
@@ -221,7 +320,7 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
             bool(data.get("dp-attn")),
             int(data.get("pp", 1)),
         )
-        pools["decode"] = _pool("aggregated", 1, layout, common, "vllm")
+        pools["decode"] = _pool("aggregated", 1, layout, common, "vllm", drafting)
     workload = {
         "isl": data.get("isl"),
         "osl": data.get("osl"),
@@ -238,6 +337,8 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
         workload=workload,
         overrides=overrides,
         source=f"job {path}",
+        engine=overrides.engine or str(data.get("framework") or "vllm"),
+        warnings=warnings,
     )
 
 
@@ -259,7 +360,18 @@ def from_flags(
 ) -> Deployment:
     """An aggregated deployment from command-line flags."""
     layout = WorkerLayout(tp * dp * pp, tp, dp, tp * dp if expert_parallel else 1, pp)
-    pools = {"decode": _pool("aggregated", workers, layout, engine, "vllm")}
+    spec_model = _catalog(overrides).model(overrides.model_spec or model)
+    spec = _override_drafts(None, overrides, spec_model)
+    warnings: list[str] = []
+    if spec is not None and overrides.spec_acceptance is None:
+        warnings.append(
+            f"speculative decoding: acceptance rate not given, assumed {spec.acceptance} per "
+            "draft token (pass --spec-acceptance)"
+        )
+    flags = dict(engine)
+    if overrides.kv_cache_dtype:
+        flags["kv-cache-dtype"] = overrides.kv_cache_dtype
+    pools = {"decode": _pool("aggregated", workers, layout, flags, "vllm", spec)}
     workload = {"isl": isl, "osl": osl, "concurrencies": concurrency}
     return _build(
         name=f"{model}-{gpu}",
@@ -271,6 +383,8 @@ def from_flags(
         workload=workload,
         overrides=overrides,
         source="flags",
+        engine=overrides.engine or "vllm",
+        warnings=warnings,
     )
 
 
@@ -285,8 +399,10 @@ def _build(
     workload: dict[str, Any],
     overrides: Overrides,
     source: str,
+    engine: str,
+    warnings: list[str],
 ) -> Deployment:
-    catalog: Catalog = load_catalog(overrides.catalog_files)
+    catalog: Catalog = _catalog(overrides)
     gpu_spec = catalog.gpu(overrides.gpu or gpu)
     model_spec = catalog.model(overrides.model_spec or served)
     for key, value in (
@@ -304,11 +420,17 @@ def _build(
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(f"workload: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    update: dict[str, Any] = {}
     if overrides.stream_interval is not None:
-        pools = {
-            role: pool.model_copy(update={"stream_interval": overrides.stream_interval})
-            for role, pool in pools.items()
-        }
+        update["stream_interval"] = overrides.stream_interval
+    if overrides.kv_cache_dtype is not None:
+        update["kv_cache_dtype"] = parse_precision(overrides.kv_cache_dtype, where="kv-cache-dtype")
+    if update:
+        pools = {role: pool.model_copy(update=update) for role, pool in pools.items()}
+    engine_key = known_engine(engine)
+    if engine_key is None:
+        warnings = [*warnings, f"engine {engine!r} is not modelled: costed as vLLM"]
+        engine_key = "vllm"
     prec: Precision = parse_precision(precision)
     dep = Deployment(
         name=name,
@@ -321,7 +443,9 @@ def _build(
         prefill=pools.get("prefill"),
         decode=pools["decode"],
         workload=load,
-        efficiency=EfficiencyParams(),
+        efficiency=efficiency_for(engine_key, gpu_spec, overrides.calibration),
+        engine=engine_key,
         source=source,
+        warnings=tuple(warnings),
     )
     return validate(dep)

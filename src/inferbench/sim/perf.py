@@ -20,11 +20,21 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from inferbench.catalog.schema import WEIGHT_BYTES, GpuSpec, ModelSpec, Precision
+from inferbench.catalog.schema import (
+    KV_BYTES_PER_ELEMENT,
+    WEIGHT_BYTES,
+    GpuSpec,
+    ModelSpec,
+    Precision,
+)
 
 
 class EfficiencyParams(BaseModel):
-    """The fractions of the roofline a real engine reaches, and fixed overheads."""
+    """The fractions of the roofline a real engine reaches, and fixed overheads.
+
+    Defaults are the engine-neutral starting point; `inferbench.sim.engines` sets the
+    per-engine ones (engines.yaml) and a calibration file replaces the fitted ones.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -49,9 +59,17 @@ class EfficiencyParams(BaseModel):
     step_overhead_s: float = Field(
         1.5e-3, ge=0, description="per-step CPU work: scheduling, sampling, launch"
     )
+    layer_overhead_s: float = Field(
+        2e-5, ge=0, description="fixed per-layer time of one step: launches, gaps, small ops"
+    )
     moe_imbalance: float = Field(1.15, ge=1, description="busiest expert rank's load over the mean")
     activation_reserve_gb: float = Field(
-        4.0, ge=0, description="per-GPU memory kept for activations and graphs"
+        0.0, ge=0, description="per-GPU memory the engine keeps out of the KV pool (activations)"
+    )
+    fraction_after_weights: bool = Field(
+        False,
+        description="the engine's memory fraction is of the memory left after weights "
+        "(TensorRT-LLM free_gpu_memory_fraction), not of all HBM (vLLM, SGLang)",
     )
     kv_transfer_latency_s: float = Field(
         2e-3, ge=0, description="fixed setup time of one KV transfer"
@@ -59,6 +77,27 @@ class EfficiencyParams(BaseModel):
     activation_bytes: float = Field(
         2.0, gt=0, description="bytes per activation element sent in collectives"
     )
+
+
+class Speculation(BaseModel):
+    """Speculative decoding (MTP, EAGLE, draft models): `draft_tokens` proposed per step.
+
+    `acceptance` is the probability that a draft token is accepted given that the ones
+    before it were; a step then yields (1 - a^(k+1)) / (1 - a) tokens on average (the
+    accepted prefix plus the target model's bonus token).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    draft_tokens: int = Field(ge=1, le=16)
+    acceptance: float = Field(ge=0, le=1)
+    draft_layers: int = Field(1, ge=1)  # layers of the draft module, costed like the target's
+    method: str = "mtp"
+
+    @property
+    def tokens_per_step(self) -> float:
+        a, k = self.acceptance, self.draft_tokens
+        return float(k + 1) if a >= 1 else (1 - a ** (k + 1)) / (1 - a)
 
 
 @dataclass(frozen=True)
@@ -98,7 +137,13 @@ class RankBatch:
 
 
 class StepModel:
-    """Step time of one worker for one model, GPU, layout and precision."""
+    """Step time of one worker for one model, GPU, layout and precision.
+
+    With speculative decoding the scheduler still sees one token per sequence per step:
+    a step's decode part is costed at its real width (1 + draft tokens verified, plus the
+    draft passes) and divided by the tokens it yields, so token times, KV growth and
+    throughput follow the mean tokens per step.
+    """
 
     def __init__(
         self,
@@ -110,26 +155,47 @@ class StepModel:
         kv_precision: Precision,
         eff: EfficiencyParams,
         multi_node: bool = False,
+        spec: Speculation | None = None,
     ) -> None:
         self.model, self.gpu, self.par, self.eff = model, gpu, par, eff
-        self.precision, self.kv_precision = precision, kv_precision
-        wbytes = WEIGHT_BYTES[precision]
+        self.precision, self.kv_precision, self.spec = precision, kv_precision, spec
+        dense_prec = model.weight_precision(precision, experts=False)
         tp, pp, moe_group = par.tp, par.pp, par.tp * par.dp
         expert_active = model.expert_params * (
             model.experts_per_token / model.experts if model.is_moe else 0.0
         )
         dense_active = max(model.active_params_b * 1e9 - expert_active, 0.0)
-        self.dense_weight_bytes = model.dense_params * wbytes / (tp * pp)
-        self.expert_weight_bytes = model.expert_params * wbytes / (moe_group * pp)
-        self._gemm_flops_s = gpu.flops(precision) * eff.gemm_efficiency
+        self.dense_weight_bytes = model.dense_params * WEIGHT_BYTES[dense_prec] / (tp * pp)
+        self.expert_weight_bytes = model.expert_params * WEIGHT_BYTES[precision] / (moe_group * pp)
+        self.draft_weight_bytes = 0.0
+        if spec is not None:  # the draft module's layers are held beside the target's
+            per_layer = (self.dense_weight_bytes + self.expert_weight_bytes) * pp / model.layers
+            self.draft_weight_bytes = spec.draft_layers * per_layer
+        self._dense_flops_s = gpu.flops(dense_prec) * eff.gemm_efficiency
+        self._expert_flops_s = gpu.flops(precision) * eff.gemm_efficiency
         self._attn_flops_s = gpu.flops(Precision.BF16) * eff.attention_efficiency
         self._mem_bw = gpu.hbm_tbps * 1e12 * eff.memory_efficiency
         self._dense_flops_per_token = 2.0 * dense_active / (tp * pp)
         self._expert_flops_per_token = 2.0 * expert_active / (moe_group * pp) * eff.moe_imbalance
         qk, v = model.attention.score_dims
-        self._attn_flops_per_ctx = 2.0 * model.attention.heads * (qk + v) * model.layers / (tp * pp)
+        per_layer_attn = 2.0 * model.attention.heads * (qk + v) / (tp * pp)
+        self._full_attn_flops = per_layer_attn * model.full_attention_layers
+        self._window_attn_flops = per_layer_attn * model.sliding_window_layers
+        self._window = model.sliding_window
+        self._topk = model.sparse_attention_topk
         kv_split = min(tp, model.attention.kv_heads)  # heads beyond kv_heads replicate KV
         self.kv_bytes_per_token_gpu = model.kv_bytes(kv_precision) / (kv_split * pp)
+        window_layer_bytes = (
+            model.attention.kv_elements_per_layer * KV_BYTES_PER_ELEMENT[kv_precision]
+        )
+        self._window_bytes_per_token = (
+            model.sliding_window_layers * window_layer_bytes / (kv_split * pp)
+        )
+        self._state_bytes = model.linear_attention_layers * model.linear_state_bytes / (tp * pp)
+        # a linear-attention layer updates and reads its state: about 4 FLOPs per state element
+        self._state_flops_per_token = 2.0 * self._state_bytes
+        self._stage_layers = model.layers / pp
+        self._layer_fixed = eff.layer_overhead_s * self._stage_layers
         link = gpu.scale_up_gbps if not multi_node else gpu.scale_out_gbps
         link_eff = eff.link_efficiency if not multi_node else eff.network_efficiency
         self._link_bw = link * 1e9 * link_eff
@@ -138,35 +204,116 @@ class StepModel:
 
     @property
     def weight_bytes_per_gpu(self) -> float:
-        return self.dense_weight_bytes + self.expert_weight_bytes
+        return self.dense_weight_bytes + self.expert_weight_bytes + self.draft_weight_bytes
 
-    def kv_capacity_tokens(self, gpu_memory_utilization: float) -> int:
-        """Tokens of KV one DP rank can hold (each of its GPUs holds its share)."""
-        free = (
-            self.gpu.hbm_bytes * gpu_memory_utilization
-            - self.weight_bytes_per_gpu
-            - self.eff.activation_reserve_gb * 1e9
+    def kv_bytes_per_seq_gpu(self, context: float) -> float:
+        """Per-GPU bytes a sequence of `context` tokens holds: full KV, window, state."""
+        window = min(context, self._window) if self._window else 0.0
+        return (
+            context * self.kv_bytes_per_token_gpu
+            + window * self._window_bytes_per_token
+            + self._state_bytes
         )
-        return max(int(free // self.kv_bytes_per_token_gpu), 0)
 
-    def rank_time(self, batch: RankBatch, worker_tokens: int) -> float:
-        """Seconds one DP rank needs for `batch` while the worker routes `worker_tokens`."""
-        tokens = batch.tokens
-        if tokens == 0 and worker_tokens == 0:
-            return 0.0
-        attn_ctx = batch.prefill_attention_ctx + batch.decode_ctx_tokens
+    def kv_pool_bytes(self, gpu_memory_utilization: float) -> float:
+        """Per-GPU bytes the engine gives its KV cache, by the engine's memory rule."""
+        hbm, weights = self.gpu.hbm_bytes, self.weight_bytes_per_gpu
+        reserve = self.eff.activation_reserve_gb * 1e9
+        if self.eff.fraction_after_weights:
+            return (hbm - weights - reserve) * gpu_memory_utilization
+        return hbm * gpu_memory_utilization - weights - reserve
+
+    def kv_capacity_tokens(self, gpu_memory_utilization: float, context: float = 0.0) -> int:
+        """Tokens of KV one DP rank can hold (each of its GPUs holds its share).
+
+        Sliding-window and linear-attention memory is per sequence; it is spread over
+        the tokens of a sequence of `context` tokens (the workload's typical length).
+        """
+        free = self.kv_pool_bytes(gpu_memory_utilization)
+        per_token = self.kv_bytes_per_token_gpu
+        if context > 0:
+            per_token = self.kv_bytes_per_seq_gpu(context) / context
+        return max(int(free // per_token), 0)
+
+    def _roofline(
+        self,
+        tokens: float,
+        worker_tokens: float,
+        prefill_tokens: int,
+        prefill_attn_ctx: float,
+        prefill_kv_read: int,
+        decode_seqs: int,
+        decode_ctx: int,
+        width: int,
+    ) -> float:
+        """max(compute, memory) of one rank; decode sequences verify `width` tokens each."""
+        compute_flops = tokens * self._dense_flops_per_token
+        expert_flops = worker_tokens * self._expert_flops_per_token
+        attn = prefill_attn_ctx * self._full_attn_flops
+        kv_tokens = prefill_kv_read + tokens
+        if decode_seqs:
+            avg = decode_ctx / decode_seqs
+            full_ctx = decode_ctx if not self._topk else decode_seqs * min(avg, self._topk)
+            attn += width * full_ctx * self._full_attn_flops
+            kv_tokens += full_ctx
+            if self._window:
+                seen = decode_seqs * min(avg, self._window)
+                attn += width * seen * self._window_attn_flops
+        if self._window and prefill_tokens:
+            attn += min(prefill_attn_ctx, prefill_tokens * self._window) * self._window_attn_flops
         compute = (
-            tokens * self._dense_flops_per_token + worker_tokens * self._expert_flops_per_token
-        ) / self._gemm_flops_s + attn_ctx * self._attn_flops_per_ctx / self._attn_flops_s
+            (compute_flops + tokens * self._state_flops_per_token) / self._dense_flops_s
+            + expert_flops / self._expert_flops_s
+            + attn / self._attn_flops_s
+        )
         memory = self.dense_weight_bytes if tokens else 0.0
         if self._route_p:
             touched = 1.0 - (1.0 - self._route_p) ** worker_tokens
             memory += self.expert_weight_bytes * touched
-        kv_tokens = batch.decode_ctx_tokens + batch.prefill_kv_read_tokens + tokens
         memory += kv_tokens * self.kv_bytes_per_token_gpu
-        return max(compute, memory / self._mem_bw) + self.comm_time(tokens)
+        if decode_seqs:
+            if self._window:
+                memory += (
+                    decode_seqs
+                    * min(decode_ctx / decode_seqs, self._window)
+                    * (self._window_bytes_per_token)
+                )
+            memory += 2.0 * decode_seqs * self._state_bytes
+        return max(compute, memory / self._mem_bw)
 
-    def comm_time(self, tokens: int) -> float:
+    def rank_time(self, batch: RankBatch, worker_tokens: int) -> float:
+        """Seconds one DP rank needs for `batch` while the worker routes `worker_tokens`."""
+        return self.rank_times(batch, worker_tokens)[0]
+
+    def rank_times(self, batch: RankBatch, worker_tokens: float) -> tuple[float, float]:
+        """(whole step, its decode part alone) of one rank, at the real verify width."""
+        width = 1 + self.spec.draft_tokens if self.spec else 1
+        tokens = batch.prefill_tokens + batch.decode_seqs * width
+        if tokens == 0 and worker_tokens == 0:
+            return 0.0, 0.0
+        whole = self._roofline(
+            tokens,
+            worker_tokens,
+            batch.prefill_tokens,
+            batch.prefill_attention_ctx,
+            batch.prefill_kv_read_tokens,
+            batch.decode_seqs,
+            batch.decode_ctx_tokens,
+            width,
+        )
+        whole += self.comm_time(tokens) + (self._layer_fixed if tokens else 0.0)
+        if self.spec is None or not batch.decode_seqs:
+            return whole, 0.0
+        if not batch.prefill_tokens:
+            return whole, whole
+        dec_tokens = batch.decode_seqs * width
+        share = worker_tokens * dec_tokens / tokens
+        decode = self._roofline(
+            dec_tokens, share, 0, 0.0, 0, batch.decode_seqs, batch.decode_ctx_tokens, width
+        )
+        return whole, decode + self.comm_time(dec_tokens) + self._layer_fixed
+
+    def comm_time(self, tokens: float) -> float:
         """Seconds of communication for a rank batch of `tokens` (linear in tokens)."""
         return self._comm_fixed + self._comm_per_token * tokens if tokens else 0.0
 
@@ -196,11 +343,38 @@ class StepModel:
 
     def step_time(self, batches: list[RankBatch]) -> float:
         """One worker step: the slowest rank (lockstep), pipeline stages in sequence."""
-        worker_tokens = sum(b.tokens for b in batches)
+        spec = self.spec
+        width = 1 + spec.draft_tokens if spec else 1
+        worker_tokens = sum(b.prefill_tokens + b.decode_seqs * width for b in batches)
         if worker_tokens == 0:
             return 0.0
-        slowest = max(self.rank_time(b, worker_tokens) for b in batches)
-        return slowest * self.par.pp + self.eff.step_overhead_s
+        pp, overhead = self.par.pp, self.eff.step_overhead_s
+        if spec is None:
+            slowest = max(self.rank_times(b, worker_tokens)[0] for b in batches)
+            return slowest * pp + overhead
+        times = [self.rank_times(b, worker_tokens) for b in batches]
+        whole = max(t[0] for t in times) * pp + overhead
+        decode = max(t[1] for t in times) * pp
+        if decode == 0.0:
+            return whole
+        decode += overhead
+        # the draft passes: `draft_layers` layer-equivalents of a one-token decode, per draft
+        single = max(
+            self._roofline(
+                b.decode_seqs,
+                b.decode_seqs * len(batches),
+                0,
+                0.0,
+                0,
+                b.decode_seqs,
+                b.decode_ctx_tokens,
+                1,
+            )
+            for b in batches
+        )
+        per_layer = (single * pp) / self.model.layers + self.eff.layer_overhead_s
+        draft = spec.draft_tokens * spec.draft_layers * per_layer
+        return (decode + draft) / spec.tokens_per_step + (whole - decode)
 
 
 def kv_transfer_time(

@@ -129,6 +129,8 @@ def result_payload(run: EstimateRun, dep: Deployment) -> dict[str, Any]:
         "preemptions": run.preemptions,
         "simulated": True,
         "wall_s": run.wall_s,
+        "engine": dep.engine,
+        "warnings": list(dep.warnings),
     }
     return out
 
@@ -170,5 +172,8 @@ def _bench_result_bytes(run: EstimateRun, dep: Deployment) -> bytes:
         backend="inferbench-sim",
         tokenizer_id=dep.served_model,
     )
+    if dep.warnings:
+        block = point_result.inferbench.model_copy(update={"warnings": list(dep.warnings)})
+        point_result = point_result.model_copy(update={"inferbench": block})
     data: bytes = point_result.to_json_bytes()
     return data
