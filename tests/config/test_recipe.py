@@ -102,16 +102,12 @@ def test_ambiguous_and_exact_flag_names() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (
-            lambda t: t.replace("  gpus_per_node: 8\n", "  gpus_per_node: 8\n  agg_nodes: 1\n"),
-            "mixes",
-        ),
-        (lambda t: t.replace("  prefill_workers: 2\n", ""), "missing prefill_workers"),
-        (lambda t: t.replace("type: vllm", "type: sglang"), "vllm_config given"),
+        (lambda t: t.replace("type: vllm", "type: sglang"), "backend.vllm_config: Unknown field."),
         (lambda t: t.replace('"4x8x16"', '"4,8"'), "AxBxC"),
-        (lambda t: t.replace("type: sa-bench", "type: bench"), "sa-bench"),
-        (lambda t: t.replace("name: r\n", "name: r\nextra_key: 1\n"), "unknown key 'extra_key'"),
+        (lambda t: t.replace("name: r\n", "name: r\nextra_key: 1\n"), "extra_key: Unknown field."),
         (lambda t: t.replace("gpu_type: b200", "gpu_typ: b200"), "did you mean 'gpu_type'"),
+        (lambda t: t.replace("gpus_per_node: 8", "gpus_per_node: eight"), "Not a valid integer."),
+        (lambda t: t.replace("name: r\n", "name: r\nenvironment: {A: 1}\n"), "Not a valid string"),
     ],
 )
 def test_recipe_schema_errors(write: WriteFile, change: Callable[[str], str], message: str) -> None:
@@ -119,6 +115,33 @@ def test_recipe_schema_errors(write: WriteFile, change: Callable[[str], str], me
         load_recipe(write("r.yaml", change(PLAIN)))
     assert message in err.value.render()
     assert err.value.location.line is not None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # srtctl accepts these: its ResourceConfig has no cross-field checks, any benchmark
+        # type loads, and a missing worker count counts as 0
+        lambda t: t.replace("  gpus_per_node: 8\n", "  gpus_per_node: 8\n  agg_nodes: 1\n"),
+        lambda t: t.replace("  prefill_workers: 2\n", ""),
+        lambda t: t.replace("type: sa-bench", "type: bench"),
+    ],
+)
+def test_what_srtctl_accepts_loads(write: WriteFile, change: Callable[[str], str]) -> None:
+    assert load_recipe(write("r.yaml", change(PLAIN))).problems == ()
+
+
+def test_a_rejected_recipe_still_loads_with_its_reasons(write: WriteFile) -> None:
+    text = PLAIN.replace("name: r\n", "name: r\nextra_key: 1\n").replace(
+        "gpus_per_node: 8", "gpus_per_node: 8\n  het_jobs: maybe"
+    )
+    recipe = load_recipe(write("r.yaml", text), strict=False)
+    assert [p.message for p in recipe.problems] == [
+        "srtctl rejects it: extra_key: Unknown field.",
+        "srtctl rejects it: resources.het_jobs: Not a valid boolean.",
+    ]
+    assert recipe.resources.gpus_per_node == 8  # the rest is typed and checkable
+    assert recipe.problems[0].location.line == 2
 
 
 def test_override_variants(write: WriteFile) -> None:

@@ -1,7 +1,8 @@
 """Walk a loaded project once and build every subject the rules run on.
 
-Recipes are loaded once per (file, selector) and shared by every master entry naming them;
-a recipe the srt-slurm schema rejects becomes a `RecipeLoad` subject instead of an abort.
+Recipes are loaded once per (file, selector) and shared by every master entry naming them.
+A recipe srtctl's schema rejects becomes a `RecipeLoad` subject and still gets every
+cross-check; one inferbench cannot type at all is counted in `Coverage` instead.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from pathlib import Path
 
 from inferbench.checks.subjects import (
     ClusterSubject,
+    Coverage,
     Deployment,
+    DuplicateKeys,
     ImageUse,
     MasterSubject,
     RecipeLoad,
@@ -27,7 +30,8 @@ from inferbench.config.cluster_import import import_cluster
 from inferbench.config.launcher import LauncherTable
 from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
 from inferbench.config.project import Project
-from inferbench.config.recipe import Recipe, locate
+from inferbench.config.recipe import Recipe, RecipeNotTyped, locate
+from inferbench.config.recipe_schema import RecipeProblem
 from inferbench.config.settings import RecipeRef
 from inferbench.errors import ConfigError, Location
 from inferbench.matrix.conc import expand_concurrency
@@ -38,6 +42,8 @@ class Subjects:
     masters: list[MasterSubject] = field(default_factory=list)
     references: list[RecipeReference] = field(default_factory=list)
     loads: list[RecipeLoad] = field(default_factory=list)
+    duplicates: list[DuplicateKeys] = field(default_factory=list)
+    coverage: Coverage | None = None
     uses: list[RecipeUse] = field(default_factory=list)
     deployments: list[Deployment] = field(default_factory=list)
     clusters: list[ClusterSubject] = field(default_factory=list)
@@ -73,6 +79,7 @@ class Collector:
         self.out = Subjects()
         self._variants: dict[tuple[Path, str | None], list[Recipe] | ConfigError] = {}
         self._launcher_labels: dict[str, tuple[str, ...]] | None = None
+        self._files_seen: set[Path] = set()
 
     def collect(self) -> Subjects:
         project, out = self.project, self.out
@@ -86,6 +93,7 @@ class Collector:
         if upstream:
             out.upstream.append(UpstreamReferences(upstream))
         self._unreferenced_recipes()
+        out.coverage = self._coverage()
         aliases = {a for c in project.clusters.values() for a in c.cluster.containers}
         for use in out.uses:
             container = use.recipe.model.container
@@ -139,13 +147,50 @@ class Collector:
         key = (path, selector)  # resolve_recipe already gives a resolved path
         cached = self._variants.get(key)
         if cached is None:
-            try:
-                cached = self.project.recipe_file(path).variants(selector)
-            except ConfigError as exc:
-                cached = exc
-                self.out.loads.append(RecipeLoad(path, selector, exc, where))
-            self._variants[key] = cached
+            cached = self._variants[key] = self._read(path, selector, where)
         return [] if isinstance(cached, ConfigError) else cached
+
+    def _read(
+        self, path: Path, selector: str | None, where: Location | None
+    ) -> list[Recipe] | ConfigError:
+        try:
+            recipe_file = self.project.recipe_file(path)
+        except ConfigError as exc:  # unreadable YAML
+            self.out.loads.append(RecipeLoad(path, selector, (_problem(exc),), where, False))
+            return exc
+        if path not in self._files_seen:
+            self._files_seen.add(path)
+            if recipe_file.doc.duplicates:
+                self.out.duplicates.append(DuplicateKeys(path, recipe_file.doc.duplicates))
+        try:
+            recipes = recipe_file.variants(selector)
+        except RecipeNotTyped as exc:  # valid for srtctl; only out of inferbench's reach
+            self.out.loads.append(RecipeLoad(path, selector, (), where, False))
+            return exc
+        except ConfigError as exc:
+            self.out.loads.append(RecipeLoad(path, selector, (_problem(exc),), where, False))
+            return exc
+        for recipe in recipes:
+            if recipe.problems:
+                variant = recipe.source.selector if recipe.source is not None else selector
+                self.out.loads.append(RecipeLoad(path, variant, recipe.problems, where))
+        return recipes
+
+    def _coverage(self) -> Coverage:
+        """How many master-entry/recipe pairs the cross-checks could not reach, and why."""
+        reasons: dict[str, int] = defaultdict(int)
+        for ref in self.out.references:
+            resolved = ref.resolved
+            if resolved is None:
+                reasons["CONFIG_FILE leaves the recipe tree (IB202)"] += 1
+            elif ref.upstream:
+                reasons["recipe only in upstream srt-slurm; pass --srt-slurm (IB001)"] += 1
+            elif not resolved.exists:
+                reasons["CONFIG_FILE names no file (IB201)"] += 1
+            elif isinstance(self._variants.get((resolved.path, resolved.selector)), ConfigError):
+                reasons["recipe cannot be read at all (IB203)"] += 1
+        not_typed = sum(1 for load in self.out.loads if not load.cross_checked)
+        return Coverage(len(self.out.references), tuple(sorted(reasons.items())), not_typed)
 
     def _unreferenced_recipes(self) -> None:
         referenced = {path for path, _ in self._variants}
@@ -179,6 +224,10 @@ class Collector:
                 labels[name] = _launcher_labels(self.project, table)
             self._launcher_labels = labels
         return self._launcher_labels
+
+
+def _problem(exc: ConfigError) -> RecipeProblem:
+    return RecipeProblem(exc.message, exc.location, exc.hint)
 
 
 def _launcher_labels(project: Project, table: LauncherTable) -> tuple[str, ...]:

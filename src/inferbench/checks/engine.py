@@ -21,7 +21,9 @@ from inferbench.checks.subjects import (
     BaseView,
     ChangelogSubject,
     ClusterSubject,
+    Coverage,
     Deployment,
+    DuplicateKeys,
     ImageUse,
     MasterSubject,
     RecipeLoad,
@@ -56,7 +58,7 @@ class CheckReport:
 
     @property
     def warnings(self) -> int:
-        return len(self.findings) - self.errors
+        return sum(1 for f in self.findings if f.severity is Severity.WARNING)
 
     def exit_code(self, *, strict: bool = False) -> int:
         """0 clean, 1 when an error was found (or a warning, with `strict`)."""
@@ -140,6 +142,10 @@ def _subjects_for(
         return [(u, u.references[0].location) for u in subjects.upstream]
     if kind is RecipeLoad:
         return [(load, Location(load.path)) for load in subjects.loads]
+    if kind is DuplicateKeys:
+        return [(d, Location(d.path)) for d in subjects.duplicates]
+    if kind is Coverage:
+        return [] if subjects.coverage is None else [(subjects.coverage, Location())]
     if kind is RecipeUse:
         return [(u, locate(u.recipe)) for u in iter_recipe_uses(subjects)]
     if kind is Deployment:

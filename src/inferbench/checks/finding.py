@@ -10,10 +10,12 @@ from inferbench.errors import Location
 
 
 class Severity(StrEnum):
-    """How bad a finding is. Only errors fail a run, unless `--strict`."""
+    """How bad a finding is. Only errors fail a run; `--strict` fails on warnings too;
+    infos (what was not checked, keys srtctl tolerates) never do."""
 
     ERROR = "error"
     WARNING = "warning"
+    INFO = "info"
 
 
 @dataclass(frozen=True)

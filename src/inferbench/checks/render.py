@@ -29,16 +29,21 @@ def _where(finding: Finding, base: Path | None) -> str:
     return where
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def summary_line(findings: Sequence[Finding]) -> str:
-    errors = sum(1 for f in findings if f.severity is Severity.ERROR)
-    warnings = len(findings) - errors
     if not findings:
         return "No findings."
+    errors = sum(1 for f in findings if f.severity is Severity.ERROR)
+    warnings = sum(1 for f in findings if f.severity is Severity.WARNING)
+    infos = len(findings) - errors - warnings
     files = len({f.file for f in findings})
-    noun_e = "error" if errors == 1 else "errors"
-    noun_w = "warning" if warnings == 1 else "warnings"
-    noun_f = "file" if files == 1 else "files"
-    return f"{errors} {noun_e}, {warnings} {noun_w} in {files} {noun_f}."
+    counts = f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+    if infos:
+        counts += f", {_plural(infos, 'info')}"
+    return f"{counts} in {_plural(files, 'file')}."
 
 
 def render_text(findings: Sequence[Finding], base: Path | None = None) -> str:

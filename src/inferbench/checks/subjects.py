@@ -17,7 +17,9 @@ from inferbench.config.launcher import LauncherTable
 from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
 from inferbench.config.project import Project, ResolvedRecipe
 from inferbench.config.recipe import Recipe
+from inferbench.config.recipe_schema import RecipeProblem
 from inferbench.config.settings import RecipeRef
+from inferbench.config.yamlio import DuplicateKey
 from inferbench.errors import ConfigError, Location
 
 
@@ -56,12 +58,34 @@ class UpstreamReferences:
 
 @dataclass(frozen=True)
 class RecipeLoad:
-    """A recipe file (or variant) that failed to load: the srt-slurm schema rejected it."""
+    """A recipe file (or variant) srtctl's schema rejects, with every reason.
+
+    `cross_checked` is False when inferbench could not type it at all (the recipe then
+    drops out of the later checks, and the check summary counts it).
+    """
 
     path: Path
     selector: str | None
-    error: ConfigError
+    problems: tuple[RecipeProblem, ...]
     referenced_from: Location | None = None
+    cross_checked: bool = True
+
+
+@dataclass(frozen=True)
+class DuplicateKeys:
+    """The keys a recipe file writes twice in one mapping (srtctl keeps the later value)."""
+
+    path: Path
+    duplicates: tuple[DuplicateKey, ...]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What the cross-checks could not reach, and why (one line per reason)."""
+
+    pairs: int  # master-entry/recipe pairs (CONFIG_FILE references)
+    skipped: tuple[tuple[str, int], ...]  # (reason, pairs not cross-checked)
+    recipes_not_typed: int  # recipe files or variants left out of every recipe check
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,13 @@ from inferbench.config.recipe_schema import (
     EngineConfigs,
     ModelSpec,
     Recipe,
+    RecipeProblem,
     Resources,
     WorkerMode,
     parse_concurrencies,
 )
-from inferbench.config.validate import config_error_from
+from inferbench.config.srtctl_schema import schema_problems
+from inferbench.config.validate import config_error_from, unknown_key_hint
 from inferbench.config.yamlio import KeyPath, PositionedDoc, format_path, load_yaml
 from inferbench.errors import ConfigError, Location
 
@@ -240,16 +242,86 @@ class RecipeFile:
 
 
 def _validate(data: Any, source: RecipeSource) -> Recipe:
+    """The typed recipe, carrying every reason srtctl's schema rejects it.
+
+    A recipe srtctl rejects still loads when inferbench can read the fields it types, so
+    that every cross-check runs on it; keys whose values inferbench cannot type are left
+    out of the typed view (and named in the problems). Only a recipe that cannot be typed
+    even then (no `resources`, say) raises ConfigError.
+    """
     if not isinstance(data, dict):
         raise ConfigError("a recipe must be a mapping", location=source.locate())
-    try:
-        recipe = Recipe.model_validate(data)
-    except ValidationError as exc:
-        raise config_error_from(
-            exc, source.doc, Recipe, data=data, locator=lambda path: source.locate(path)
-        ) from None
+    problems = [
+        RecipeProblem(
+            f"srtctl rejects it: {p.render()}",
+            source.locate(p.path),
+            unknown_key_hint(str(p.path[-1]), list(p.allowed)) if p.allowed else None,
+        )
+        for p in schema_problems(data)
+    ]
+    typed: Any = data
+    for _ in range(_LENIENT_ROUNDS):
+        try:
+            recipe = Recipe.model_validate(typed)
+            break
+        except ValidationError as exc:
+            error = config_error_from(
+                exc, source.doc, Recipe, data=typed, locator=lambda path: source.locate(path)
+            )
+            if not problems:  # srtctl's schema accepts what inferbench cannot type
+                raise RecipeNotTyped(
+                    f"inferbench cannot type this recipe (srtctl accepts it): {error.message}",
+                    location=error.location,
+                    hint="its checks are skipped; inferbench types sglang, vllm and trtllm",
+                ) from None
+            pruned = _without(typed, [tuple(e["loc"]) for e in exc.errors(include_url=False)])
+            if pruned is None:
+                first = problems[0]
+                raise ConfigError(first.message, location=first.location, hint=first.hint) from None
+            typed = pruned
+    else:
+        raise ConfigError("recipe cannot be typed", location=source.locate())
     recipe._source = source
+    recipe._problems = tuple(problems)
     return recipe
+
+
+_LENIENT_ROUNDS = 4
+
+
+class RecipeNotTyped(ConfigError):
+    """A recipe srtctl's schema accepts but inferbench cannot type (e.g. the mocker
+    backend): not invalid, only beyond inferbench's checks."""
+
+
+def _without(data: dict[str, Any], locs: list[tuple[Any, ...]]) -> dict[str, Any] | None:
+    """`data` less the keys at `locs` (pydantic error paths); None when a path cannot be
+    dropped (a required key that is missing, or nothing left to drop)."""
+    pruned = copy.deepcopy(data)
+    dropped = False
+    for loc in locs:
+        keys = [part for part in loc if isinstance(part, str | int)]
+        parent = _walk(pruned, keys[:-1])
+        if keys and isinstance(parent, dict) and keys[-1] in parent and keys[0] in _OPTIONAL:
+            del parent[keys[-1]]
+            dropped = True
+    return pruned if dropped else None
+
+
+def _walk(data: Any, keys: list[str | int]) -> Any:
+    for part in keys:
+        in_list = isinstance(data, list) and isinstance(part, int) and part < len(data)
+        if not (in_list or (isinstance(data, dict) and part in data)):
+            return None
+        data = data[part]
+    return data
+
+
+# Top-level sections a recipe can do without; a bad value below them is left untyped.
+_OPTIONAL = frozenset(
+    {"backend", "frontend", "dynamo", "benchmark", "health_check", "slurm", "sbatch_directives",
+     "srun_options", "environment", "container_mounts", "setup_script"}
+)  # fmt: skip
 
 
 def split_reference(reference: str) -> tuple[str, str | None]:
@@ -261,15 +333,21 @@ def split_reference(reference: str) -> tuple[str, str | None]:
 
 
 def load_recipe_file(path: Path) -> RecipeFile:
-    return RecipeFile(load_yaml(path))
+    return RecipeFile(load_yaml(path, duplicates="last"))
 
 
-def load_recipe(path: Path | str, selector: str | None = None) -> Recipe:
-    """Load one recipe; `path` may carry the selector (`file.yaml:override_x`)."""
+def load_recipe(path: Path | str, selector: str | None = None, *, strict: bool = True) -> Recipe:
+    """Load one recipe; `path` may carry the selector (`file.yaml:override_x`). `strict`:
+    a recipe srtctl's schema rejects raises ConfigError (its first problem, with a count)."""
     if selector is None:
         text, selector = split_reference(str(path))
         path = Path(text)
-    return load_recipe_file(Path(path)).recipe(selector)
+    recipe = load_recipe_file(Path(path)).recipe(selector)
+    if strict and recipe.problems:
+        first, more = recipe.problems[0], len(recipe.problems) - 1
+        message = first.message + (f" (and {more} more)" if more else "")
+        raise ConfigError(message, location=first.location, hint=first.hint)
+    return recipe
 
 
 def locate(recipe: Recipe, path: KeyPath = ()) -> Location:

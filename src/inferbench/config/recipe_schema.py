@@ -1,19 +1,24 @@
-"""The srt-slurm recipe schema (what `srtctl apply -f recipe.yaml` accepts).
+"""The typed view of an srt-slurm recipe: the fields inferbench's rules and backends read.
 
-Unknown keys are rejected at every level except the engine flag maps, which are
-free (`--kebab-case value` per key) and read through `EngineFlags`.
+Which keys a recipe may have, and what srtctl rejects, is srtctl's schema
+(`srtctl_schema.py`, checked against the real srtctl); these models only type what
+inferbench reads, ignore every other key, and are never stricter than srtctl: their
+derived sizes (`gpus_per_prefill_worker`, ...) follow srtctl's `ResourceConfig`.
+Engine flag maps are free (`--kebab-case value` per key), read through `EngineFlags`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from inferbench.config.base import FrozenModel, RuleViolation
+from inferbench.config.base import RuleViolation
 from inferbench.config.engine_flags import EngineFlags
 from inferbench.config.layout import WorkerLayout, engine_layout
+from inferbench.errors import Location
 
 BackendType = Literal["sglang", "vllm", "trtllm"]
 WorkerMode = Literal["prefill", "decode", "aggregated"]
@@ -21,86 +26,80 @@ EnvValue = str | int | float | bool
 _CONC_STRING = re.compile(r"\s*\d+(\s*x\s*\d+)*\s*\Z")
 
 
-class ModelSpec(FrozenModel):
-    path: str = Field(min_length=1)
-    container: str = Field(min_length=1)
-    precision: str = Field(min_length=1)
+@dataclass(frozen=True)
+class RecipeProblem:
+    """One reason a recipe is invalid: the message, where, and how to fix it."""
+
+    message: str
+    location: Location
+    hint: str | None = None
 
 
-class Resources(FrozenModel):
-    gpu_type: str = Field(min_length=1)
-    gpus_per_node: int = Field(default=4, ge=1)
-    prefill_nodes: int | None = Field(default=None, ge=0)
-    decode_nodes: int | None = Field(default=None, ge=0)
-    prefill_workers: int | None = Field(default=None, ge=1)
-    decode_workers: int | None = Field(default=None, ge=0)
-    gpus_per_prefill: int | None = Field(default=None, ge=1)
-    gpus_per_decode: int | None = Field(default=None, ge=1)
-    agg_nodes: int | None = Field(default=None, ge=1)
-    agg_workers: int | None = Field(default=None, ge=1)
-    gpus_per_agg: int | None = Field(default=None, ge=1)
+class RecipeModel(BaseModel):
+    """Immutable; keys it does not name are ignored here (srtctl's schema judges them)."""
 
-    @model_validator(mode="after")
-    def _one_form(self) -> Resources:
-        disagg = [self.prefill_nodes, self.decode_nodes, self.prefill_workers, self.decode_workers]
-        agg = [self.agg_nodes, self.agg_workers, self.gpus_per_agg]
-        if any(v is not None for v in disagg) and any(v is not None for v in agg):
-            raise RuleViolation(
-                "resources mixes the disaggregated (prefill_/decode_) and aggregated (agg_) forms",
-                hint="keep one form",
-            )
-        if self.disaggregated:
-            for name in ("prefill_nodes", "prefill_workers", "decode_workers"):
-                if getattr(self, name) is None:
-                    raise RuleViolation(f"missing {name}", at=(name,), hint=f"add {name}:")
-        elif self.agg_nodes is None or self.agg_workers is None:
-            raise RuleViolation(
-                "resources needs prefill_/decode_ counts (disaggregated) or agg_nodes and"
-                " agg_workers (aggregated)",
-                hint="add prefill_nodes/decode_nodes/prefill_workers/decode_workers",
-            )
-        return self
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class ModelSpec(RecipeModel):
+    path: str
+    container: str
+    precision: str
+
+
+class Resources(RecipeModel):
+    gpu_type: str
+    gpus_per_node: int = 4
+    prefill_nodes: int | None = None
+    decode_nodes: int | None = None
+    prefill_workers: int | None = None
+    decode_workers: int | None = None
+    gpus_per_prefill: int | None = None
+    gpus_per_decode: int | None = None
+    agg_nodes: int | None = None
+    agg_workers: int | None = None
+    gpus_per_agg: int | None = None
 
     @property
     def disaggregated(self) -> bool:
-        return any(
-            v is not None
-            for v in (
-                self.prefill_nodes,
-                self.decode_nodes,
-                self.prefill_workers,
-                self.decode_workers,
-            )
-        )
+        """srtctl's rule: disaggregated when prefill or decode nodes are given."""
+        return self.prefill_nodes is not None or self.decode_nodes is not None
 
     @property
     def gpus_per_prefill_worker(self) -> int:
-        """Explicit `gpus_per_prefill`, else prefill_nodes * gpus_per_node // prefill_workers."""
+        """Explicit `gpus_per_prefill`, else prefill_nodes * gpus_per_node // prefill_workers,
+        else a whole node (srtctl's ResourceConfig.gpus_per_prefill)."""
         if self.gpus_per_prefill is not None:
             return self.gpus_per_prefill
-        return (self.prefill_nodes or 0) * self.gpus_per_node // max(self.prefill_workers or 1, 1)
+        if self.prefill_nodes and self.prefill_workers:
+            return self.prefill_nodes * self.gpus_per_node // self.prefill_workers
+        return self.gpus_per_node
 
     @property
     def gpus_per_decode_worker(self) -> int:
-        """Explicit `gpus_per_decode`, else from decode nodes; `decode_nodes: 0` inherits the
-        prefill size (decode workers share the prefill nodes)."""
+        """Explicit `gpus_per_decode`, else from decode nodes; `decode_nodes: 0` with decode
+        workers inherits the prefill size (they share the prefill nodes); else a node."""
         if self.gpus_per_decode is not None:
             return self.gpus_per_decode
-        if not self.decode_nodes:
+        if self.decode_nodes and self.decode_workers:
+            return self.decode_nodes * self.gpus_per_node // self.decode_workers
+        if self.decode_nodes == 0 and self.decode_workers:
             return self.gpus_per_prefill_worker
-        return self.decode_nodes * self.gpus_per_node // max(self.decode_workers or 1, 1)
+        return self.gpus_per_node
 
     @property
     def gpus_per_agg_worker(self) -> int:
         if self.gpus_per_agg is not None:
             return self.gpus_per_agg
-        return (self.agg_nodes or 0) * self.gpus_per_node // max(self.agg_workers or 1, 1)
+        if self.agg_nodes and self.agg_workers:
+            return self.agg_nodes * self.gpus_per_node // self.agg_workers
+        return self.gpus_per_node
 
     @property
     def total_nodes(self) -> int:
         if self.disaggregated:
             return (self.prefill_nodes or 0) + (self.decode_nodes or 0)
-        return self.agg_nodes or 0
+        return self.agg_nodes or 1
 
     def workers(self, mode: WorkerMode) -> int:
         if mode == "prefill":
@@ -117,7 +116,7 @@ class Resources(FrozenModel):
         return self.gpus_per_agg_worker
 
 
-class EngineConfigs(FrozenModel):
+class EngineConfigs(RecipeModel):
     """`<type>_config`: one free flag map per worker mode."""
 
     prefill: dict[str, Any] | None = None
@@ -125,28 +124,15 @@ class EngineConfigs(FrozenModel):
     aggregated: dict[str, Any] | None = None
 
 
-class Backend(FrozenModel):
+class Backend(RecipeModel):
     type: BackendType = "sglang"
-    prefill_environment: dict[str, EnvValue | None] = Field(default_factory=dict)
-    decode_environment: dict[str, EnvValue | None] = Field(default_factory=dict)
-    aggregated_environment: dict[str, EnvValue | None] = Field(default_factory=dict)
+    prefill_environment: dict[str, Any] = Field(default_factory=dict)
+    decode_environment: dict[str, Any] = Field(default_factory=dict)
+    aggregated_environment: dict[str, Any] = Field(default_factory=dict)
     sglang_config: EngineConfigs | None = None
     vllm_config: EngineConfigs | None = None
     trtllm_config: EngineConfigs | None = None
     connector: str | None = None
-
-    @model_validator(mode="after")
-    def _config_matches_type(self) -> Backend:
-        for other in ("sglang", "vllm", "trtllm"):
-            if other != self.type and getattr(self, f"{other}_config") is not None:
-                raise RuleViolation(
-                    f"{other}_config given but backend type is {self.type!r}",
-                    at=(f"{other}_config",),
-                    hint=f"rename it to {self.type}_config or set type: {other}",
-                )
-        if self.connector is not None and self.type != "vllm":
-            raise RuleViolation("connector is vLLM only", at=("connector",))
-        return self
 
     @property
     def engine_configs(self) -> EngineConfigs | None:
@@ -159,13 +145,13 @@ class Backend(FrozenModel):
         return EngineFlags(self.type, raw or {})
 
 
-class Frontend(FrozenModel):
-    type: Literal["dynamo", "sglang", "vllm", "trtllm_serve"] = "dynamo"
+class Frontend(RecipeModel):
+    type: str = "dynamo"
     enable_multiple_frontends: bool = False
-    num_additional_frontends: int = Field(default=0, ge=0)
+    num_additional_frontends: int = 0
 
 
-class Dynamo(FrozenModel):
+class Dynamo(RecipeModel):
     install: bool = True
     version: str | None = None
     hash: str | None = None
@@ -174,10 +160,12 @@ class Dynamo(FrozenModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> Dynamo:
-        given = [n for n in ("version", "hash", "top_of_tree", "wheel") if getattr(self, n)]
+        """srtctl's DynamoConfig: one of hash, top_of_tree, wheel (any of them clears
+        `version`)."""
+        given = [n for n in ("hash", "top_of_tree", "wheel") if getattr(self, n)]
         if len(given) > 1:
             raise RuleViolation(
-                f"dynamo: give one of version, hash, top_of_tree, wheel (got {', '.join(given)})",
+                f"Cannot specify both Dynamo install sources: {', '.join(given)}",
                 at=(given[1],),
             )
         return self
@@ -196,17 +184,15 @@ def parse_concurrencies(value: Any) -> Any:
     return value
 
 
-class Benchmark(FrozenModel):
-    type: Literal[
-        "sa-bench", "custom", "router", "trace-replay", "gsm8k", "mmlu", "gpqa", "lm-eval", "manual"
-    ]
-    isl: int | None = Field(default=None, ge=1)
-    osl: int | None = Field(default=None, ge=1)
+class Benchmark(RecipeModel):
+    type: str = "manual"
+    isl: int | None = None
+    osl: int | None = None
     concurrencies: tuple[int, ...] | None = None
-    req_rate: str | float = "inf"
-    random_range_ratio: float = Field(default=0.8, ge=0, le=1)
-    num_prompts_mult: int = Field(default=10, ge=1)
-    num_warmup_mult: int = Field(default=2, ge=0)
+    req_rate: str | float | None = "inf"
+    random_range_ratio: float = 0.8
+    num_prompts_mult: int = 10
+    num_warmup_mult: int = 2
     command: str | None = None
 
     @field_validator("concurrencies", mode="before")
@@ -222,21 +208,21 @@ class Benchmark(FrozenModel):
         return value
 
 
-class HealthCheck(FrozenModel):
-    max_attempts: int = Field(default=180, ge=1)
-    interval_seconds: float = Field(default=10, gt=0)
+class HealthCheck(RecipeModel):
+    max_attempts: int = 180
+    interval_seconds: float = 10
 
 
-class Slurm(FrozenModel):
+class Slurm(RecipeModel):
     account: str | None = None
     partition: str | None = None
     time_limit: str | None = None
 
 
-class Recipe(FrozenModel):
+class Recipe(RecipeModel):
     """One concrete recipe (a plain file, or one variant of an override file)."""
 
-    name: str = Field(min_length=1)
+    name: str
     model: ModelSpec
     resources: Resources
     backend: Backend = Field(default_factory=Backend)
@@ -245,18 +231,22 @@ class Recipe(FrozenModel):
     benchmark: Benchmark | None = None
     health_check: HealthCheck = Field(default_factory=HealthCheck)
     slurm: Slurm | None = None
-    sbatch_directives: dict[str, EnvValue | None] = Field(default_factory=dict)
-    srun_options: dict[str, EnvValue | None] = Field(default_factory=dict)
-    environment: dict[str, EnvValue | None] = Field(default_factory=dict)
-    container_mounts: dict[str, str] | tuple[str, ...] | None = None
+    sbatch_directives: dict[str, Any] = Field(default_factory=dict)
+    srun_options: dict[str, Any] = Field(default_factory=dict)
+    environment: dict[str, Any] = Field(default_factory=dict)
+    container_mounts: Any = None
     setup_script: str | None = None
-    infra: dict[str, Any] | None = None
-    profiling: dict[str, Any] | None = None
-    sweep: dict[str, Any] | None = None
 
     _source: Any = PrivateAttr(default=None)
+    _problems: tuple[RecipeProblem, ...] = PrivateAttr(default=())
     # flags and layouts are derived on every check; the recipe is frozen, so derive once
     _derived: dict[tuple[str, str], Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def problems(self) -> tuple[RecipeProblem, ...]:
+        """Why srtctl would reject this recipe (empty: it accepts it, as far as inferbench's
+        copy of srtctl's schema can tell)."""
+        return self._problems
 
     @property
     def source(self) -> Any:

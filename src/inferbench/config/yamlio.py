@@ -124,6 +124,26 @@ def _encode(part: str | int) -> tuple[str, ...]:
     return (_KEY + part,)
 
 
+def _decode(prefix: str) -> KeyPath:
+    """The key path of an encoded position prefix."""
+    parts: list[str | int] = []
+    for token in re.split(f"([{_KEY}{_INDEX}])", prefix)[1:]:
+        if token in (_KEY, _INDEX):
+            parts.append(token)
+        elif parts:
+            marker = parts.pop()
+            parts.append(int(token) if marker == _INDEX else token)
+    return tuple(parts)
+
+
+@dataclass(frozen=True)
+class DuplicateKey:
+    """A mapping key written twice; the later value is the one kept (as `yaml.safe_load`)."""
+
+    location: Location  # the second definition
+    first_line: int
+
+
 @dataclass(frozen=True)
 class PositionedDoc:
     """A loaded YAML document: plain `data` and the position of every key and item.
@@ -137,6 +157,8 @@ class PositionedDoc:
     file: Path
     data: Any
     positions: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    # keys written twice in one mapping, when parsed with duplicates="last"
+    duplicates: tuple[DuplicateKey, ...] = field(default=(), compare=False)
 
     def locate(self, path: KeyPath | str = ()) -> Location:
         """The position of the key (or sequence item) at `path`, or of its nearest existing
@@ -196,9 +218,11 @@ class PositionedDoc:
 class _Builder:
     """Turns a node tree into plain data and a position map, rejecting duplicate keys."""
 
-    def __init__(self, file: Path) -> None:
+    def __init__(self, file: Path, duplicates: str = "error") -> None:
         self.file = file
         self.positions: dict[str, int] = {}
+        self.keep_last = duplicates == "last"
+        self.duplicates: list[DuplicateKey] = []
         self._memo: dict[int, tuple[Any, str]] = {}
 
     def build(self, node: Node, prefix: str = "") -> Any:
@@ -243,7 +267,11 @@ class _Builder:
             key = self.build(key_node)
             if isinstance(key, list | dict):
                 raise self._error("a mapping key must be a scalar", key_node)
-            if key in seen:
+            if key in seen and self.keep_last:
+                first_line = seen[key].start_mark.line + 1
+                where = self._loc(key_node, format_path((*_decode(prefix), str(key))))
+                self.duplicates.append(DuplicateKey(where, first_line))
+            elif key in seen:
                 first = seen[key].start_mark
                 raise ConfigError(
                     f"duplicate key {key!r} (first defined at line {first.line + 1})",
@@ -308,20 +336,24 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def parse_yaml(text: str, file: Path) -> PositionedDoc:
-    """Parse one YAML document from `text` (named `file` in errors)."""
+def parse_yaml(text: str, file: Path, *, duplicates: str = "error") -> PositionedDoc:
+    """Parse one YAML document from `text` (named `file` in errors). A key written twice in
+    one mapping is an error, or with `duplicates="last"` kept as `yaml.safe_load` keeps it
+    (the later value) and listed in the document's `duplicates`."""
     with _gc_paused():
-        return _parse(text, file)
+        return _parse(text, file, duplicates)
 
 
-def _parse(text: str, file: Path) -> PositionedDoc:
+def _parse(text: str, file: Path, duplicates: str) -> PositionedDoc:
     root = _compose(text, file)
     if root is None:
         return PositionedDoc(file=file, data=None)
-    builder = _Builder(file)
+    builder = _Builder(file, duplicates)
     builder.positions[""] = _pack(root.start_mark, root.start_mark)
     data = builder.build(root)
-    return PositionedDoc(file=file, data=data, positions=builder.positions)
+    return PositionedDoc(
+        file=file, data=data, positions=builder.positions, duplicates=tuple(builder.duplicates)
+    )
 
 
 def _compose(text: str, file: Path) -> Node | None:
@@ -337,7 +369,7 @@ def _compose(text: str, file: Path) -> Node | None:
     return root
 
 
-def load_yaml(path: Path) -> PositionedDoc:
+def load_yaml(path: Path, *, duplicates: str = "error") -> PositionedDoc:
     """Read and parse `path`; unreadable or malformed files raise ConfigError."""
     path = Path(path)
     try:
@@ -346,7 +378,7 @@ def load_yaml(path: Path) -> PositionedDoc:
         raise ConfigError("file not found", location=Location(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read file: {exc}", location=Location(path)) from None
-    return parse_yaml(text, path)
+    return parse_yaml(text, path, duplicates=duplicates)
 
 
 def _syntax_error(exc: MarkedYAMLError, file: Path, text: str) -> ConfigError:

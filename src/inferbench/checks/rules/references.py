@@ -6,7 +6,13 @@ from collections.abc import Iterator
 
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
-from inferbench.checks.subjects import RecipeLoad, RecipeReference, UpstreamReferences
+from inferbench.checks.subjects import (
+    Coverage,
+    DuplicateKeys,
+    RecipeLoad,
+    RecipeReference,
+    UpstreamReferences,
+)
 from inferbench.errors import Location
 
 
@@ -67,11 +73,50 @@ def config_file_outside_tree(ref: RecipeReference) -> Iterator[Problem]:
     "recipe-schema",
     Severity.ERROR,
     RecipeLoad,
-    "the recipe loads under the srt-slurm schema (no unknown keys, right types)",
-    hint="srtctl rejects unknown keys at every level; check the key against srt-slurm's schema",
+    "srtctl's schema accepts the recipe (no unknown keys, right types); srtctl's reason",
+    hint="srtctl rejects unknown keys at every level (engine flag maps and environments "
+    "are free); check the key against srt-slurm's src/srtctl/core/schema.py",
 )
 def recipe_schema(load: RecipeLoad) -> Iterator[Problem]:
-    error = load.error
-    where = error.location if error.location.file is not None else Location(load.path)
-    message = f"srt-slurm would reject this recipe: {error.message}"
-    yield Problem(message, where, hint=error.hint)
+    for problem in load.problems:
+        where = problem.location if problem.location.file is not None else Location(load.path)
+        yield Problem(problem.message, where, hint=problem.hint)
+
+
+@rule(
+    "IB210",
+    "recipe-duplicate-key",
+    Severity.WARNING,
+    DuplicateKeys,
+    "no key is written twice in one mapping (srtctl silently keeps the later value)",
+    hint="delete the definition that is not meant to apply",
+)
+def recipe_duplicate_key(subject: DuplicateKeys) -> Iterator[Problem]:
+    for dup in subject.duplicates:
+        key = (dup.location.key or "").rpartition(".")[2]
+        yield Problem(
+            f"{key!r} is written again here (first at line {dup.first_line}); srtctl reads "
+            "only this later value",
+            dup.location,
+        )
+
+
+@rule(
+    "IB002",
+    "cross-check-coverage",
+    Severity.INFO,
+    Coverage,
+    "how many master-entry/recipe pairs the cross-checks could not reach, and why",
+)
+def cross_check_coverage(coverage: Coverage) -> Iterator[Problem]:
+    skipped = sum(n for _, n in coverage.skipped)
+    if skipped:
+        why = "; ".join(f"{n} {reason}" for reason, n in coverage.skipped)
+        yield Problem(
+            f"{skipped} of {coverage.pairs} master-entry/recipe pairs were not cross-checked: {why}"
+        )
+    if coverage.recipes_not_typed:
+        yield Problem(
+            f"{coverage.recipes_not_typed} recipe file(s) or variant(s) could not be read at "
+            "all and got no recipe checks (see IB203)"
+        )
