@@ -17,7 +17,13 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from inferbench.bench.metrics import Slo, summarize
+from inferbench.bench.metrics import (
+    DEFAULT_PERCENTILES,
+    PERCENTILE_METRICS,
+    Slo,
+    percentiles_ms,
+    summarize,
+)
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.records import FailureKind
 from inferbench.bench.result import EndpointInfo, PointResult, build_point_result
@@ -51,6 +57,12 @@ class BenchOptions(BaseModel):
     client: ClientOptions = Field(default_factory=ClientOptions)
     slo: Slo | None = None
     backend: str = "openai"
+    model_id: str | None = Field(
+        default=None, description="the model named in results, when the API name differs"
+    )
+    percentile_metrics: tuple[str, ...] = PERCENTILE_METRICS
+    percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
+    metadata: dict[str, str] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -205,6 +217,11 @@ def run_point(
         gate_failure=_gate(run, options.client),
         backend=options.backend,
         tokenizer_id=str(getattr(workload, "tokenizer", None) or "") or None,
+        model_id=options.model_id,
+        extra_percentiles=percentiles_ms(
+            run.records, options.percentile_metrics, options.percentiles
+        ),
+        metadata=options.metadata,
     )
     return PointOutcome(result=result, run=run)
 

@@ -204,14 +204,3 @@ def build_workload(
         range_mode=mode,
         tokenizer=tokenizer,
     )
-
-
-def result_path(
-    base: Path | None, result_dir: Path | None, point: LoadPoint, many: bool
-) -> Path | None:
-    """`--result-file out.json` -> out.json, or out_c<C>.json when there are several points."""
-    if result_dir is not None:
-        return result_dir / f"{point.label}.json"
-    if base is None:
-        return None
-    return base.with_name(f"{base.stem}_{point.label}{base.suffix or '.json'}") if many else base

@@ -211,6 +211,36 @@ def summarize(
     )
 
 
+PERCENTILE_METRICS = ("ttft", "tpot", "itl", "e2el")
+DEFAULT_PERCENTILES = (90.0, 99.0, 99.9)  # the p-keys every result file carries
+
+
+def percentile_key(metric: str, p: float) -> str:
+    """sa-bench's and vLLM's key: `p99_ttft_ms`, `p99.9_itl_ms`, `p50_e2el_ms`."""
+    word = str(int(p)) if int(p) == p else str(p)
+    return f"p{word}_{metric}_ms"
+
+
+def percentiles_ms(
+    records: Sequence[RequestRecord], metrics: Sequence[str], ps: Sequence[float]
+) -> dict[str, float]:
+    """The `--metric-percentiles` of the `--percentile-metrics`, from the same samples as
+    `summarize` (ITL pooled per chunk), in milliseconds."""
+    ok = [r for r in records if r.ok]
+    samples = {
+        "ttft": [r.ttft for r in ok if r.ttft is not None],
+        "tpot": [t for r in ok if (t := r.tpot) is not None],
+        "itl": _itls(ok)[0],
+        "e2el": [r.e2el for r in ok if r.e2el is not None],
+    }
+    out: dict[str, float] = {}
+    for metric in metrics:
+        arr = np.asarray(samples[metric], dtype=float) * 1e3
+        for p in ps:
+            out[percentile_key(metric, p)] = float(np.percentile(arr, p)) if arr.size else 0.0
+    return out
+
+
 def _interactivity(tpots_s: list[float]) -> Interactivity:
     values = np.array([1.0 / t for t in tpots_s if t > 0])
     if values.size == 0:

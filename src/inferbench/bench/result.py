@@ -42,9 +42,11 @@ class SaBenchFields(BaseModel):
     max_concurrency: int | None
     duration: float
     completed: int
+    failed: int = 0  # vLLM's top-level count (sa-bench has none)
     total_input_tokens: int
     total_output_tokens: int
     request_throughput: float
+    request_goodput: float | None = None  # req/s meeting --goodput / --slo; vLLM's key
     output_throughput: float
     total_token_throughput: float
     mean_ttft_ms: float
@@ -79,6 +81,14 @@ class SaBenchFields(BaseModel):
     generated_texts: list[str] | None = None
     errors: list[str] | None = None
 
+    @classmethod
+    def field_keys(cls) -> frozenset[str]:
+        """Every top-level key, as written (`p99.9_ttft_ms`, not the attribute name)."""
+        return frozenset(f.alias or name for name, f in cls.model_fields.items())
+
+
+_FIXED_KEYS = SaBenchFields.field_keys()
+
 
 class EndpointInfo(BaseModel):
     """Where the point was measured (never the API key)."""
@@ -106,6 +116,10 @@ class InferbenchBlock(BaseModel):
     itl_per_token_ms: Stats
     interactivity: Interactivity
     slo: Slo | None = None
+    # top-level keys beyond the fixed p90/p99/p99.9 (`--metric-percentiles`) and the
+    # `--metadata KEY=VALUE` pairs, listed here so a reader can tell them apart
+    extra_percentiles: dict[str, float] = Field(default_factory=dict)
+    metadata: dict[str, str] = Field(default_factory=dict)
     good_requests: int | None = None
     goodput: float | None = None
     concurrency_requested: int | None
@@ -140,6 +154,8 @@ class PointResult(BaseModel):
         for key in ("ttfts", "itls", "generated_texts", "errors"):
             if top.get(key) is None:
                 top.pop(key, None)
+        top.update(self.inferbench.extra_percentiles)
+        top.update(self.inferbench.metadata)
         top["inferbench"] = self.inferbench.model_dump(mode="json", by_alias=True)
         return orjson.dumps(top, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
 
@@ -170,6 +186,9 @@ def read_point_result(path: Path) -> PointResult:
             "not an inferbench result file (no `inferbench` block)", location=Location(file=path)
         )
     block = top.pop("inferbench")
+    if isinstance(block, dict):
+        for key in (*block.get("extra_percentiles", {}), *block.get("metadata", {})):
+            top.pop(key, None)
     try:
         return PointResult(
             sa=SaBenchFields.model_validate(top), inferbench=InferbenchBlock.model_validate(block)
@@ -215,13 +234,16 @@ def build_point_result(
     gate_failure: str | None = None,
     backend: str = "openai",
     tokenizer_id: str | None = None,
+    model_id: str | None = None,
+    extra_percentiles: dict[str, float] | None = None,
+    metadata: dict[str, str] | None = None,
 ) -> PointResult:
     """Assemble the result of one point (the simulator's offline estimate calls this too)."""
     ok = [r for r in records if r.ok]
     sa: dict[str, Any] = {
         "date": started_at.strftime("%Y%m%d-%H%M%S"),
         "backend": backend,
-        "model_id": endpoint.model,
+        "model_id": model_id or endpoint.model,
         "tokenizer_id": tokenizer_id,
         "num_prompts": load.num_prompts,
         "request_rate": load.request_rate if load.request_rate is not None else "inf",
@@ -229,9 +251,11 @@ def build_point_result(
         "max_concurrency": load.concurrency,
         "duration": metrics.duration_s,
         "completed": metrics.completed,
+        "failed": metrics.failed,
         "total_input_tokens": metrics.total_input_tokens,
         "total_output_tokens": metrics.total_output_tokens,
         "request_throughput": metrics.request_throughput,
+        "request_goodput": metrics.goodput,
         "output_throughput": metrics.output_throughput,
         "total_token_throughput": metrics.total_token_throughput,
         **_sa_stats(metrics),
@@ -260,6 +284,12 @@ def build_point_result(
         itl_per_token_ms=metrics.itl_per_token_ms,
         interactivity=metrics.interactivity,
         slo=metrics.slo,
+        extra_percentiles={
+            k: v
+            for k, v in (extra_percentiles or {}).items()
+            if k not in SaBenchFields.field_keys()
+        },
+        metadata=metadata or {},
         good_requests=metrics.good_requests,
         goodput=metrics.goodput,
         concurrency_requested=load.concurrency,

@@ -13,6 +13,7 @@ import re
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from inferbench.bench.naming import point_stem
 from inferbench.errors import InputError, Location
 
 
@@ -40,10 +41,8 @@ class LoadPoint(BaseModel):
 
     @property
     def label(self) -> str:
-        if self.request_rate is None:
-            return f"c{self.concurrency}"
-        rate = f"r{self.request_rate:g}"
-        return rate if self.concurrency is None else f"{rate}_c{self.concurrency}"
+        """`conc64`, `rate2.5`, `rate2.5_conc64`: also the stem of the point's result file."""
+        return point_stem(self.concurrency, self.request_rate)
 
 
 _CONC_LIST = re.compile(r"^\s*\d+(\s*[,x]\s*\d+)*\s*$")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -16,20 +17,13 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from inferbench.bench.api import BenchOptions, BenchRun, PointOutcome, run_bench
-from inferbench.bench.arguments import (
-    build_workload,
-    load_points,
-    parse_extra_body,
-    parse_preset,
-    parse_slo,
-    result_path,
-    validated,
-)
+from inferbench.bench.api import BenchRun, PointOutcome, run_bench
+from inferbench.bench.config_file import load_bench_config
+from inferbench.bench.invocation import BenchArgs, resolve
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
-from inferbench.bench.settings import ApiKind, ClientOptions, Endpoint, RequestOptions
+from inferbench.errors import InputError, Location
 
 
 def _summary(console: Console, run: BenchRun) -> None:
@@ -66,35 +60,139 @@ def _summary(console: Console, run: BenchRun) -> None:
             console.print(f"  [yellow]{p.result.inferbench.load.label}[/] {example}")
 
 
+# Options that take several values after one flag in sa-bench / vLLM (argparse nargs),
+# with the separator of each pair.
+_MULTI = {"goodput": ":", "metadata": "="}
+
+
 def register(app: typer.Typer) -> None:
-    app.command("bench")(bench)
+    app.command(
+        "bench",
+        context_settings={"allow_extra_args": True, "allow_interspersed_args": True},
+    )(bench)
+
+
+def _spellings(ctx: click.Context) -> dict[str, str]:
+    """Every option name of the command, without dashes, -> its parameter."""
+    out: dict[str, str] = {}
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name in (None, "config"):
+            continue
+        for opt in (*param.opts, *param.secondary_opts):
+            out[opt.lstrip("-")] = param.name
+        out[param.name] = param.name
+    return out
+
+
+def _load_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    # Eager, so the file's values become the defaults before any other option is read.
+    if value is not None:
+        ctx.default_map = {
+            **(ctx.default_map or {}),
+            **load_bench_config(value, _spellings(ctx), _MULTI),
+        }
+    return value
+
+
+def _multi_values(extra: list[str], goodput: list[str], metadata: list[str]) -> tuple:
+    """argparse's `--goodput ttft:1 tpot:2` leaves `tpot:2` as an extra argument; give each
+    extra pair to the option its separator names (`=`: metadata, `:`: goodput)."""
+    goodput, metadata = list(goodput), list(metadata)
+    for arg in extra:
+        if "=" in arg and metadata:
+            metadata.append(arg)
+        elif ":" in arg and goodput:
+            goodput.append(arg)
+        else:
+            raise InputError(
+                f"unexpected argument {arg!r}",
+                location=Location(key=arg),
+                hint="options start with --; see `inferbench bench --help`",
+            )
+    return tuple(goodput), tuple(metadata)
 
 
 def bench(
-    base_url: str = typer.Option(..., "--base-url", help="Server root, e.g. http://127.0.0.1:8000"),
-    model: str = typer.Option(..., "--model", help="Model name the server serves"),
-    isl: int | None = typer.Option(None, "--isl", help="Input length (tokens)"),
-    osl: int | None = typer.Option(None, "--osl", help="Output length (tokens)"),
-    concurrency: str | None = typer.Option(None, "--concurrency", help="4,8,16 or 4x8x16"),
+    ctx: typer.Context,
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        callback=_load_config,
+        is_eager=True,
+        help="YAML file of options (flags on the command line win)",
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Server root, e.g. http://127.0.0.1:8000"
+    ),
+    host: str | None = typer.Option(None, "--host", help="with --port, instead of --base-url"),
+    port: int | None = typer.Option(None, "--port"),
+    model: str = typer.Option(..., "--model", help="Model name (in results and requests)"),
+    served_model_name: str | None = typer.Option(
+        None, "--served-model-name", help="Model name the API serves, when not --model"
+    ),
+    isl: int | None = typer.Option(
+        None, "--isl", "--random-input-len", "--input-len", help="Input length (tokens)"
+    ),
+    osl: int | None = typer.Option(
+        None, "--osl", "--random-output-len", "--output-len", help="Output length (tokens)"
+    ),
+    concurrency: str | None = typer.Option(
+        None, "--concurrency", "--max-concurrency", help="4,8,16 or 4x8x16"
+    ),
     num_prompts: int | None = typer.Option(None, "--num-prompts"),
-    request_rate: float | None = typer.Option(None, "--request-rate", help="req/s (open loop)"),
+    request_rate: float | None = typer.Option(
+        None, "--request-rate", help="req/s (open loop); inf = closed loop at --concurrency"
+    ),
     burstiness: float = typer.Option(1.0, "--burstiness", help="gamma shape; 1 = Poisson"),
-    warmups: int | None = typer.Option(None, "--warmups"),
+    warmups: int | None = typer.Option(None, "--warmups", "--num-warmups"),
     duration: float | None = typer.Option(None, "--duration", help="seconds per point"),
-    endpoint: ApiKind = typer.Option(ApiKind.COMPLETIONS, "--endpoint"),
+    endpoint: str | None = typer.Option(
+        None, "--endpoint", help="completions | chat (or /v1/completions, /v1/chat/completions)"
+    ),
+    backend: str | None = typer.Option(
+        None, "--backend", help="sa-bench/vLLM backend: vllm, openai, sglang, openai-chat, ..."
+    ),
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
     result_file: Path | None = typer.Option(None, "--result-file"),
     result_dir: Path | None = typer.Option(None, "--result-dir"),
+    result_filename: str | None = typer.Option(
+        None, "--result-filename", help="sa-bench: the file in --result-dir"
+    ),
+    save_result: bool = typer.Option(
+        False, "--save-result", help="sa-bench: write the result (sa-bench's name if none given)"
+    ),
+    label: str | None = typer.Option(None, "--label", help="vLLM: prefix of the default name"),
     detail_file: Path | None = typer.Option(None, "--detail-file", help="per-request JSONL"),
-    detail: bool = typer.Option(False, "--detail", help="ttfts/itls/texts in the result file"),
+    detail: bool = typer.Option(
+        False, "--detail", "--save-detailed", help="ttfts/itls/texts in the result file"
+    ),
     max_failure_rate: float = typer.Option(SA_BENCH.max_failure_rate, "--max-failure-rate"),
     request_timeout: float = typer.Option(600.0, "--request-timeout", help="seconds"),
     slo: str | None = typer.Option(None, "--slo", help="ttft=2000,tpot=50,e2el=60000 (ms)"),
+    goodput: list[str] = typer.Option([], "--goodput", help="vLLM: ttft:2000 tpot:50 (ms)"),
+    percentile_metrics: str | None = typer.Option(
+        None, "--percentile-metrics", help="ttft,tpot,itl,e2el"
+    ),
+    metric_percentiles: str | None = typer.Option(
+        None, "--metric-percentiles", help="extra p-keys, e.g. 50,90,99 (90,99,99.9 always)"
+    ),
+    metadata: list[str] = typer.Option([], "--metadata", help="KEY=VALUE result fields"),
     preset: str | None = typer.Option(None, "--preset", help="sa-bench"),
-    tokenizer: Path | None = typer.Option(None, "--tokenizer", help="local tokenizer.json"),
-    dataset: Path | None = typer.Option(None, "--dataset", help="JSONL or ShareGPT file"),
-    dataset_format: str = typer.Option("jsonl", "--dataset-format", help="jsonl|sharegpt"),
-    range_ratio: float | None = typer.Option(None, "--range-ratio"),
+    tokenizer: str | None = typer.Option(
+        None, "--tokenizer", help="tokenizer.json, its folder, or a model id in the HF cache"
+    ),
+    tokenizer_mode: str | None = typer.Option(None, "--tokenizer-mode", help="auto"),
+    trust_remote_code: bool = typer.Option(
+        False, "--trust-remote-code", help="accepted; inferbench never runs model code"
+    ),
+    dataset: Path | None = typer.Option(
+        None, "--dataset", "--dataset-path", help="JSONL or ShareGPT file"
+    ),
+    dataset_name: str | None = typer.Option(
+        None, "--dataset-name", help="random | sharegpt | custom"
+    ),
+    dataset_format: str | None = typer.Option(None, "--dataset-format", help="jsonl|sharegpt"),
+    range_ratio: float | None = typer.Option(None, "--range-ratio", "--random-range-ratio"),
     range_mode: str | None = typer.Option(None, "--range-mode", help="inferencex|vllm|sglang"),
     prefix_groups: int | None = typer.Option(
         None, "--prefix-groups", help="shared-prefix groups (requests cycle through them)"
@@ -102,10 +200,15 @@ def bench(
     prefix_len: int | None = typer.Option(
         None, "--prefix-len", help="tokens of each group's shared prefix (--isl: the suffix)"
     ),
+    random_prefix_len: int | None = typer.Option(
+        None, "--random-prefix-len", help="one prefix shared by every prompt"
+    ),
     seed: int = typer.Option(0, "--seed"),
     workers: int | None = typer.Option(None, "--workers", help="client processes (default auto)"),
+    ignore_eos: bool = typer.Option(False, "--ignore-eos", help="the default; sa-bench's flag"),
     no_ignore_eos: bool = typer.Option(False, "--no-ignore-eos"),
     temperature: float = typer.Option(0.0, "--temperature"),
+    logprobs: int | None = typer.Option(None, "--logprobs"),
     http_client: str = typer.Option("fast", "--http-client", help="fast|aiohttp"),
     receive_stamps: str = typer.Option(
         "kernel", "--receive-stamps", help="kernel (arrival, SO_TIMESTAMPNS) | user (handled)"
@@ -113,64 +216,96 @@ def bench(
     extra_body: str | None = typer.Option(
         None, "--extra-body", help='JSON object merged into each request body, e.g. {"top_k": 1}'
     ),
+    disable_tqdm: bool = typer.Option(False, "--disable-tqdm", help="no progress bar"),
+    random_num_workers: int | None = typer.Option(
+        None, "--random-num-workers", help="accepted; prompts are generated per request"
+    ),
+    use_chat_template: bool = typer.Option(False, "--use-chat-template", hidden=True),
+    dsv4: bool = typer.Option(False, "--dsv4", hidden=True),
+    profile: bool = typer.Option(False, "--profile", hidden=True),
+    best_of: int = typer.Option(1, "--best-of", hidden=True),
+    use_beam_search: bool = typer.Option(False, "--use-beam-search", hidden=True),
+    lora_modules: list[str] = typer.Option([], "--lora-modules", hidden=True),
+    sharegpt_output_len: int | None = typer.Option(None, "--sharegpt-output-len"),
 ) -> None:
-    """Stream requests at an OpenAI-compatible server and write one result file per point."""
-    chosen = parse_preset(preset)
-    ep = validated(
-        Endpoint,
-        "--base-url",
+    """Stream requests at an OpenAI-compatible server and write one result file per point.
+
+    Takes inferbench's flags and, unchanged, the command lines of InferenceX's sa-bench and
+    `vllm bench serve` (docs/bench.md lists how each maps, and what is refused).
+    """
+    goodput_items, metadata_items = _multi_values(list(ctx.args), goodput, metadata)
+    args = BenchArgs(
         base_url=base_url,
+        host=host,
+        port=port,
         model=model,
-        api=endpoint,
+        served_model_name=served_model_name,
+        isl=isl,
+        osl=osl,
+        concurrency=concurrency,
+        num_prompts=num_prompts,
+        request_rate=request_rate,
+        burstiness=burstiness,
+        warmups=warmups,
+        duration=duration,
+        endpoint=endpoint,
+        backend=backend,
         api_key_env=api_key_env,
-    )
-    spec = build_workload(
-        isl,
-        osl,
-        dataset,
-        dataset_format,
-        tokenizer,
-        range_ratio,
-        range_mode,
-        chosen,
-        prefix_groups,
-        prefix_len,
-    )
-    points = load_points(
-        concurrency, request_rate, burstiness, num_prompts, warmups, duration, chosen
-    )
-    request = validated(
-        RequestOptions,
-        "--temperature",
-        ignore_eos=not no_ignore_eos,
-        temperature=temperature,
-        extra_body=parse_extra_body(extra_body),
-    )
-    client = validated(
-        ClientOptions,
-        "--max-failure-rate",
-        request_timeout_s=request_timeout,
-        workers=workers,
-        max_failure_rate=max_failure_rate,
+        result_file=result_file,
+        result_dir=result_dir,
+        result_filename=result_filename,
+        save_result=save_result,
+        label=label,
+        detail_file=detail_file,
         detail=detail,
+        max_failure_rate=max_failure_rate,
+        request_timeout=request_timeout,
+        slo=slo,
+        goodput=goodput_items,
+        percentile_metrics=percentile_metrics,
+        metric_percentiles=metric_percentiles,
+        metadata=metadata_items,
+        preset=preset,
+        tokenizer=tokenizer,
+        tokenizer_mode=tokenizer_mode,
+        trust_remote_code=trust_remote_code,
+        dataset=dataset,
+        dataset_name=dataset_name,
+        dataset_format=dataset_format,
+        range_ratio=range_ratio,
+        range_mode=range_mode,
+        prefix_groups=prefix_groups,
+        prefix_len=prefix_len,
+        random_prefix_len=random_prefix_len,
         seed=seed,
+        workers=workers,
+        ignore_eos=ignore_eos,
+        no_ignore_eos=no_ignore_eos,
+        temperature=temperature,
+        logprobs=logprobs,
         http_client=http_client,
         receive_stamps=receive_stamps,
+        extra_body=extra_body,
+        use_chat_template=use_chat_template,
+        dsv4=dsv4,
+        profile=profile,
+        best_of=best_of,
+        use_beam_search=use_beam_search,
+        lora_modules=tuple(lora_modules),
+        sharegpt_output_len=sharegpt_output_len,
     )
-    options = BenchOptions(request=request, client=client, slo=parse_slo(slo))
+    inv = resolve(args)
     console = Console(stderr=True)
-    many = len(points) > 1
 
     def save(outcome: PointOutcome) -> None:
         point = outcome.result.inferbench.load
-        path = result_path(result_file, result_dir, point, many)
+        path = inv.result_path(point)
         if path is not None:
             write_point_result(path, outcome.result)
             console.print(f"wrote {path}")
-        if detail_file is not None:
-            write_detail_jsonl(
-                result_path(detail_file, None, point, many) or detail_file, outcome.run.records
-            )
+        detail_path = inv.detail_path(point)
+        if detail_path is not None:
+            write_detail_jsonl(detail_path, outcome.run.records)
 
     with Progress(
         TextColumn("{task.description}"),
@@ -179,6 +314,7 @@ def bench(
         TimeElapsedColumn(),
         console=console,
         transient=True,
+        disable=disable_tqdm,
     ) as progress:
         bars: dict[str, TaskID] = {}
 
@@ -187,7 +323,14 @@ def bench(
                 bars[point.label] = progress.add_task(point.label, total=total)
             progress.update(bars[point.label], completed=done)
 
-        run = run_bench(ep, spec, points, options, on_progress=on_progress, on_point=save)
+        run = run_bench(
+            inv.endpoint,
+            inv.workload,
+            inv.points,
+            inv.options,
+            on_progress=on_progress,
+            on_point=save,
+        )
     _summary(console, run)
     if run.interrupted:
         console.print(

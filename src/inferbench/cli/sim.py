@@ -14,8 +14,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from inferbench.bench.naming import point_stem, result_path
 from inferbench.cli.options import with_options
-from inferbench.errors import InputError
+from inferbench.errors import InputError, Location
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import Deployment
@@ -208,7 +209,12 @@ def _deployment(opts: DeploymentOptions) -> Deployment:
 def estimate_cmd(
     deployment: DeploymentOptions,
     result_file: Path | None = typer.Option(
-        None, "--result-file", help="Write the result file (one concurrency) or a folder."
+        None,
+        "--result-file",
+        help="Result file; with several concurrencies out.json -> out_conc4.json, ...",
+    ),
+    result_dir: Path | None = typer.Option(
+        None, "--result-dir", help="Folder of result files, one per point: conc4.json, ..."
     ),
     sweep_topologies: bool = typer.Option(
         False, "--sweep-topologies", help="Enumerate xPyD and TP/EP/DP layouts; print the Pareto."
@@ -222,6 +228,12 @@ def estimate_cmd(
     from inferbench.sim.estimate import estimate
     from inferbench.sim.summary import point, write_result
 
+    if result_file is not None and result_file.is_dir():
+        raise InputError(
+            f"--result-file {result_file} is a folder",
+            location=Location(key="--result-file"),
+            hint=f"use --result-dir {result_file} for one file per point",
+        )
     dep = _deployment(deployment)
     console = Console(highlight=False)
     _print_warnings(dep, console)
@@ -269,10 +281,8 @@ def estimate_cmd(
             f"{p.wall_s:.2f}",
             f"{p.sim_tokens_per_wall_s:,.0f}",
         )
-        if result_file is not None:
-            target = result_file
-            if len(concs) > 1 or result_file.is_dir():
-                target = result_file / f"conc{conc}.json"
+        target = result_path(result_file, result_dir, point_stem(conc), len(concs) > 1)
+        if target is not None:
             write_result(run, dep, target)
     console.print(table)
 

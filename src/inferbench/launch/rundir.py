@@ -29,6 +29,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench import __version__
+from inferbench.bench.naming import point_stem
 from inferbench.errors import InputError, Location
 from inferbench.fsio import atomic_write_text
 
@@ -96,7 +97,7 @@ class JobDir:
         return self.path / "env.json"
 
     def result_file(self, concurrency: int) -> Path:
-        return self.results / f"conc{concurrency}.json"
+        return self.results / f"{point_stem(concurrency)}.json"
 
     def make(self) -> None:
         for folder in (self.rendered, self.logs, self.results):

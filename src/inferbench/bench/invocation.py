@@ -1,0 +1,361 @@
+"""Every input of `inferbench bench`, and what it resolves to.
+
+`BenchArgs` holds the values as given, under inferbench's names, whether they came from
+flags (inferbench's, sa-bench's or vLLM's spellings), from `--config FILE` or from a
+script; `resolve` turns them into the endpoint, workload, load points and options that
+`run_bench` takes, plus where each point's result file goes. Values that inferbench cannot
+honour are refused here with the flag's name.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from inferbench.bench.api import BenchOptions
+from inferbench.bench.arguments import (
+    build_workload,
+    load_points,
+    parse_extra_body,
+    parse_preset,
+    parse_slo,
+    validated,
+)
+from inferbench.bench.dialect import (
+    api_of,
+    check_tokenizer_mode,
+    parse_goodput,
+    parse_metadata,
+    parse_percentile_metrics,
+    parse_percentiles,
+    refuse,
+    resolve_tokenizer,
+    sa_bench_filename,
+)
+from inferbench.bench.metrics import Slo
+from inferbench.bench.naming import result_path
+from inferbench.bench.preset import SA_BENCH
+from inferbench.bench.result import SaBenchFields
+from inferbench.bench.schedule import LoadPoint
+from inferbench.bench.settings import ClientOptions, Endpoint, RequestOptions
+from inferbench.bench.workload import Workload
+from inferbench.errors import InputError, Location
+
+SA_BENCH_RANDOM_LENGTHS = (1024, 128)  # sa-bench's --random-input-len / --random-output-len
+
+
+class BenchArgs(BaseModel):
+    """The inputs of one `inferbench bench` call, as given (None: not given)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str | None = None
+    host: str | None = None
+    port: int | None = None
+    model: str
+    served_model_name: str | None = None
+    isl: int | None = None
+    osl: int | None = None
+    concurrency: str | None = None
+    num_prompts: int | None = None
+    request_rate: float | None = None
+    burstiness: float = 1.0
+    warmups: int | None = None
+    duration: float | None = None
+    endpoint: str | None = None
+    backend: str | None = None
+    api_key_env: str | None = None
+    result_file: Path | None = None
+    result_dir: Path | None = None
+    result_filename: str | None = None
+    save_result: bool = False
+    label: str | None = None
+    detail_file: Path | None = None
+    detail: bool = False
+    max_failure_rate: float = SA_BENCH.max_failure_rate
+    request_timeout: float = 600.0
+    slo: str | None = None
+    goodput: tuple[str, ...] = ()
+    percentile_metrics: str | None = None
+    metric_percentiles: str | None = None
+    metadata: tuple[str, ...] = ()
+    preset: str | None = None
+    tokenizer: str | None = None
+    tokenizer_mode: str | None = None
+    trust_remote_code: bool = False
+    dataset: Path | None = None
+    dataset_name: str | None = None
+    dataset_format: str | None = None
+    range_ratio: float | None = None
+    range_mode: str | None = None
+    prefix_groups: int | None = None
+    prefix_len: int | None = None
+    random_prefix_len: int | None = None
+    seed: int = 0
+    workers: int | None = None
+    ignore_eos: bool = False
+    no_ignore_eos: bool = False
+    temperature: float = 0.0
+    logprobs: int | None = None
+    http_client: str = "fast"
+    receive_stamps: str = "kernel"
+    extra_body: str | None = None
+    use_chat_template: bool = False
+    dsv4: bool = False
+    profile: bool = False
+    best_of: int = 1
+    use_beam_search: bool = False
+    lora_modules: tuple[str, ...] = ()
+    sharegpt_output_len: int | None = None
+
+
+@dataclass(frozen=True)
+class SaBenchName:
+    """sa-bench's file name, when `--save-result` names no file (`--result-dir` or `.`)."""
+
+    folder: Path
+    label: str
+    model: str
+    date: str
+
+    def for_point(self, point: LoadPoint) -> Path:
+        return self.folder / sa_bench_filename(
+            self.label, point.request_rate, point.concurrency, self.model, self.date
+        )
+
+
+@dataclass(frozen=True)
+class BenchInvocation:
+    """What a `BenchArgs` resolves to: `run_bench`'s inputs and where results go."""
+
+    endpoint: Endpoint
+    workload: Workload
+    points: list[LoadPoint]
+    options: BenchOptions
+    result_file: Path | None
+    result_dir: Path | None
+    detail_file: Path | None
+    sa_bench_name: SaBenchName | None  # `--save-result` with no file named
+
+    def result_path(self, point: LoadPoint) -> Path | None:
+        if self.sa_bench_name is not None:
+            return self.sa_bench_name.for_point(point)
+        return result_path(self.result_file, self.result_dir, point.label, len(self.points) > 1)
+
+    def detail_path(self, point: LoadPoint) -> Path | None:
+        return result_path(self.detail_file, None, point.label, len(self.points) > 1)
+
+
+def _refuse_unsupported(args: BenchArgs) -> None:
+    if args.use_chat_template or args.dsv4:
+        flag = "--dsv4" if args.dsv4 else "--use-chat-template"
+        raise refuse(
+            flag,
+            "prompts are exact token ids (or text from --tokenizer), not chat-templated",
+            "use --endpoint chat with --tokenizer to have the server apply its template",
+        )
+    if args.profile:
+        raise refuse(
+            "--profile", "inferbench does not drive the server's profiler", "profile separately"
+        )
+    if args.best_of != 1 or args.use_beam_search:
+        flag = "--use-beam-search" if args.use_beam_search else "--best-of"
+        raise refuse(flag, "one sampled sequence per request is measured", "drop the flag")
+    if args.lora_modules:
+        raise refuse("--lora-modules", "one model per run", "run once per adapter with --model")
+    if args.ignore_eos and args.no_ignore_eos:
+        raise InputError(
+            "--ignore-eos and --no-ignore-eos contradict each other",
+            location=Location(key="--ignore-eos"),
+        )
+
+
+def _base_url(args: BenchArgs) -> str:
+    if args.base_url is not None:
+        if args.host is not None or args.port is not None:
+            raise InputError(
+                "give --base-url or --host/--port, not both", location=Location(key="--base-url")
+            )
+        return args.base_url
+    if args.host is None and args.port is None:
+        raise InputError(
+            "give the server: --base-url URL (or --host and --port)",
+            location=Location(key="--base-url"),
+            hint="e.g. --base-url http://127.0.0.1:8000",
+        )
+    return f"http://{args.host or '127.0.0.1'}:{args.port or 8000}"
+
+
+def _dataset(args: BenchArgs) -> tuple[Path | None, str, int | None, int | None]:
+    """(file, format, isl, osl) from inferbench's or sa-bench's dataset flags."""
+    name = args.dataset_name
+    isl, osl = args.isl, args.osl
+    if name is None or name == "random":
+        if name == "random" and args.dataset is None:
+            isl = isl if isl is not None else SA_BENCH_RANDOM_LENGTHS[0]
+            osl = osl if osl is not None else SA_BENCH_RANDOM_LENGTHS[1]
+        if name == "random" and args.dataset is not None:
+            raise InputError(
+                "--dataset-name random takes no --dataset-path",
+                location=Location(key="--dataset-path"),
+            )
+        return args.dataset, args.dataset_format or "jsonl", isl, osl
+    formats = {"sharegpt": "sharegpt", "custom": "jsonl", "jsonl": "jsonl"}
+    if name not in formats:
+        raise InputError(
+            f"unknown dataset {name!r}",
+            location=Location(key="--dataset-name"),
+            hint="random, sharegpt, custom (JSONL with a prompt per line)",
+        )
+    if args.dataset is None:
+        raise InputError(
+            f"--dataset-name {name} needs --dataset-path FILE (a local file; nothing is "
+            "downloaded)",
+            location=Location(key="--dataset-path"),
+        )
+    if args.dataset_format is not None and args.dataset_format != formats[name]:
+        raise InputError(
+            f"--dataset-format {args.dataset_format} contradicts --dataset-name {name}",
+            location=Location(key="--dataset-format"),
+        )
+    return args.dataset, formats[name], isl, args.sharegpt_output_len or osl
+
+
+def _points(args: BenchArgs) -> list[LoadPoint]:
+    rate = args.request_rate
+    concurrency = args.concurrency
+    if rate is not None and math.isinf(rate):
+        # sa-bench's `--request-rate inf`: everything at t0 behind the concurrency cap, which
+        # is a closed loop at that cap (or at the number of prompts when there is none).
+        rate = None
+        if concurrency is None:
+            if args.num_prompts is None:
+                raise InputError(
+                    "--request-rate inf without --max-concurrency needs --num-prompts",
+                    location=Location(key="--num-prompts"),
+                )
+            concurrency = str(args.num_prompts)
+    return load_points(
+        concurrency,
+        rate,
+        args.burstiness,
+        args.num_prompts,
+        args.warmups,
+        args.duration,
+        parse_preset(args.preset),
+    )
+
+
+def _slo(args: BenchArgs) -> Slo | None:
+    slo, goodput = parse_slo(args.slo), parse_goodput(list(args.goodput))
+    if slo is not None and goodput is not None:
+        raise InputError(
+            "give --slo or --goodput, not both (they are one setting)",
+            location=Location(key="--goodput"),
+        )
+    return slo or goodput
+
+
+def _outputs(args: BenchArgs) -> tuple[Path | None, Path | None, SaBenchName | None]:
+    """(result file, result dir, sa-bench's own naming) from either spelling."""
+    if args.result_file is not None and (args.result_filename or args.result_dir):
+        raise InputError(
+            "--result-file names the file; --result-dir/--result-filename is the other way",
+            location=Location(key="--result-file"),
+            hint="use one of the two spellings",
+        )
+    if args.result_filename is not None:
+        return (args.result_dir or Path(".")) / args.result_filename, None, None
+    if args.save_result and args.result_file is None:
+        # sa-bench's own name, in --result-dir or the working directory
+        date = datetime.now().strftime("%Y%m%d-%H%M%S")
+        label = args.label or args.backend or "openai"
+        return None, None, SaBenchName(args.result_dir or Path("."), label, args.model, date)
+    return args.result_file, args.result_dir, None
+
+
+def resolve(args: BenchArgs) -> BenchInvocation:
+    """The objects `run_bench` takes, or an InputError naming the flag to fix."""
+    _refuse_unsupported(args)
+    check_tokenizer_mode(args.tokenizer_mode)
+    endpoint = validated(
+        Endpoint,
+        "--base-url",
+        base_url=_base_url(args),
+        model=args.served_model_name or args.model,
+        api=api_of(args.backend, args.endpoint),
+        api_key_env=args.api_key_env,
+    )
+    dataset, dataset_format, isl, osl = _dataset(args)
+    prefix_groups, prefix_len = args.prefix_groups, args.prefix_len
+    if args.random_prefix_len:
+        if prefix_groups is not None or prefix_len is not None:
+            raise InputError(
+                "--random-prefix-len is one shared prefix; --prefix-groups/--prefix-len too",
+                location=Location(key="--random-prefix-len"),
+                hint="use one of the two spellings",
+            )
+        prefix_groups, prefix_len = 1, args.random_prefix_len
+    range_mode = args.range_mode
+    if args.range_ratio is not None and range_mode is None and args.dataset_name is not None:
+        range_mode = "inferencex"  # sa-bench's --random-range-ratio: U[floor(L r), L]
+    workload = build_workload(
+        isl,
+        osl,
+        dataset,
+        dataset_format,
+        resolve_tokenizer(args.tokenizer),
+        args.range_ratio,
+        range_mode,
+        parse_preset(args.preset),
+        prefix_groups,
+        prefix_len,
+    )
+    extra = parse_extra_body(args.extra_body)
+    if args.logprobs is not None:
+        extra = {"logprobs": args.logprobs, **extra}
+    request = validated(
+        RequestOptions,
+        "--temperature",
+        ignore_eos=not args.no_ignore_eos,
+        temperature=args.temperature,
+        extra_body=extra,
+    )
+    client = validated(
+        ClientOptions,
+        "--max-failure-rate",
+        request_timeout_s=args.request_timeout,
+        workers=args.workers,
+        max_failure_rate=args.max_failure_rate,
+        detail=args.detail,
+        seed=args.seed,
+        http_client=args.http_client,
+        receive_stamps=args.receive_stamps,
+    )
+    options = BenchOptions(
+        request=request,
+        client=client,
+        slo=_slo(args),
+        backend=args.backend or "openai",
+        model_id=args.model,
+        percentile_metrics=parse_percentile_metrics(
+            args.percentile_metrics or "ttft,tpot,itl,e2el"
+        ),
+        percentiles=parse_percentiles(args.metric_percentiles or "90,99,99.9"),
+        metadata=parse_metadata(list(args.metadata), SaBenchFields.field_keys()),
+    )
+    result_file, result_dir, sa_bench_name = _outputs(args)
+    return BenchInvocation(
+        endpoint=endpoint,
+        workload=workload,
+        points=_points(args),
+        options=options,
+        result_file=result_file,
+        result_dir=result_dir,
+        detail_file=args.detail_file,
+        sa_bench_name=sa_bench_name,
+    )

@@ -1,0 +1,41 @@
+"""Where the result files of several points go: one rule for every command that writes them.
+
+`inferbench bench`, `inferbench sim estimate` and `inferbench run` all name a point's file
+after its load, `conc<C>` for a closed loop at concurrency C, `rate<R>` for arrivals at R
+req/s and `rate<R>_conc<C>` for both:
+
+- `--result-dir D`: `D/conc4.json`, `D/conc8.json` (a run directory's `results/` folder is
+  such a directory);
+- `--result-file out.json`: exactly `out.json` for one point, `out_conc4.json`,
+  `out_conc8.json` for several;
+- sa-bench's `--result-dir D --result-filename F.json` is the result file `D/F.json`.
+
+docs/bench.md describes the same rule for users.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def point_stem(concurrency: int | None, request_rate: float | None = None) -> str:
+    """`conc64`, `rate2.5` or `rate2.5_conc64`: the file stem of one point."""
+    if request_rate is None:
+        if concurrency is None:
+            raise ValueError("a point needs a concurrency, a request rate, or both")
+        return f"conc{concurrency}"
+    rate = f"rate{request_rate:g}"
+    return rate if concurrency is None else f"{rate}_conc{concurrency}"
+
+
+def result_path(
+    result_file: Path | None, result_dir: Path | None, stem: str, many: bool
+) -> Path | None:
+    """The file of the point named `stem`, or None when no result file was asked for."""
+    if result_dir is not None:
+        return result_dir / f"{stem}.json"
+    if result_file is None:
+        return None
+    if not many:
+        return result_file
+    return result_file.with_name(f"{result_file.stem}_{stem}{result_file.suffix or '.json'}")
