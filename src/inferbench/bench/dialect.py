@@ -104,6 +104,26 @@ def parse_goodput(items: list[str]) -> Slo | None:
     return Slo(**values)
 
 
+def assign_extra_pairs(
+    extra: list[str], goodput: list[str], metadata: list[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """argparse's `--goodput ttft:1 tpot:2` leaves `tpot:2` to the command as an extra
+    argument; give each to the option its separator names (`=` metadata, `:` goodput)."""
+    goodput, metadata = list(goodput), list(metadata)
+    for arg in extra:
+        if "=" in arg and metadata:
+            metadata.append(arg)
+        elif ":" in arg and goodput:
+            goodput.append(arg)
+        else:
+            raise InputError(
+                f"unexpected argument {arg!r}",
+                location=Location(key=arg),
+                hint="options start with --; see `inferbench bench --help`",
+            )
+    return tuple(goodput), tuple(metadata)
+
+
 def parse_metadata(items: list[str], reserved: frozenset[str]) -> dict[str, str]:
     """`--metadata version=0.3.3 tp=1` -> top-level result keys; result fields are refused."""
     out: dict[str, str] = {}

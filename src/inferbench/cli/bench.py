@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -19,11 +18,11 @@ from rich.table import Table
 
 from inferbench.bench.api import BenchRun, PointOutcome, run_bench
 from inferbench.bench.config_file import load_bench_config
+from inferbench.bench.dialect import assign_extra_pairs
 from inferbench.bench.invocation import BenchArgs, resolve
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
-from inferbench.errors import InputError, Location
 
 
 def _summary(console: Console, run: BenchRun) -> None:
@@ -72,11 +71,12 @@ def register(app: typer.Typer) -> None:
     )(bench)
 
 
-def _spellings(ctx: click.Context) -> dict[str, str]:
+def _spellings(ctx: typer.Context) -> dict[str, str]:
     """Every option name of the command, without dashes, -> its parameter."""
     out: dict[str, str] = {}
     for param in ctx.command.params:
-        if not isinstance(param, click.Option) or param.name in (None, "config"):
+        # typer may bring its own copy of click: tell options by their kind, not their class
+        if param.param_type_name != "option" or param.name in (None, "config"):
             continue
         for opt in (*param.opts, *param.secondary_opts):
             out[opt.lstrip("-")] = param.name
@@ -84,7 +84,9 @@ def _spellings(ctx: click.Context) -> dict[str, str]:
     return out
 
 
-def _load_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+def _load_config(
+    ctx: typer.Context, _param: typer.CallbackParam, value: Path | None
+) -> Path | None:
     # Eager, so the file's values become the defaults before any other option is read.
     if value is not None:
         ctx.default_map = {
@@ -92,24 +94,6 @@ def _load_config(ctx: click.Context, _param: click.Parameter, value: Path | None
             **load_bench_config(value, _spellings(ctx), _MULTI),
         }
     return value
-
-
-def _multi_values(extra: list[str], goodput: list[str], metadata: list[str]) -> tuple:
-    """argparse's `--goodput ttft:1 tpot:2` leaves `tpot:2` as an extra argument; give each
-    extra pair to the option its separator names (`=`: metadata, `:`: goodput)."""
-    goodput, metadata = list(goodput), list(metadata)
-    for arg in extra:
-        if "=" in arg and metadata:
-            metadata.append(arg)
-        elif ":" in arg and goodput:
-            goodput.append(arg)
-        else:
-            raise InputError(
-                f"unexpected argument {arg!r}",
-                location=Location(key=arg),
-                hint="options start with --; see `inferbench bench --help`",
-            )
-    return tuple(goodput), tuple(metadata)
 
 
 def bench(
@@ -233,7 +217,7 @@ def bench(
     Takes inferbench's flags and, unchanged, the command lines of InferenceX's sa-bench and
     `vllm bench serve` (docs/bench.md lists how each maps, and what is refused).
     """
-    goodput_items, metadata_items = _multi_values(list(ctx.args), goodput, metadata)
+    goodput_items, metadata_items = assign_extra_pairs(list(ctx.args), goodput, metadata)
     args = BenchArgs(
         base_url=base_url,
         host=host,

@@ -1,0 +1,164 @@
+"""InferenceX's own sa-bench command line, taken from its launcher library, run unchanged by
+`inferbench bench` against `sim serve`; InferenceX's `utils/process_result.py` reads the file.
+
+The argument list is not retyped: bash expands the `benchmark_cmd=( ... )` block of
+`run_benchmark_serving` in `benchmarks/benchmark_lib.sh` with the variables a launcher sets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+CONC = 4
+PROMPTS = 24
+
+
+def sa_bench_argv(benchmark_lib: Path, values: dict[str, str]) -> list[str]:
+    """The argv `run_benchmark_serving` builds for sa-bench, expanded by bash itself."""
+    text = benchmark_lib.read_text()
+    body = text[text.index("run_benchmark_serving() {") :]
+    start = body.index("    local benchmark_cmd=(")
+    end = body.index("    # Run benchmark with optional server monitoring")
+    block = body[start:end]
+    assigns = "\n".join(f"    local {k}={_sh(v)}" for k, v in values.items())
+    script = (
+        "f() {\n    local profile_flag=()\n"
+        f"{assigns}\n{block}\n"
+        "    printf '%s\\0' \"${benchmark_cmd[@]}\"\n}\nf\n"
+    )
+    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True).stdout
+    argv = out.decode().split("\0")[:-1]
+    assert argv[0] == "python3" and argv[1].endswith("utils/bench_serving/benchmark_serving.py")
+    return argv[2:]
+
+
+def _sh(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+@pytest.fixture
+def sim_url() -> Iterator[str]:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "inferbench.cli.main",
+            "sim",
+            "serve",
+            "--port",
+            "0",
+            "--model",
+            MODEL,
+            "--gpu",
+            "h100",
+            "--isl",
+            "256",
+            "--osl",
+            "32",
+            "--max-model-len",
+            "2048",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "listening on" in line, line
+    try:
+        yield line.strip().rsplit(" ", 1)[-1]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.integration
+def test_run_benchmark_serving_argv_runs_unchanged_and_process_result_reads_it(
+    inferencex_tree: Path, inferencex_python: Path, sim_url: str, tmp_path: Path
+) -> None:
+    port = sim_url.rsplit(":", 1)[-1]
+    argv = sa_bench_argv(
+        inferencex_tree / "benchmarks" / "benchmark_lib.sh",
+        {
+            "model": MODEL,
+            "port": port,
+            "backend": "vllm",
+            "endpoint": "",
+            "input_len": "256",
+            "output_len": "32",
+            "random_range_ratio": "0.8",
+            "num_prompts": str(PROMPTS),
+            "max_concurrency": str(CONC),
+            "result_filename": "dsr1_1k1k_fp8_vllm_tp1-ep1-dpafalse_conc4",
+            "result_dir": str(tmp_path),
+            "workspace_dir": str(inferencex_tree),
+            "use_chat_template": "false",
+            "dsv4": "false",
+            "trust_remote_code": "true",
+            "tokenizer": "",
+            "tokenizer_mode": "",
+        },
+    )
+    assert "--random-input-len" in argv and "--request-rate" in argv  # the real list
+    bench = subprocess.run(
+        [sys.executable, "-m", "inferbench.cli.main", "bench", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert bench.returncode == 0, bench.stderr
+    result_file = tmp_path / "dsr1_1k1k_fp8_vllm_tp1-ep1-dpafalse_conc4.json"
+    result = json.loads(result_file.read_text())
+    assert result["completed"] == PROMPTS and result["failed"] == 0
+    assert result["max_concurrency"] == CONC and result["request_rate"] == "inf"
+    assert result["backend"] == "vllm" and result["model_id"] == MODEL
+    assert result["request_goodput"] is None
+    lens = result["input_lens"]
+    assert min(lens) >= int(256 * 0.8) and max(lens) <= 256  # sa-bench's U[floor(L r), L]
+    assert result["inferbench"]["warmups"] == 2 * CONC
+
+    # InferenceX's own post-processing, from the upstream tree, in its own venv.
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "RUNNER_TYPE": "h100",
+        "FRAMEWORK": "vllm",
+        "PRECISION": "fp8",
+        "SPEC_DECODING": "none",
+        "RESULT_FILENAME": result_file.stem,  # relative to the working directory, as in CI
+        "ISL": "256",
+        "OSL": "32",
+        "DISAGG": "false",
+        "MODEL_PREFIX": "llama8b",
+        "IMAGE": "vllm/vllm-openai:v0.11.0",
+        "TP": "2",
+        "EP_SIZE": "1",
+        "DP_ATTENTION": "false",
+    }
+    proc = subprocess.run(
+        [str(inferencex_python), str(inferencex_tree / "utils" / "process_result.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    agg_file = tmp_path / f"agg_{result_file.stem}.json"
+    assert agg_file.is_file(), proc.stderr
+    agg = json.loads(agg_file.read_text())
+    assert agg["conc"] == CONC and agg["model"] == MODEL
+    assert agg["tput_per_gpu"] == pytest.approx(result["total_token_throughput"] / 2)
+    assert agg["output_tput_per_gpu"] == pytest.approx(result["output_throughput"] / 2)
+    for key in ("median_ttft", "p99_itl", "p99.9_e2el", "mean_tpot"):
+        assert agg[key] == pytest.approx(result[f"{key}_ms"] / 1000)
+    assert agg["median_intvty"] == pytest.approx(1000 / result["median_tpot_ms"])
+    assert not re.search(r"Traceback", proc.stderr.split("[process_result]")[0])
