@@ -19,6 +19,7 @@ from inferbench.bench.workload import (
     FileWorkload,
     RandomWorkload,
     SharedPrefixWorkload,
+    TraceWorkload,
     Workload,
     draw_lengths,
 )
@@ -63,6 +64,11 @@ def build_prompts(workload: Workload, indices: list[int], seed: int) -> list[Pro
         return [_random_prompt(workload, i, seed) for i in indices]
     if isinstance(workload, SharedPrefixWorkload):
         return [_shared_prefix_prompt(workload, i, seed) for i in indices]
+    if isinstance(workload, TraceWorkload):
+        raise InputError(
+            "trace workloads are replayed session by session, not drawn as prompts",
+            hint="use `inferbench replay` (inferbench.bench.agentic.api.run_replay)",
+        )
     rows = _file_rows(workload)
     return [_file_prompt(workload, rows, i) for i in indices]
 

@@ -16,6 +16,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench import __version__
+from inferbench.bench.agentic.block import AgenticBlock
 from inferbench.bench.metrics import InFlight, Interactivity, Lengths, PointMetrics, Slo, Stats
 from inferbench.bench.records import RequestRecord
 from inferbench.bench.schedule import LoadPoint
@@ -135,6 +136,7 @@ class InferbenchBlock(BaseModel):
     finished_at: str
     # what the producer could not honour (the simulator's unmodelled features); never silent
     warnings: list[str] = Field(default_factory=list)
+    agentic: AgenticBlock | None = None  # multi-turn replay figures (trace workloads)
 
 
 class PointResult(BaseModel):

@@ -97,6 +97,18 @@ class FileWorkload(_Spec):
     tokenizer: Path | None = None
 
 
+class TraceWorkload(_Spec):
+    """Agentic sessions replayed from traces (`inferbench.bench.agentic`), not drawn prompts."""
+
+    kind: Literal["trace"] = "trace"
+    source: str
+    format: str  # weka, jsonl, synth
+    traces: int = Field(ge=1)
+    max_model_len: int | None = None
+    context_rule: str = "trim"
+
+
 Workload = Annotated[
-    RandomWorkload | SharedPrefixWorkload | FileWorkload, Field(discriminator="kind")
+    RandomWorkload | SharedPrefixWorkload | FileWorkload | TraceWorkload,
+    Field(discriminator="kind"),
 ]

@@ -1,0 +1,1 @@
+"""Multi-turn agentic replay: lanes of sessions, exact prompts, per-turn and cache metrics."""

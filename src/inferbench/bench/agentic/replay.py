@@ -1,0 +1,294 @@
+"""The replay loop: `lanes` coroutines, each replaying one session after another.
+
+A session replays its trace's root conversation turn by turn; a turn sleeps its recorded
+idle gap (capped), then sends its whole prompt as exact token ids and waits for the
+streamed answer. A fork starts its subagent conversations concurrently (each at its
+offset) and, when it joins, the parent waits for all of them. The first failed request
+ends its session: the session counts once as failed, with that request, and the lane
+starts its next session. Lanes stop starting requests once the window ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import orjson
+
+from inferbench.bench.agentic.options import ReplayOptions
+from inferbench.bench.agentic.reuse import PrefixTrie
+from inferbench.bench.agentic.tokens import TokenSource, salt_base
+from inferbench.bench.client import PreparedRequest, Transport, open_transport, send_request
+from inferbench.bench.records import RequestRecord
+from inferbench.bench.settings import ClientOptions, Endpoint, RequestOptions
+from inferbench.bench.traces.model import Stream, Trace, Turn
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """One request of the replay and where it sits in its session."""
+
+    record: RequestRecord
+    lane: int
+    session: int  # session instance number (unique in the run)
+    trace: str
+    stream: str  # "main" or the subagent's name
+    turn: int  # 1-based position in its stream
+    depth: int  # 0 for the root conversation
+    reused: int  # prompt tokens shared with an earlier prompt (client side)
+    delay_s: float  # the idle gap slept before it
+
+
+@dataclass(slots=True)
+class SessionRecord:
+    lane: int
+    session: int
+    trace: str
+    started: float
+    ended: float = 0.0
+    status: str = "completed"  # completed, failed, cut (the window ended first)
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    failed_stream: str | None = None
+    failed_turn: int | None = None
+    error: str | None = None
+
+
+@dataclass
+class ReplayRun:
+    turns: list[TurnRecord] = field(default_factory=list)
+    sessions: list[SessionRecord] = field(default_factory=list)
+    t0: float = 0.0
+    end: float = 0.0
+    warmup_requests: int = 0
+    interrupted: bool = False
+
+    @property
+    def duration_s(self) -> float:
+        return max(0.0, self.end - self.t0)
+
+
+class _Session:
+    """The state of one replayed session instance."""
+
+    def __init__(self, replay: _Replay, lane: int, number: int, trace: Trace, measured: bool):
+        self.replay = replay
+        self.trace = trace
+        self.measured = measured
+        opts = replay.options
+        nonce = replay.nonce
+        scope: tuple[int | str, ...] = (opts.seed, nonce)
+        if trace.scope == "local":
+            scope += (trace.id, number if opts.cache_bust else 0)
+        salt = salt_base(*scope)
+        self.tokens = TokenSource(salt, opts.id_low, opts.id_high)
+        self.trie = replay.trie_for(salt)
+        self.record = SessionRecord(lane, number, trace.id, time.monotonic())
+        self.detached: list[asyncio.Task[None]] = []
+
+    @property
+    def over(self) -> bool:
+        return self.record.status != "completed"
+
+    async def run_stream(self, stream: Stream, depth: int) -> None:
+        turn_no = 0
+        for step in stream.steps:
+            if self.over:
+                return
+            if isinstance(step, Turn):
+                turn_no += 1
+                await self.send(step, stream.name, turn_no, depth)
+                continue
+            await self.idle(step.delay_s)
+            tasks = [
+                asyncio.create_task(self.branch(b, off, depth + 1))
+                for b, off in zip(step.branches, step.offsets_s, strict=True)
+            ]
+            if step.join:
+                await asyncio.gather(*tasks)
+            else:
+                self.detached += tasks
+
+    async def branch(self, stream: Stream, offset: float, depth: int) -> None:
+        await self.idle(offset)
+        await self.run_stream(stream, depth)
+
+    async def idle(self, recorded: float) -> None:
+        gap = self.replay.options.gap(recorded) if self.measured else 0.0
+        if gap > 0:
+            await asyncio.sleep(gap)
+
+    async def send(self, turn: Turn, stream: str, number: int, depth: int) -> None:
+        replay = self.replay
+        gap = replay.options.gap(turn.delay_s) if self.measured else 0.0
+        if gap > 0:
+            await asyncio.sleep(gap)
+        if self.over:
+            return
+        if replay.window_over():
+            self.record.status = "cut"
+            return
+        req = replay.prepare(self.tokens.prompt(turn.prompt), turn.output)
+        reused = self.trie.reuse_and_add(turn.prompt)
+        rec = await replay.send(req)
+        s = self.record
+        s.requests += 1
+        s.input_tokens += req.input_len
+        s.output_tokens += rec.output_tokens
+        if self.measured:
+            replay.run.turns.append(
+                TurnRecord(rec, s.lane, s.session, s.trace, stream, number, depth, reused, gap)
+            )
+        else:
+            replay.run.warmup_requests += 1
+        if not rec.ok and not self.over:
+            s.status, s.failed_stream, s.failed_turn = "failed", stream, number
+            s.error = f"{rec.failure}: {rec.error}"
+
+    async def run(self) -> SessionRecord:
+        await self.run_stream(self.trace.root, 0)
+        if self.detached:
+            await asyncio.gather(*self.detached)
+        self.record.ended = time.monotonic()
+        return self.record
+
+
+class _Replay:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        traces: tuple[Trace, ...],
+        options: ReplayOptions,
+        request: RequestOptions,
+        client: ClientOptions,
+        transport: Transport,
+    ) -> None:
+        self.endpoint = endpoint
+        self.traces = traces
+        self.options = options
+        self.request = request
+        self.client = client
+        self.transport = transport
+        self.run = ReplayRun()
+        self.nonce = secrets.randbits(48) if options.cache_bust else 0
+        self.tag = f"ag{secrets.token_hex(3)}"
+        self.counter = 0
+        self.session_counter = 0
+        self.started_measured = 0
+        self.stop_at = float("inf")
+        self.stopping = False
+        self._tries: dict[bytes, PrefixTrie] = {}
+        self._body = self._body_template()
+        self.on_window_start: Callable[[], Awaitable[object]] | None = None
+
+    def trie_for(self, salt: bytes) -> PrefixTrie:
+        trie = self._tries.get(salt)
+        if trie is None:
+            trie = self._tries[salt] = PrefixTrie()
+        return trie
+
+    def _body_template(self) -> dict[str, object]:
+        body: dict[str, object] = {"model": self.endpoint.model}
+        if self.request.ignore_eos:
+            body["ignore_eos"] = True
+        body["temperature"] = self.request.temperature
+        body["stream"] = True
+        usage = {"include_usage": True}
+        if self.request.continuous_usage:
+            usage["continuous_usage_stats"] = True
+        body["stream_options"] = usage
+        body.update(self.request.extra_body)
+        return body
+
+    def prepare(self, ids: object, output: int) -> PreparedRequest:
+        self.counter += 1
+        body = {**self._body, "prompt": ids, "max_tokens": output}
+        data = orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY)
+        n = len(ids)  # type: ignore[arg-type]
+        return PreparedRequest(self.counter, data, n, output, 0, f"{self.tag}-{self.counter}")
+
+    async def send(self, req: PreparedRequest) -> RequestRecord:
+        now = time.monotonic()
+        return await send_request(
+            self.transport, req, now, options=self.request, client=self.client
+        )
+
+    def window_over(self) -> bool:
+        return self.stopping or time.monotonic() >= self.stop_at
+
+    def _trace_for(self, lane: int, k: int) -> Trace:
+        return self.traces[(lane + k * self.options.lanes) % len(self.traces)]
+
+    def _next_number(self) -> int:
+        self.session_counter += 1
+        return self.session_counter
+
+    async def lane(self, lane: int, barrier: asyncio.Barrier) -> None:
+        k = 0
+        for _ in range(self.options.warmup_sessions):
+            await _Session(self, lane, self._next_number(), self._trace_for(lane, k), False).run()
+            k += 1
+        await barrier.wait()
+        wanted = self.options.sessions
+        while not self.window_over():
+            if wanted is not None and self.started_measured >= wanted:
+                break
+            self.started_measured += 1
+            session = _Session(self, lane, self._next_number(), self._trace_for(lane, k), True)
+            k += 1
+            self.run.sessions.append(session.record)
+            await session.run()
+
+    async def main(self) -> None:
+        lanes = self.options.lanes
+        barrier = asyncio.Barrier(lanes + 1)
+        tasks = [asyncio.create_task(self.lane(i, barrier)) for i in range(lanes)]
+        waiter = asyncio.create_task(barrier.wait())
+        await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        for t in tasks:  # a lane that crashed during warm-up: surface it
+            if t.done() and t.exception() is not None:
+                raise t.exception()  # type: ignore[misc]
+        await waiter
+        if self.on_window_start is not None:
+            await self.on_window_start()
+        self.run.t0 = time.monotonic()
+        if self.options.duration_s is not None:
+            self.stop_at = self.run.t0 + self.options.duration_s
+        await asyncio.gather(*tasks)
+
+
+async def replay(
+    endpoint: Endpoint,
+    traces: tuple[Trace, ...],
+    options: ReplayOptions,
+    *,
+    request: RequestOptions | None = None,
+    client: ClientOptions | None = None,
+    on_window_start: Callable[[], Awaitable[object]] | None = None,
+) -> ReplayRun:
+    """Replay `traces` over `options.lanes` lanes; returns every measured request and session."""
+    request = request or RequestOptions()
+    client = client or ClientOptions()
+    transport = open_transport(endpoint, client, options.lanes)
+    state = _Replay(endpoint, traces, options, request, client, transport)
+    state.on_window_start = on_window_start
+    gc.collect()
+    gc.freeze()
+    try:
+        await state.main()
+    except asyncio.CancelledError:
+        state.run.interrupted = True
+        state.stopping = True
+    finally:
+        await transport.close()
+        gc.unfreeze()
+    run = state.run
+    last = max((t.record.done or t.record.sent for t in run.turns), default=run.t0)
+    # a duration window lasts its duration even when its last request ended in an idle gap
+    run.end = max(last, min(time.monotonic(), state.stop_at)) if run.t0 else last
+    return run

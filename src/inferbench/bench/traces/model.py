@@ -1,0 +1,115 @@
+"""The typed form of a trace, whatever file it came from.
+
+A prompt is a sequence of `Segment`s: runs of tokens whose content is a pure function
+of (scope, key, position), so the first n tokens of a segment are the same whatever its
+length. That makes "the whole conversation so far plus the new input" exact: turn k's
+prompt repeats turn k-1's segments, then adds its output's and the new input's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+Scope = Literal["local", "global"]  # local: keys are private to a trace; global: shared
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    key: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One request: its full prompt, its output length, the idle time before it."""
+
+    prompt: tuple[Segment, ...]
+    output: int
+    delay_s: float  # after the previous step of the same stream ended
+    line: int = 0  # where it was read (line of the file), for messages
+
+    @property
+    def input_len(self) -> int:
+        return sum(s.length for s in self.prompt)
+
+
+@dataclass(frozen=True, slots=True)
+class Fork:
+    """Subagents spawned together; with `join` the parent waits for all of them."""
+
+    branches: tuple[Stream, ...]
+    delay_s: float
+    offsets_s: tuple[float, ...]  # each branch's start after the spawn
+    join: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """One conversation (the root agent or a subagent): turns and forks in order."""
+
+    name: str
+    steps: tuple[Turn | Fork, ...]
+
+    def turns(self) -> Iterator[tuple[str, Turn]]:
+        """Every turn of this stream and its subagents (depth first), with its stream."""
+        for step in self.steps:
+            if isinstance(step, Turn):
+                yield self.name, step
+            else:
+                for branch in step.branches:
+                    yield from branch.turns()
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    id: str
+    root: Stream
+    scope: Scope = "local"
+    source: str = ""
+
+    def turns(self) -> list[tuple[str, Turn]]:
+        return list(self.root.turns())
+
+    @property
+    def requests(self) -> int:
+        return sum(1 for _ in self.root.turns())
+
+    @property
+    def longest(self) -> int:
+        """The largest prompt + output of any request."""
+        return max((t.input_len + t.output for _, t in self.root.turns()), default=0)
+
+
+@dataclass(frozen=True)
+class TraceSet:
+    traces: tuple[Trace, ...]
+    format: str  # weka, jsonl or synth
+    source: str
+    notes: tuple[str, ...] = field(default=())  # what the context rule trimmed or dropped
+
+    def summary(self) -> dict[str, float | int | str]:
+        turns = [t for tr in self.traces for _, t in tr.turns()]
+        roots = [sum(1 for s in tr.root.steps if isinstance(s, Turn)) for tr in self.traces]
+        forks = sum(1 for tr in self.traces for s in _all_steps(tr.root) if isinstance(s, Fork))
+        n = max(len(turns), 1)
+        return {
+            "format": self.format,
+            "traces": len(self.traces),
+            "requests": len(turns),
+            "root_turns_mean": sum(roots) / max(len(roots), 1),
+            "subagent_forks": forks,
+            "input_tokens_mean": sum(t.input_len for t in turns) / n,
+            "output_tokens_mean": sum(t.output for t in turns) / n,
+            "longest_request": max((tr.longest for tr in self.traces), default=0),
+            "delay_s_mean": sum(t.delay_s for t in turns) / n,
+        }
+
+
+def _all_steps(stream: Stream) -> Iterator[Turn | Fork]:
+    for step in stream.steps:
+        yield step
+        if isinstance(step, Fork):
+            for branch in step.branches:
+                yield from _all_steps(branch)
