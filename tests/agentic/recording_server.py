@@ -69,7 +69,9 @@ class RecordingServer:
             chunk = {
                 "id": "x",
                 "object": "text_completion",
-                "choices": [{"index": 0, "text": " t", "finish_reason": "length" if k == n else None}],
+                "choices": [
+                    {"index": 0, "text": " t", "finish_reason": "length" if k == n else None}
+                ],
                 "usage": usage,
             }
             await resp.write(b"data: " + orjson.dumps(chunk) + b"\n\n")

@@ -19,6 +19,8 @@ COMMANDS = {
     "sweep": "sweep",
     "clusters": "clusters",
     "bench": "bench",
+    "replay": "replay",
+    "traces": "traces",
     "sim": "sim",
     "run": "run",
     "plan": "run",

@@ -1,0 +1,68 @@
+"""`inferbench traces`: generate, read and check agentic traces (parse, call, render)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from inferbench.bench.traces.context import ContextRule
+from inferbench.bench.traces.source import open_traces, parse_synth
+from inferbench.bench.traces.synth import synth_jsonl
+from inferbench.fsio import atomic_write_bytes
+
+traces_app = typer.Typer(help="Agentic traces: synth, show.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(traces_app, name="traces")
+
+
+@traces_app.command("synth")
+def synth(
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL file to write"),
+    spec: str = typer.Option(
+        "",
+        "--spec",
+        help="k=v,...: sessions, seed, turns, first_input, input, output, sigma,"
+        " delay, max_context, subagent_p, subagent_max, subagent_turns, shared_prefix",
+    ),
+    sessions: int | None = typer.Option(None, "--sessions", help="shortcut for sessions="),
+    seed: int | None = typer.Option(None, "--seed", help="shortcut for seed="),
+) -> None:
+    """Write seeded synthetic sessions in inferbench's JSONL trace format."""
+    parts = [spec] + [
+        f"{k}={v}" for k, v in (("sessions", sessions), ("seed", seed)) if v is not None
+    ]
+    parsed = parse_synth(",".join(p for p in parts if p))
+    atomic_write_bytes(output, synth_jsonl(parsed))
+    Console(stderr=True).print(f"wrote {output} ({parsed.sessions} sessions, seed {parsed.seed})")
+
+
+@traces_app.command("show")
+def show(
+    trace: Path | None = typer.Option(None, "--trace", help="file or folder of traces"),
+    dataset: str | None = typer.Option(None, "--dataset", help="ORG/NAME in the local HF cache"),
+    hf_cache: Path | None = typer.Option(None, "--hf-cache", help="hub cache root"),
+    synth: str | None = typer.Option(None, "--synth", help="k=v,... (see traces synth)"),
+    max_model_len: int | None = typer.Option(None, "--max-model-len"),
+    context_rule: ContextRule = typer.Option(ContextRule.TRIM, "--context-rule"),
+) -> None:
+    """Read traces (checking every line) and print what they hold."""
+    traces = open_traces(
+        trace=trace,
+        dataset=dataset,
+        cache=hf_cache,
+        synth=synth,
+        max_model_len=max_model_len,
+        rule=context_rule,
+    )
+    table = Table(title=f"traces: {traces.source}"[:120], show_header=False)
+    for key, value in traces.summary().items():
+        table.add_row(key, f"{value:.1f}" if isinstance(value, float) else str(value))
+    console = Console()
+    console.print(table)
+    for note in traces.notes:
+        console.print(f"[yellow]{note}[/]")
