@@ -27,6 +27,7 @@ def single(conc: int = 4, **over: Any) -> Job:
         conc=conc,
         max_model_len=8192 + 1024 + 256,
         exp_name="dsr1_8k1k",
+        run_eval=False,
     )
     fields.update(over)
     return Job(**fields)
@@ -76,6 +77,7 @@ def agentic_single(conc: int = 8, **over: Any) -> Job:
         duration=3600,
         total_cpu_dram_gb=0,
         exp_name=f"dsr1_tp8_conc{conc}_kvnone",
+        run_eval=None,  # agentic rows carry run-eval only once an eval policy marks them
     )
     fields.update(over)
     return single(conc, **fields)

@@ -1,6 +1,12 @@
 import pytest
 
-from inferbench.matrix.conc import expand_concurrency, expand_range, filter_list, geometric_range
+from inferbench.matrix.conc import (
+    ConcRule,
+    expand_concurrency,
+    expand_range,
+    filter_list,
+    geometric_range,
+)
 
 
 def test_range_doubles_and_always_ends_on_end() -> None:
@@ -47,3 +53,17 @@ def test_expand_needs_exactly_one_form() -> None:
         expand_concurrency(conc_list=[1], conc_start=1, conc_end=2)
     with pytest.raises(ValueError):
         expand_concurrency(conc_start=1)
+
+
+def test_rules_follow_the_kind_of_entry() -> None:
+    """Single-node clamps the range, multinode filters the full range, agentic filters strictly."""
+    rng = dict(conc_start=4, conc_end=100, min_conc=10)
+    assert expand_concurrency(**rng) == [10, 20, 40, 80, 100]
+    assert expand_concurrency(**rng, rule=ConcRule.FILTER) == [16, 32, 64, 100]
+    assert expand_concurrency(**rng, rule=ConcRule.STRICT) == [16, 32, 64, 100]
+    low = dict(conc_start=64, conc_end=256, max_conc=16)
+    assert expand_concurrency(**low) == [16]
+    assert expand_concurrency(**low, rule=ConcRule.FILTER) == [16]
+    assert expand_concurrency(**low, rule=ConcRule.STRICT) == []
+    band = dict(conc_list=[1, 8, 64, 512], min_conc=4, max_conc=100)
+    assert expand_concurrency(**band, rule=ConcRule.STRICT) == [8, 64]

@@ -3,7 +3,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from inferbench.matrix.job import Job
+from inferbench.matrix.job import Job, WorkerBlock
 
 from .jobs import agentic_single, multi, single
 
@@ -13,12 +13,31 @@ def test_single_node_json_keeps_inferencex_names() -> None:
     for key in (
         "image", "model", "model-prefix", "precision", "framework", "runner", "isl", "osl",
         "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "spec-decoding", "conc",
-        "max-model-len", "exp-name", "disagg", "run-eval", "config-key", "scenario-type",
+        "max-model-len", "exp-name", "disagg", "run-eval", "config-key",
         "fingerprint", "fingerprint-short",
     ):  # fmt: skip
         assert key in wire, key
     assert wire["conc"] == 64
-    assert "prefill" not in wire
+    # Keys InferenceX's generator does not write on a fixed-seq-len single-node row.
+    for key in ("prefill", "scenario-type", "eval-only", "eval-conc"):
+        assert key not in wire, key
+    assert single(64).evolve(eval_only=True, run_eval=True).to_wire()["eval-only"] is True
+
+
+def test_agentic_single_node_json_has_no_disagg() -> None:
+    wire = agentic_single().to_wire()
+    assert wire["scenario-type"] == "agentic-coding" and "disagg" not in wire
+    assert "run-eval" not in wire  # no eval policy ran (as InferenceX's --no-evals rows)
+
+
+def test_worker_settings_present_only_where_the_master_has_them() -> None:
+    bare = WorkerBlock(num_worker=1, tp=8, ep=8, dp_attn=True)
+    job = multi(decode=bare)
+    assert "additional-settings" not in job.to_wire()["decode"]
+    # Absent and empty settings are one deployment: one fingerprint.
+    empty = multi(decode=bare.model_copy(update={"additional_settings": ()}))
+    assert empty.to_wire()["decode"]["additional-settings"] == []
+    assert empty.fingerprint == job.fingerprint
 
 
 def test_multinode_json_has_blocks_and_conc_list() -> None:

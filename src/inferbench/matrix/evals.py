@@ -104,7 +104,7 @@ def mark_default(jobs: Sequence[Job], *, include_agentic: bool = False) -> list[
             out.append(job.evolve(run_eval=True, eval_conc=eval_conc[i]))
         elif i in picks:
             out.append(job.evolve(run_eval=True))
-        elif job.run_eval:
+        elif job.run_eval or job.run_eval is None:
             out.append(job.evolve(run_eval=False, eval_conc=None))
         else:
             out.append(job)

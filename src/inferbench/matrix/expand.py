@@ -34,7 +34,7 @@ from inferbench.config.master import (
 from inferbench.config.master import WorkerBlock as MasterWorker
 from inferbench.config.project import Project
 from inferbench.errors import ConfigError, InputError
-from inferbench.matrix.conc import expand_concurrency
+from inferbench.matrix.conc import ConcRule, expand_concurrency
 from inferbench.matrix.evals import apply_eval_mode
 from inferbench.matrix.filters import SweepFilters, select_keys
 from inferbench.matrix.job import Job, KvOffloadBackend, ResolvedSettings, Router, WorkerBlock
@@ -93,6 +93,10 @@ def expand_masters(
 
 
 def _concurrencies(space: Any, filters: SweepFilters) -> list[int]:
+    if isinstance(space, AgenticSingleNodeSearchSpace | AgenticMultiNodeSearchSpace):
+        rule = ConcRule.STRICT
+    else:
+        rule = ConcRule.FILTER if isinstance(space, MultiNodeSearchSpace) else ConcRule.CLAMP
     return expand_concurrency(
         conc_list=space.conc_list,
         conc_start=space.conc_start,
@@ -100,6 +104,7 @@ def _concurrencies(space: Any, filters: SweepFilters) -> list[int]:
         step=filters.step,
         min_conc=filters.min_conc,
         max_conc=filters.max_conc,
+        rule=rule,
     )
 
 
@@ -132,6 +137,7 @@ def _point_jobs(
             isl=point.isl,
             osl=point.osl,
             max_model_len=point.isl + point.osl + MAX_MODEL_LEN_MARGIN,
+            run_eval=False,  # InferenceX writes run-eval: false on every fixed-seq-len row
             exp_name=f"{config.entry.model_prefix}_{seq_len_name(point.isl, point.osl)}",
         )
     else:  # agentic jobs have no lengths: --seq-lens keeps them, as in InferenceX
@@ -139,8 +145,9 @@ def _point_jobs(
     if isinstance(space, MultiNodeSearchSpace):
         return _multinode_jobs(config, point, space, filters, context, fixed)
     assert isinstance(space, SingleNodeSearchSpace)
-    if filters.max_tp is not None and space.tp > filters.max_tp:
-        return []
+    agentic = isinstance(space, AgenticSingleNodeSearchSpace)
+    if filters.max_tp is not None and space.tp > filters.max_tp and not agentic:
+        return []  # InferenceX applies --max-tp to fixed-seq-len single-node entries only
     return _single_node_jobs(config, point, space, filters, context, fixed)
 
 
@@ -229,7 +236,9 @@ def _worker(block: MasterWorker) -> WorkerBlock:
         dcp_size=block.dcp_size,
         pcp_size=block.pcp_size,
         hardware=block.hardware,
-        additional_settings=tuple(block.additional_settings.raw),
+        additional_settings=tuple(block.additional_settings.raw)
+        if "additional_settings" in block.model_fields_set
+        else None,
     )
 
 

@@ -11,8 +11,8 @@ Semantics follow InferenceX's `generate_sweep_configs.py`:
 - `seq_lens`: (isl, osl) pairs, e.g. from `1k1k,8k1k`; it filters fixed-seq-len jobs only
   (agentic jobs have no lengths and stay, as in InferenceX; `scenario_types` drops them).
 - `min_conc` / `max_conc`: see `inferbench.matrix.conc`.
-- `max_tp`: drops single-node search-space entries with a larger `tp` (multinode entries are not
-  filtered, as in InferenceX).
+- `max_tp`: drops single-node fixed-seq-len search-space entries with a larger `tp` (multinode
+  and agentic entries are not filtered, as in InferenceX).
 - `node_type`: single-node only, multinode only, or both.
 - `scenario_types`: fixed-seq-len and/or agentic-coding (empty: both).
 - `evals`: the eval policy, see `inferbench.matrix.evals`.
@@ -97,13 +97,14 @@ class SweepFilters:
 
 
 def select_keys(patterns: Sequence[str], available: Iterable[str]) -> list[str]:
-    """Resolve exact keys and globs against `available`, in tree order, without duplicates.
+    """Resolve exact keys and globs against `available`, without duplicates, in the order
+    InferenceX's `test-config` sweeps them: pattern by pattern, a glob's matches in tree order.
 
     Raises InputError naming the first pattern that matches nothing.
     """
     keys = list(available)
     known = set(keys)
-    wanted: set[str] = set()
+    wanted: dict[str, None] = {}  # insertion-ordered set
     for pattern in patterns:
         if is_glob(pattern):
             matches = [k for k in keys if key_matches(pattern, k)]
@@ -112,13 +113,13 @@ def select_keys(patterns: Sequence[str], available: Iterable[str]) -> list[str]:
                     f"config-key pattern {pattern!r} matches no master entry",
                     hint="check the spelling; `inferbench sweep --format table` lists the keys",
                 )
-            wanted.update(matches)
+            wanted.update(dict.fromkeys(matches))
         elif pattern in known:
-            wanted.add(pattern)
+            wanted.setdefault(pattern)
         else:
             close = [k for k in keys if k.startswith(pattern.split("-")[0])][:3]
             raise InputError(
                 f"config key {pattern!r} is not in any master file",
                 hint=f"did you mean one of {', '.join(close)}?" if close else None,
             )
-    return [k for k in keys if k in wanted]
+    return list(wanted)

@@ -70,7 +70,8 @@ class WorkerBlock(_Wire):
     dcp_size: int = Field(default=1, alias="dcp-size", ge=1)
     pcp_size: int = Field(default=1, alias="pcp-size", ge=1)
     hardware: str | None = None
-    additional_settings: tuple[str, ...] = Field(default=(), alias="additional-settings")
+    # None: the master block has no `additional-settings` key (InferenceX's row then has none).
+    additional_settings: tuple[str, ...] | None = Field(default=None, alias="additional-settings")
 
     @property
     def gpus(self) -> int:
@@ -119,7 +120,8 @@ class Job(_Wire):
     max_model_len: int | None = Field(default=None, alias="max-model-len", ge=1)
     exp_name: str = Field(alias="exp-name")
     disagg: bool = False
-    run_eval: bool = Field(default=False, alias="run-eval")
+    # None: no eval policy has marked the job (InferenceX's agentic rows under --no-evals).
+    run_eval: bool | None = Field(default=None, alias="run-eval")
     eval_only: bool = Field(default=False, alias="eval-only")
     eval_conc: int | None = Field(default=None, alias="eval-conc", ge=1)
     eval_all_concs: bool | None = Field(default=None, alias="eval-all-concs")
@@ -201,8 +203,16 @@ class Job(_Wire):
         return type(self)(**fields)
 
     def to_wire(self) -> dict[str, Any]:
-        """The InferenceX-named JSON object (None fields left out)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """The InferenceX-named JSON object: the row InferenceX's generator writes, key for key,
+        plus inferbench's own keys. None fields are left out, and so are the keys the generator
+        does not write: `scenario-type` on fixed-seq-len rows, `disagg` on single-node agentic
+        rows, `eval-only` unless true."""
+        exclude = set() if self.eval_only else {"eval_only"}
+        if not self.is_agentic:
+            exclude.add("scenario")
+        elif not self.is_multinode:
+            exclude.add("disagg")
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=exclude)
 
 
 def compute_fingerprint(job: Job) -> str:
@@ -210,4 +220,7 @@ def compute_fingerprint(job: Job) -> str:
     body = job.model_dump(
         mode="json", by_alias=True, exclude_none=True, exclude=set(FINGERPRINT_EXCLUDED)
     )
+    for block in ("prefill", "decode"):  # no `additional-settings` and an empty one: one curve
+        if block in body:
+            body[block].setdefault("additional-settings", [])
     return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
