@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -15,6 +18,10 @@ from inferbench.launch.deployment import Deployment
 from inferbench.launch.outcome import JobStatus, Outcome, PointOutcome
 from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.runner import RunEvents, RunRequest, RunSummary, execute_run
+from inferbench.launch.stop import StopRequest, graceful_sigint
+
+if TYPE_CHECKING:
+    from inferbench.matrix.filters import SweepFilters
 
 _console = Console(highlight=False, soft_wrap=True)
 _STATUS_STYLE = {JobStatus.COMPLETED: "green", JobStatus.POINTS_FAILED: "yellow"}
@@ -66,12 +73,53 @@ def render_summary(summary: RunSummary, console: Console = _console) -> None:
 
 
 def run_with_progress(request: RunRequest) -> RunSummary:
+    """Run with a progress bar; the first Ctrl-C asks the run to stop after its current point,
+    the second stops it at once."""
     total = min(len(request.deployments), request.max_jobs or len(request.deployments))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeElapsedColumn(), console=_console) as progress:
-        return execute_run(request, _Progress(progress, total))
+
+        def on_first() -> None:
+            progress.console.print(
+                "[yellow]stopping after the current point[/] (Ctrl-C again to stop at once)"
+            )
+
+        with graceful_sigint(request.stop, on_first):
+            return execute_run(request, _Progress(progress, total))
 
 
+def exit_if_interrupted(summary: RunSummary, runs_dir: Path) -> None:
+    """After a Ctrl-C: say how to resume, and exit 130 (what a shell reports for SIGINT)."""
+    if not summary.interrupted:
+        return
+    command = f"inferbench run --resume {summary.run.run_id}"
+    if runs_dir != Path("runs"):
+        command += f" --runs-dir {shlex.quote(str(runs_dir))}"
+    _console.print(
+        f"[yellow]interrupted[/]: run {summary.run.run_id} stopped with "
+        f"{summary.points_left} points to do (none marked failed by the stop)"
+    )
+    _console.print(f"resume it with: {command}", markup=False)
+    raise typer.Exit(130)
+
+
+def _filter_dict(filters: SweepFilters) -> dict[str, object]:
+    """The filters as run.json keeps them: only those that narrow the sweep."""
+    return {k: v for k, v in filters.__dict__.items() if v not in (None, (), "all")}
+
+
+def _given(ctx: typer.Context) -> set[str]:
+    """The parameters typed on the command line (or set in the environment)."""
+    # by name: typer's context may come from its own copy of click, with its own enum
+    typed = {"COMMANDLINE", "ENVIRONMENT"}
+    return {
+        name
+        for name in ctx.params
+        if getattr(ctx.get_parameter_source(name), "name", None) in typed
+    }
+
+
+_FILTER_PARAMS = {f.name for f in dataclasses.fields(FilterOptions)}
 _ROOT = typer.Option(Path("."), "--root", help="Benchmark tree (InferenceX layout).")
 _BACKEND = typer.Option(Backend.LOCAL, "--backend", help="Where jobs run.")
 _ENGINE = typer.Option(None, "--engine", help="Serve with this engine (sim: the simulator).")
@@ -82,6 +130,7 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     @with_options
     def run_cmd(
+        ctx: typer.Context,
         root: Path = _ROOT,
         *,
         filters: FilterOptions,
@@ -89,39 +138,67 @@ def register(app: typer.Typer) -> None:
         engine: Engine = _ENGINE,
         cluster: str = _CLUSTER,
         runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where runs are kept."),
-        resume: str = typer.Option(None, "--resume", help="Continue this run id."),
+        resume: str = typer.Option(
+            None, "--resume", help="Continue this run id, with its own settings (run.json)."
+        ),
         retries: int = typer.Option(0, "--retries", min=0, help="Retries on infra failures."),
         fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first failure."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the plans; run nothing."),
         max_jobs: int = typer.Option(None, "--max-jobs", min=1, help="Run at most N jobs."),
         max_prompts: int = typer.Option(None, "--max-prompts", min=1, help="Cap per point."),
     ) -> None:
-        """Run the sweep: plan each job, start its servers, drive its points, keep results."""
+        """Run the sweep: plan each job, start its servers, drive its points, keep results.
+
+        Ctrl-C stops after the current point (twice: at once); `--resume RUN-ID` continues
+        the run with the settings it was started with."""
+        from inferbench.config.project import load_project
         from inferbench.launch.planner import PlanOptions
+        from inferbench.launch.resume import load_saved_run, refuse_conflicts
         from inferbench.launch.session import RunOptions, build_request
         from inferbench.launch.sweep import load_deployments
 
-        sweep_filters = filters.sweep_filters()
-        project, deployments = load_deployments(root, sweep_filters)
-        options = RunOptions(
-            root=root,
-            backend=backend,
-            engine=engine,
-            runs_dir=runs_dir,
-            resume=resume,
-            retries=retries,
-            fail_fast=fail_fast,
-            max_jobs=max_jobs,
-            cluster=cluster,
-            plan=PlanOptions(max_prompts=max_prompts),
-            filters={k: v for k, v in sweep_filters.__dict__.items() if v not in (None, (), "all")},
-        )
-        request = build_request(options, project, deployments, preview=dry_run)
+        if resume:
+            saved = load_saved_run(runs_dir, resume)
+            typed = _given(ctx)
+            asked: dict[str, object] = {
+                "root": str(root.resolve()),
+                "backend": str(backend),
+                "engine": str(engine) if engine else None,
+                "cluster": cluster,
+                "retries": retries,
+                "fail_fast": fail_fast,
+                "max_jobs": max_jobs,
+                "max_prompts": max_prompts,
+            }
+            given = {k: v for k, v in asked.items() if k in typed}
+            if typed & _FILTER_PARAMS:
+                given["filters"] = _filter_dict(filters.sweep_filters())
+            refuse_conflicts(saved.info, given)
+            options = saved.options(runs_dir)
+            project = load_project(options.root)
+            deployments = saved.deployments
+        else:
+            sweep_filters = filters.sweep_filters()
+            project, deployments = load_deployments(root, sweep_filters)
+            options = RunOptions(
+                root=root,
+                backend=backend,
+                engine=engine,
+                runs_dir=runs_dir,
+                retries=retries,
+                fail_fast=fail_fast,
+                max_jobs=max_jobs,
+                cluster=cluster,
+                plan=PlanOptions(max_prompts=max_prompts),
+                filters=_filter_dict(sweep_filters),
+            )
+        request = build_request(options, project, deployments, preview=dry_run, stop=StopRequest())
         if dry_run:
             _print_plans(request)
             return
         summary = run_with_progress(request)
         render_summary(summary)
+        exit_if_interrupted(summary, runs_dir)
         if not summary.ok:
             raise typer.Exit(1)
 
@@ -172,6 +249,7 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
     options = demo.demo_options(tree, runs_dir, filters)
     summary = run_with_progress(build_request(options, project, deployments))
     render_summary(summary)
+    exit_if_interrupted(summary, runs_dir)
     _console.print("[bold]3. store and report[/]")
     _console.print(f"results: {summary.run.path}")
     if not any(p.ok for _, o in summary.outcomes for p in o.points):

@@ -19,6 +19,7 @@ from inferbench.launch.outcome import PointOutcome
 from inferbench.launch.plan import BenchPoint, BenchSpec
 
 BENCH_API = "inferbench.bench.api"
+INTERRUPTED = "interrupted"  # the load generator's reason for a point cut short by Ctrl-C
 
 
 def _bench_api() -> Any:
@@ -68,8 +69,14 @@ def bench_point_runner() -> PointRunner:
         _log_line(log_path, f"bench {base_url} conc={point.concurrency} n={point.num_prompts}")
         outcome = api.run_point(endpoint, workload, load, options)
         result = outcome.result
-        write_point_result(result_path, result)
         block = result.inferbench
+        if not block.complete and block.incomplete_reason == INTERRUPTED:
+            # a second Ctrl-C cut the point short: it stays to do (incomplete, not failed);
+            # what it measured is kept beside the logs, never where a resume would trust it
+            write_point_result(log_path.parent / f"{result_path.stem}.interrupted.json", result)
+            _log_line(log_path, f"interrupted conc={point.concurrency}")
+            raise KeyboardInterrupt
+        write_point_result(result_path, result)
         reason = block.gate_failure or (
             "" if block.complete else f"incomplete ({block.incomplete_reason})"
         )

@@ -17,6 +17,7 @@ from inferbench.fsio import atomic_write_text
 from inferbench.launch.outcome import JobStatus, LaunchFailure, PointOutcome
 from inferbench.launch.plan import BenchPoint, Plan
 from inferbench.launch.rundir import JobDir
+from inferbench.launch.stop import StopRequest
 
 
 @dataclass
@@ -51,6 +52,7 @@ class JobRun:
     todo: Sequence[BenchPoint]  # the points not finished by an earlier attempt
     on_point: Callable[[PointOutcome], None] = _ignore  # a point finished (state is saved)
     on_submitted: Callable[[str | None], None] = _ignore  # a scheduler accepted the job
+    stop: StopRequest = field(default_factory=StopRequest)  # Ctrl-C: finish the current point
 
 
 def _gate(result: ExecResult) -> None:
@@ -72,12 +74,14 @@ class Executor(ABC):
         todo: Sequence[BenchPoint],
         on_point: Callable[[PointOutcome], None] = _ignore,
         on_submitted: Callable[[str | None], None] = _ignore,
+        stop: StopRequest | None = None,
     ) -> ExecResult:
         job_dir.make()
         write_rendered(plan, job_dir)
         result = ExecResult(status=JobStatus.COMPLETED)
         try:
-            self.run(JobRun(plan, job_dir, todo, on_point, on_submitted), result)
+            job = JobRun(plan, job_dir, todo, on_point, on_submitted, stop or StopRequest())
+            self.run(job, result)
         except LaunchFailure as failure:  # an outcome, not an error: what was recorded stays
             result.status, result.reason = failure.status, failure.reason
             result.log_tail = failure.log_tail
@@ -87,4 +91,5 @@ class Executor(ABC):
     @abstractmethod
     def run(self, job: JobRun, result: ExecResult) -> None:
         """Run `job.todo`, recording into `result` as it goes; a fault raises LaunchFailure.
-        Anything else (Ctrl-C included) propagates once the backend has cleaned up."""
+        A stop request (first Ctrl-C) ends the job after the current point as INTERRUPTED;
+        anything else (a second Ctrl-C included) propagates once the backend has cleaned up."""

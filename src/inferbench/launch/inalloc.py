@@ -16,13 +16,15 @@ from inferbench.launch.local import run_local
 from inferbench.launch.plan import Plan
 from inferbench.launch.rundir import JobDir
 from inferbench.launch.slurm import INALLOC_RESULT
+from inferbench.launch.stop import STOP_FILE, StopRequest
 
 
 def main(argv: list[str]) -> int:
     job_dir = JobDir(Path(argv[0]).resolve())
     plan = Plan.model_validate_json(job_dir.plan_json.read_text())
     todo = [p for p in plan.bench.points if not job_dir.result_file(p.concurrency).is_file()]
-    result = run_local(plan, job_dir, todo, bench_point_runner())
+    stop = StopRequest(job_dir.path / STOP_FILE)  # the orchestrator's first Ctrl-C
+    result = run_local(plan, job_dir, todo, bench_point_runner(), stop=stop)
     record = {
         "status": str(result.status),
         "reason": result.reason,

@@ -16,6 +16,7 @@ from inferbench.launch.outcome import JobStatus, LaunchFailure, PointOutcome
 from inferbench.launch.plan import BenchPoint, BenchSpec, Plan
 from inferbench.launch.process import ServerProcess, log_tail
 from inferbench.launch.rundir import JobDir
+from inferbench.launch.stop import StopRequest
 
 # Drives one concurrency point against a healthy server and writes its result file.
 PointRunner = Callable[[str, BenchSpec, BenchPoint, Path, Path], PointOutcome]
@@ -31,6 +32,10 @@ class LocalOptions:
 def _drive(server: ServerProcess, job: JobRun, run_point: PointRunner, result: ExecResult) -> None:
     assert server.base_url is not None
     for point in job.todo:
+        if job.stop.requested:  # the first Ctrl-C: this point and the rest stay to do
+            raise LaunchFailure(
+                JobStatus.INTERRUPTED, f"stopped on request before concurrency {point.concurrency}"
+            )
         code = server.exited()
         if code is not None:
             raise LaunchFailure(
@@ -95,7 +100,8 @@ def run_local(
     run_point: PointRunner,
     on_point: Callable[[PointOutcome], None] = lambda _: None,
     options: LocalOptions | None = None,
+    stop: StopRequest | None = None,
 ) -> ExecResult:
     """The local backend as a function (what runs inside a Slurm allocation)."""
     executor = LocalExecutor(run_point, options or LocalOptions())
-    return executor.execute(plan, job_dir, todo, on_point)
+    return executor.execute(plan, job_dir, todo, on_point, stop=stop)

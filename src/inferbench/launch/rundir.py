@@ -1,7 +1,9 @@
 """The run directory layout (a shared contract; the results store reads it).
 
-    runs/<run-id>/run.json                    RunInfo
+    runs/<run-id>/run.json                    RunInfo: every setting `--resume` takes back
+    runs/<run-id>/jobs.json                   the run's deployments (their jobs), in order
     runs/<run-id>/state.json                  RunState (see state.py)
+    runs/<run-id>/run.lock                    held by the live orchestrator (see lock.py)
     runs/<run-id>/<fp>/job.json               the sweep Job (InferenceX names)
     runs/<run-id>/<fp>/plan.json              the Plan that ran
     runs/<run-id>/<fp>/rendered/              recipe.yaml, srtslurm.yaml, sbatch.sh, ...
@@ -25,6 +27,7 @@ import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +51,19 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
+class RunSettings(BaseModel):
+    """The options of a run besides its tree, filters, backend, engine and cluster."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    retries: int = 0
+    fail_fast: bool = False
+    max_jobs: int | None = None
+    plan: dict[str, Any] = Field(default_factory=dict)  # PlanOptions fields
+    local: dict[str, Any] = Field(default_factory=dict)  # LocalOptions fields
+    slurm_poll_s: float = 1.0
+
+
 class RunInfo(BaseModel):
     """`run.json`: what was asked for, by whom, with which inferbench."""
 
@@ -62,6 +78,7 @@ class RunInfo(BaseModel):
     version: str = __version__
     host: str = Field(default_factory=socket.gethostname)
     cluster: str | None = None
+    settings: RunSettings = Field(default_factory=RunSettings)
 
 
 @dataclass(frozen=True)
@@ -119,6 +136,10 @@ class RunDir:
     @property
     def state_json(self) -> Path:
         return self.path / "state.json"
+
+    @property
+    def jobs_json(self) -> Path:
+        return self.path / "jobs.json"
 
     def job(self, fingerprint: str) -> JobDir:
         return JobDir(self.path / fingerprint[:SHORT_FP])

@@ -3,10 +3,16 @@
 Per deployment: plan it, write job/plan/env files, execute the points not yet finished,
 record the outcome. Only infrastructure failures are retried; a failed job never stops the
 sweep unless `fail_fast`. The state file is rewritten after every finished point.
+
+A stop request (the first Ctrl-C) lets the current point finish, then ends the job as
+INTERRUPTED and starts nothing new; a KeyboardInterrupt (the second) ends it at once. Either
+way the job stays resumable and the summary says `interrupted`. The run directory is locked
+while the run lives (see lock.py).
 """
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -17,12 +23,14 @@ from inferbench.errors import InferbenchError
 from inferbench.fsio import atomic_write_text
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.execute import ExecResult, Executor
+from inferbench.launch.lock import run_lock
 from inferbench.launch.outcome import RETRYABLE, JobStatus, Outcome, PointOutcome
 from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.rundir import (
     JobDir,
     RunDir,
     RunInfo,
+    RunSettings,
     environment_record,
     new_run_id,
     read_run_info,
@@ -32,6 +40,7 @@ from inferbench.launch.rundir import (
     write_run_info,
 )
 from inferbench.launch.state import StateFile
+from inferbench.launch.stop import StopRequest
 
 
 class RunEvents:
@@ -59,6 +68,8 @@ class RunRequest:
     max_jobs: int | None = None
     filters: dict[str, object] = field(default_factory=dict)
     cluster: str | None = None
+    settings: RunSettings = field(default_factory=RunSettings)  # kept in run.json for --resume
+    stop: StopRequest = field(default_factory=StopRequest)
 
 
 @dataclass
@@ -67,10 +78,14 @@ class RunSummary:
     outcomes: list[tuple[Deployment, Outcome]] = field(default_factory=list)
     skipped: list[Deployment] = field(default_factory=list)  # already done in a resumed run
     stopped_early: bool = False
+    interrupted: bool = False  # stopped on request (Ctrl-C): `--resume` continues it
+    points_left: int = 0  # points a resume would run
 
     @property
     def ok(self) -> bool:
-        return all(o.status is JobStatus.COMPLETED for _, o in self.outcomes)
+        return not self.interrupted and all(
+            o.status is JobStatus.COMPLETED for _, o in self.outcomes
+        )
 
 
 def open_run(request: RunRequest) -> RunDir:
@@ -81,6 +96,11 @@ def open_run(request: RunRequest) -> RunDir:
         return run
     run = run_dir(request.runs_dir, new_run_id())
     run.path.mkdir(parents=True, exist_ok=False)
+    return run
+
+
+def _record_run(run: RunDir, request: RunRequest, deployments: Sequence[Deployment]) -> None:
+    """run.json and jobs.json of a new run: all a resume needs, the tree not re-read."""
     info = RunInfo(
         run_id=run.run_id,
         created=utc_now(),
@@ -89,9 +109,14 @@ def open_run(request: RunRequest) -> RunDir:
         root=str(request.root),
         filters=request.filters,
         cluster=request.cluster,
+        settings=request.settings,
     )
+    jobs = [
+        {"job": json.loads(dep.job_json), "concurrencies": list(dep.concurrencies)}
+        for dep in deployments
+    ]
+    write_json(run.jobs_json, jobs)
     write_run_info(run, info)
-    return run
 
 
 def _outcome(
@@ -142,45 +167,91 @@ def _attempt(
         state.set_slurm_job(dep.fingerprint, job_id)
 
     t0 = time.monotonic()
-    result = request.executor.execute(plan, job_dir, todo, on_point, on_submitted)
+    result = request.executor.execute(plan, job_dir, todo, on_point, on_submitted, request.stop)
     result.timings_s.setdefault("total", time.monotonic() - t0)
     return _outcome(result, plan, attempt, started, request)
+
+
+def _cut_short(dep: Deployment, state: StateFile, request: RunRequest, started: str) -> Outcome:
+    """The outcome of a job stopped at once (second Ctrl-C): incomplete, its points to do."""
+    job = state.job(dep.fingerprint)
+    done = set(job.finished)
+    left = [c for c in dep.concurrencies if c not in done]
+    result = ExecResult(status=JobStatus.INTERRUPTED, reason=f"stopped at once; to do: {left}")
+    return _outcome(result, None, job.attempts, started, request)
 
 
 def _run_one(
     dep: Deployment, run: RunDir, state: StateFile, request: RunRequest, events: RunEvents
 ) -> Outcome:
     job_dir = run.job(dep.fingerprint)
+    tries = 0
     while True:
+        tries += 1
+        started = utc_now()
         try:
             outcome = _attempt(dep, job_dir, state, request, events)
-        except KeyboardInterrupt:
-            state.job(dep.fingerprint).status = "pending"  # resumable, not done
-            state.save()
-            raise
+        except KeyboardInterrupt:  # the backend has stopped its servers
+            outcome = _cut_short(dep, state, request, started)
         write_json(job_dir.outcome_json, outcome.model_dump(mode="json"))
-        retry = outcome.status in RETRYABLE and outcome.attempt <= request.retries
-        if not retry:
+        retry = outcome.status in RETRYABLE and tries <= request.retries
+        if not retry or request.stop.requested:
             state.job_finished(dep.fingerprint, outcome.status)
             events.job_finished(dep, outcome)
             return outcome
 
 
+def _points_left(deployments: Sequence[Deployment], state: StateFile) -> int:
+    left = 0
+    for dep in deployments:
+        job = state.job(dep.fingerprint)
+        if not job.done:
+            left += len(set(dep.concurrencies) - set(job.finished))
+    return left
+
+
 def execute_run(request: RunRequest, events: RunEvents | None = None) -> RunSummary:
-    """Run (or resume) a sweep; returns every job's outcome in sweep order."""
+    """Run (or resume) a sweep; returns every job's outcome in sweep order.
+
+    A resume runs the jobs `state.json` has as unfinished (never started, cut short, or ended
+    by the infrastructure), and of those only the points without a result."""
     events = events or RunEvents()
     run = open_run(request)
-    state = StateFile(run.state_json, run.run_id)
-    summary = RunSummary(run=run)
     deployments = list(request.deployments)[: request.max_jobs]
+    with run_lock(run.path, run.run_id):
+        if not request.resume:
+            _record_run(run, request, deployments)
+        state = StateFile(run.state_json, run.run_id)  # read under the lock: it is ours now
+        summary = RunSummary(run=run)
+        try:
+            _run_all(deployments, run, state, request, events, summary)
+        except KeyboardInterrupt:  # between two jobs: nothing is running
+            summary.interrupted = True
+        summary.points_left = _points_left(deployments, state)
+    return summary
+
+
+def _run_all(
+    deployments: Sequence[Deployment],
+    run: RunDir,
+    state: StateFile,
+    request: RunRequest,
+    events: RunEvents,
+    summary: RunSummary,
+) -> None:
     for dep in deployments:
+        if request.stop.requested:
+            summary.interrupted = True
+            return
         state.reconcile(dep.fingerprint, run.job(dep.fingerprint).results)
         if state.job(dep.fingerprint).done:
             summary.skipped.append(dep)
             continue
         outcome = _run_one(dep, run, state, request, events)
         summary.outcomes.append((dep, outcome))
+        if outcome.status is JobStatus.INTERRUPTED:
+            summary.interrupted = True
+            return
         if request.fail_fast and outcome.status is not JobStatus.COMPLETED:
             summary.stopped_early = True
-            break
-    return summary
+            return

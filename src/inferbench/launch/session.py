@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,10 +16,11 @@ from inferbench.launch.execute import Executor
 from inferbench.launch.local import LocalExecutor, LocalOptions
 from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.planner import PlanOptions, local_plan, resolve_engine, slurm_plan
-from inferbench.launch.rundir import JobDir
+from inferbench.launch.rundir import JobDir, RunSettings
 from inferbench.launch.runner import RunRequest
 from inferbench.launch.site import SlurmSite, site_from_cluster
 from inferbench.launch.slurm import SlurmExecutor
+from inferbench.launch.stop import StopRequest
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,18 @@ class RunOptions:
     local: LocalOptions = field(default_factory=LocalOptions)
     slurm_poll_s: float = 1.0
     filters: dict[str, object] = field(default_factory=dict)
+
+
+def settings_of(options: RunOptions) -> RunSettings:
+    """What run.json keeps of `options` besides tree, filters, backend, engine, cluster."""
+    return RunSettings(
+        retries=options.retries,
+        fail_fast=options.fail_fast,
+        max_jobs=options.max_jobs,
+        plan=asdict(options.plan),
+        local=asdict(options.local),
+        slurm_poll_s=options.slurm_poll_s,
+    )
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -131,6 +144,7 @@ def build_request(
     deployments: Sequence[Deployment],
     *,
     preview: bool = False,
+    stop: StopRequest | None = None,
 ) -> RunRequest:
     """The request `execute_run` takes (`preview`: for printing plans, nothing will run)."""
     cluster = None if options.backend is Backend.SRTCTL else find_cluster(project, options.cluster)
@@ -149,4 +163,6 @@ def build_request(
         max_jobs=options.max_jobs,
         filters=options.filters,
         cluster=options.cluster,
+        settings=settings_of(options),
+        stop=stop or StopRequest(),
     )

@@ -29,6 +29,7 @@ from inferbench.launch.slurmjob import (
     query,
     wait_in_queue,
 )
+from inferbench.launch.stop import STOP_FILE
 
 INALLOC_RESULT = "inalloc-result.json"
 
@@ -82,13 +83,14 @@ class SlurmExecutor(QueuedExecutor):
             old = id_file.read_text().strip()
             if old and live_state(old) is not None:
                 return Submitted(old, attached=True, clock_from=start)
-        for stale in (EXIT_STATUS_FILE, INALLOC_RESULT):
+        for stale in (EXIT_STATUS_FILE, INALLOC_RESULT, STOP_FILE):
             (job.job_dir.path / stale).unlink(missing_ok=True)
         job_id, err = submit(job.plan.submit, job.job_dir.path)
         return Submitted(job_id, clock_from=start) if job_id else err
 
-    def follow(self, job_id: str) -> None:
-        wait_in_queue(job_id, self.poll_s, self.deadline_s)
+    def follow(self, job: JobRun, job_id: str) -> None:
+        stop_file = job.job_dir.path / STOP_FILE  # read by the allocation between points
+        wait_in_queue(job_id, self.poll_s, self.deadline_s, job.stop, stop_file)
 
     def collect(self, job: JobRun, submitted: Submitted) -> list[PointOutcome]:
         return collect_points(job.plan, job.job_dir)

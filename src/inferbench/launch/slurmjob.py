@@ -18,14 +18,22 @@ from inferbench.fsio import atomic_write_text
 from inferbench.launch.execute import ExecResult, Executor, JobRun
 from inferbench.launch.outcome import JobStatus, LaunchFailure, PointOutcome, slurm_status
 from inferbench.launch.sbatch import EXIT_STATUS_FILE
+from inferbench.launch.stop import StopRequest
 
 JOB_ID_FILE = "slurm-job-id"
 
 
 def query(argv: list[str], timeout: float = 30.0) -> tuple[int, str, str]:
     """Run a Slurm command; (status, stdout, stderr), a failure to run it as status 1."""
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    try:  # a session of its own: a Ctrl-C at the terminal is the orchestrator's to handle
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            start_new_session=True,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return 1, "", str(exc)
     return proc.returncode, proc.stdout.strip(), proc.stderr.strip()
@@ -52,12 +60,25 @@ def final_state(job_id: str, job_dir: Path) -> tuple[str, str]:
     return "FAILED", "no record (the job left no exit-status file)"
 
 
-def wait_in_queue(job_id: str, poll_s: float, deadline_s: float | None = None) -> None:
-    """Poll until the job leaves the queue; past `deadline_s`, cancel it and keep waiting."""
+def wait_in_queue(
+    job_id: str,
+    poll_s: float,
+    deadline_s: float | None = None,
+    stop: StopRequest | None = None,
+    stop_file: Path | None = None,
+) -> None:
+    """Poll until the job leaves the queue; past `deadline_s`, cancel it and keep waiting.
+    On a stop request a job still pending is cancelled (nothing of it ran); a running one
+    is told through `stop_file` to finish its current point (else it runs to its end)."""
     start = time.monotonic()
-    while live_state(job_id) is not None:
+    while (state := live_state(job_id)) is not None:
         if deadline_s is not None and time.monotonic() - start > deadline_s:
             query(["scancel", job_id])
+        elif stop is not None and stop.requested:
+            if state == "PENDING":
+                query(["scancel", job_id])
+            elif stop_file is not None and not stop_file.exists():
+                atomic_write_text(stop_file, "stop after the current point\n")
         time.sleep(poll_s)
 
 
@@ -97,13 +118,22 @@ class QueuedExecutor(Executor):
         if not submitted.attached:  # on disk first: a resumed run finds the job by it
             atomic_write_text(job.job_dir.path / JOB_ID_FILE, submitted.job_id + "\n")
             job.on_submitted(submitted.job_id)
-        self.follow(submitted.job_id)
+        try:
+            self.follow(job, submitted.job_id)
+        except KeyboardInterrupt:  # the second Ctrl-C: cancel the job at once, then stop
+            query(["scancel", submitted.job_id])
+            raise
         ended = Ended(submitted.job_id, *final_state(submitted.job_id, job.job_dir.path))
         result.slurm_job_id = submitted.job_id
         result.points = self.collect(job, submitted)
         for point in self.reported(job, result.points):
             job.on_point(point)
         self.finish(job, submitted, ended, result)
+        if job.stop.requested and result.status in (JobStatus.CANCELLED, JobStatus.COMPLETED):
+            left = {p.concurrency for p in job.todo} - {p.concurrency for p in result.points}
+            if left:  # stopped on request before every point ran: incomplete, not failed
+                result.status = JobStatus.INTERRUPTED
+                result.reason = f"stopped on request; to do: {sorted(left)}"
         result.timings_s["slurm_job"] = time.monotonic() - submitted.clock_from
 
     @abstractmethod
@@ -111,8 +141,8 @@ class QueuedExecutor(Executor):
         """Hand the job to the scheduler (or find it still queued); else the complaint."""
 
     @abstractmethod
-    def follow(self, job_id: str) -> None:
-        """Return once the job has left the queue."""
+    def follow(self, job: JobRun, job_id: str) -> None:
+        """Return once the job has left the queue (on `job.stop`, ask it to stop early)."""
 
     @abstractmethod
     def collect(self, job: JobRun, submitted: Submitted) -> list[PointOutcome]:

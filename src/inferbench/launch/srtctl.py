@@ -99,8 +99,8 @@ class SrtctlExecutor(QueuedExecutor):
             return err or f"srtctl exited with status {proc.returncode}"
         return submitted  # its `slurm_job` clock starts now, once applied
 
-    def follow(self, job_id: str) -> None:
-        wait_in_queue(job_id, self.poll_s)
+    def follow(self, job: JobRun, job_id: str) -> None:
+        wait_in_queue(job_id, self.poll_s, stop=job.stop)  # srtctl's job runs to its end
 
     def collect(self, job: JobRun, submitted: Submitted) -> list[PointOutcome]:
         return collect_sa_bench(submitted.output_dir, job.job_dir)

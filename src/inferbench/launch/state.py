@@ -14,15 +14,20 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench.fsio import atomic_write_text
-from inferbench.launch.outcome import JobStatus
+from inferbench.launch.outcome import RETRYABLE, JobStatus
 
 _CONC = re.compile(r"^conc(\d+)\.json$")
+# What a resume runs again (its unfinished points only): never started, cut short (a kill,
+# a Ctrl-C), or ended by the infrastructure. A failure of the configuration stays recorded.
+RESUMABLE = frozenset({"pending", "running", str(JobStatus.INTERRUPTED)}) | {
+    str(s) for s in RETRYABLE
+}
 
 
 class JobState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    status: str = "pending"  # pending | running | a JobStatus value
+    status: str = "pending"  # pending | running | a JobStatus value (interrupted: to resume)
     attempts: int = 0
     finished: list[int] = Field(default_factory=list)  # concurrencies with a result file
     failed: list[int] = Field(default_factory=list)  # of those, the ones that failed the gate
@@ -30,7 +35,8 @@ class JobState(BaseModel):
 
     @property
     def done(self) -> bool:
-        return self.status not in ("pending", "running")
+        """Nothing left to run: it ended, and not by a stop or an infrastructure failure."""
+        return self.status not in RESUMABLE
 
 
 class RunState(BaseModel):

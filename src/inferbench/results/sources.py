@@ -29,7 +29,15 @@ from inferbench.results.names import identity_from_name
 from inferbench.results.power import read_power_csv
 from inferbench.results.record import Identity, Provenance, Record
 
-RUN_FILES = {"run.json", "state.json", "job.json", "plan.json", "outcome.json", "env.json"}
+RUN_FILES = {
+    "run.json",
+    "jobs.json",
+    "state.json",
+    "job.json",
+    "plan.json",
+    "outcome.json",
+    "env.json",
+}
 _CONC_FILE = re.compile(r"^conc(\d+)\.json$")
 
 

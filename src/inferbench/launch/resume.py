@@ -1,0 +1,133 @@
+"""`inferbench run --resume RUN-ID`: every setting comes back from the run directory.
+
+`run.json` holds the tree, filters, backend, engine, cluster and options; `jobs.json` the
+deployments the run was started with, so a resume runs exactly those (the tree is re-read
+only to plan them, never re-expanded). A flag given beside `--resume` that disagrees with
+`run.json` is refused: a resume that quietly changed the engine or the filters would mix
+two experiments in one run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from inferbench.errors import InputError, Location
+from inferbench.launch.deployment import Deployment, deployment_from_dicts
+from inferbench.launch.local import LocalOptions
+from inferbench.launch.plan import Backend, Engine
+from inferbench.launch.planner import PlanOptions
+from inferbench.launch.rundir import RunDir, RunInfo, read_run_info, run_dir
+from inferbench.launch.session import RunOptions
+
+# The settings a flag can give, as run.json keeps them, and the flag that gives each.
+FLAGS = {
+    "root": "--root",
+    "backend": "--backend",
+    "engine": "--engine",
+    "cluster": "--cluster",
+    "filters": "the sweep filters",
+    "retries": "--retries",
+    "fail_fast": "--fail-fast",
+    "max_jobs": "--max-jobs",
+    "max_prompts": "--max-prompts",
+}
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    run: RunDir
+    info: RunInfo
+    deployments: list[Deployment]
+
+    def options(self, runs_dir: Path) -> RunOptions:
+        """The RunOptions the run was started with, resuming it."""
+        info, settings = self.info, self.info.settings
+        return RunOptions(
+            root=Path(info.root),
+            backend=Backend(info.backend),
+            engine=Engine(info.engine) if info.engine else None,
+            runs_dir=runs_dir,
+            resume=info.run_id,
+            retries=settings.retries,
+            fail_fast=settings.fail_fast,
+            max_jobs=settings.max_jobs,
+            cluster=info.cluster,
+            plan=PlanOptions(**settings.plan),
+            local=LocalOptions(**settings.local),
+            slurm_poll_s=settings.slurm_poll_s,
+            filters=dict(info.filters),
+        )
+
+
+def _deployments(run: RunDir) -> list[Deployment]:
+    try:
+        entries = json.loads(run.jobs_json.read_text())
+        return [
+            replace(
+                deployment_from_dicts([entry["job"]]),
+                concurrencies=tuple(int(c) for c in entry["concurrencies"]),
+            )
+            for entry in entries
+        ]
+    except FileNotFoundError:
+        raise InputError(
+            f"run {run.run_id} has no jobs.json (it was started by an older inferbench)",
+            location=Location(file=run.jobs_json),
+            hint="resume it with the inferbench version that started it, or start a new run",
+        ) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(
+            f"jobs.json of run {run.run_id} is unreadable: {exc}",
+            location=Location(file=run.jobs_json),
+            hint="start a new run; this one's directory was edited or truncated",
+        ) from None
+
+
+def load_saved_run(runs_dir: Path, run_id: str) -> SavedRun:
+    run = run_dir(runs_dir.resolve(), run_id)
+    info = read_run_info(run)
+    return SavedRun(run=run, info=info, deployments=_deployments(run))
+
+
+def _saved(info: RunInfo) -> dict[str, Any]:
+    return {
+        "root": info.root,
+        "backend": info.backend,
+        "engine": info.engine,
+        "cluster": info.cluster,
+        "filters": info.filters,
+        "retries": info.settings.retries,
+        "fail_fast": info.settings.fail_fast,
+        "max_jobs": info.settings.max_jobs,
+        "max_prompts": info.settings.plan.get("max_prompts"),
+    }
+
+
+def _plain(value: object) -> object:
+    """JSON's view of a value (tuples are lists, enums their strings), to compare with run.json."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def refuse_conflicts(info: RunInfo, given: Mapping[str, object]) -> None:
+    """InputError naming every setting in `given` (the flags typed beside --resume, in
+    run.json's terms) that disagrees with the run's own."""
+    saved = _saved(info)
+    unknown = sorted(set(given) - set(saved))
+    if unknown:
+        raise ValueError(f"not run settings: {unknown}")
+    wrong = [
+        f"{FLAGS[name]} {_plain(value)!r} (this run: {_plain(saved[name])!r})"
+        for name, value in given.items()
+        if _plain(value) != _plain(saved[name])
+    ]
+    if wrong:
+        raise InputError(
+            f"--resume {info.run_id} takes every setting from its run.json; these differ: "
+            + "; ".join(wrong),
+            location=Location(key="--resume"),
+            hint=f"drop them (`inferbench run --resume {info.run_id}`), or start a new run",
+        )

@@ -1,0 +1,127 @@
+"""Resume from run.json/jobs.json, conflicting flags refused, the run lock, stop requests."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from inferbench.errors import InputError
+from inferbench.launch.deployment import Deployment
+from inferbench.launch.local import LocalExecutor
+from inferbench.launch.lock import RunInUse, run_lock
+from inferbench.launch.outcome import JobStatus, PointOutcome
+from inferbench.launch.plan import Backend, Engine, Plan
+from inferbench.launch.planner import PlanOptions
+from inferbench.launch.resume import load_saved_run, refuse_conflicts
+from inferbench.launch.rundir import JobDir, RunSettings
+from inferbench.launch.runner import RunRequest, execute_run
+from inferbench.launch.state import RunState
+from inferbench.launch.stop import StopRequest
+
+from .conftest import http_point, server_plan
+from .test_runner import OPTS, _deps, _healthy, _request
+
+
+def test_run_json_and_jobs_json_give_back_every_setting(tmp_path: Path) -> None:
+    deps = _deps(2)
+    settings = RunSettings(retries=2, max_jobs=2, plan={"max_prompts": 3}, local={})
+    request = _request(tmp_path, deps, _healthy, settings=settings, filters={"max_conc": 2})
+    run = execute_run(request).run
+    saved = load_saved_run(tmp_path / "runs", run.run_id)
+    assert [d.fingerprint for d in saved.deployments] == [d.fingerprint for d in deps]
+    assert [d.concurrencies for d in saved.deployments] == [(1, 2), (1, 2)]
+    options = saved.options(tmp_path / "runs")
+    assert options.resume == run.run_id and options.retries == 2 and options.max_jobs == 2
+    assert options.plan == PlanOptions(max_prompts=3) and options.filters == {"max_conc": 2}
+    assert options.backend is Backend.LOCAL and options.root == tmp_path
+
+
+def test_conflicting_flags_are_refused_by_name(tmp_path: Path) -> None:
+    run = execute_run(_request(tmp_path, _deps(1), _healthy, filters={"max_conc": 2})).run
+    info = load_saved_run(tmp_path / "runs", run.run_id).info
+    refuse_conflicts(info, {"backend": "local", "filters": {"max_conc": 2}, "retries": 0})
+    with pytest.raises(InputError) as err:
+        refuse_conflicts(info, {"engine": str(Engine.VLLM), "filters": {"max_conc": 4}})
+    text = err.value.render()
+    assert "--engine 'vllm' (this run: None)" in text and "sweep filters" in text
+    assert "run.json" in text and "--resume" in text
+
+
+def test_a_second_holder_of_the_run_lock_is_refused(tmp_path: Path) -> None:
+    with run_lock(tmp_path, "r1"):
+        with pytest.raises(RunInUse) as err, run_lock(tmp_path, "r1"):
+            pass
+        assert "in use by inferbench pid" in err.value.render()
+    with run_lock(tmp_path, "r1"):  # released on exit
+        pass
+
+
+def test_a_live_run_refuses_a_resume_of_itself(tmp_path: Path) -> None:
+    deps = _deps(1)
+    first = execute_run(_request(tmp_path, deps, _healthy, stop=_stopped()))
+    with run_lock(first.run.path, first.run.run_id), pytest.raises(RunInUse):
+        execute_run(_request(tmp_path, deps, _healthy, resume=first.run.run_id))
+
+
+def _stopped() -> StopRequest:
+    stop = StopRequest()
+    stop.request()
+    return stop
+
+
+def test_a_stop_request_finishes_the_point_and_leaves_the_rest_to_resume(tmp_path: Path) -> None:
+    deps = _deps(2)
+    stop = StopRequest()
+
+    def stop_after_first(base: str, spec: object, pt: object, out: Path, log: Path) -> PointOutcome:
+        result = http_point(base, spec, pt, out, log)  # type: ignore[arg-type]
+        stop.request()  # Ctrl-C while this point ran
+        return result
+
+    request = _request(tmp_path, deps, _healthy, stop=stop)
+    request = RunRequest(**{**request.__dict__, "executor": LocalExecutor(stop_after_first, OPTS)})
+    summary = execute_run(request)
+    assert summary.interrupted and not summary.ok and summary.points_left == 3
+    ((_, outcome),) = summary.outcomes
+    assert outcome.status is JobStatus.INTERRUPTED
+    assert [p.concurrency for p in outcome.points] == [1]
+    state = RunState.model_validate_json(summary.run.state_json.read_text())
+    assert state.jobs[deps[0].fingerprint].status == "interrupted"
+    assert deps[1].fingerprint not in state.jobs  # never started
+
+    resumed = execute_run(_request(tmp_path, deps, _healthy, resume=summary.run.run_id))
+    assert resumed.ok and resumed.points_left == 0
+    state = RunState.model_validate_json(resumed.run.state_json.read_text())
+    assert all(sorted(j.finished) == [1, 2] for j in state.jobs.values())
+
+
+def test_resume_reruns_infrastructure_failures_not_configuration_failures(tmp_path: Path) -> None:
+    deps = _deps(2)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    busy = sock.getsockname()[1]
+
+    def planner(dep: Deployment, job_dir: JobDir) -> Plan:
+        if dep is deps[1]:  # a crash: a result about the configuration
+            return server_plan("--crash-at-start", concs=dep.concurrencies, fp=dep.fingerprint)
+        plan = server_plan(concs=dep.concurrencies, fp=dep.fingerprint)
+        proc = plan.processes[0].model_copy(update={"port": busy})  # infrastructure
+        return plan.model_copy(update={"processes": (proc,)})
+
+    try:
+        first = execute_run(_request(tmp_path, deps, planner))
+    finally:
+        sock.close()
+    assert [o.status for _, o in first.outcomes] == [
+        JobStatus.PORT_IN_USE,
+        JobStatus.SERVER_CRASHED,
+    ]
+    resumed = execute_run(_request(tmp_path, deps, _healthy, resume=first.run.run_id))
+    assert [d.fingerprint for d, _ in resumed.outcomes] == [deps[0].fingerprint]
+    assert [d.fingerprint for d in resumed.skipped] == [deps[1].fingerprint]
+    outcome = json.loads(resumed.run.job(deps[0].fingerprint).outcome_json.read_text())
+    assert outcome["status"] == "completed" and outcome["attempt"] == 2
