@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -142,3 +143,35 @@ def no_live_servers(run: Path, timeout: float = 15) -> bool:
 
 def state(run: Path) -> RunState:
     return RunState.model_validate_json((run / "state.json").read_text())
+
+
+def slurm_answers() -> bool:
+    if shutil.which("sinfo") is None:
+        return False
+    try:
+        out = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and bool(out.stdout.strip())
+
+
+def queued_jobs(run: Path) -> list[str]:
+    """The run's Slurm jobs (ids from their job directories) still in the queue."""
+    ids = [p.read_text().strip() for p in run.glob("*/slurm-job-id")]
+    alive = []
+    for job_id in ids:
+        out = subprocess.run(
+            ["squeue", "-h", "-j", job_id, "-o", "%T"], capture_output=True, text=True, timeout=30
+        )
+        if out.returncode == 0 and out.stdout.strip():
+            alive.append(job_id)
+    return alive
+
+
+def queue_drained(run: Path, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while queued_jobs(run):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
