@@ -56,7 +56,7 @@ def write_tree(root: Path, points: int) -> int:
             job = job_json(cfg, f"fp{n:03d}")
             job["conc"] = list(CONCS)
             (job_dir / "job.json").write_bytes(orjson.dumps(job))
-            (job_dir / "outcome.json").write_bytes(orjson.dumps({"status": "succeeded"}))
+            (job_dir / "outcome.json").write_bytes(orjson.dumps({"status": "completed"}))
             for conc in CONCS:
                 if written >= points:
                     break

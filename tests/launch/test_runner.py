@@ -136,3 +136,26 @@ def test_resume_skips_finished_jobs_and_points(tmp_path: Path) -> None:
     assert ran == [2]  # conc 1 of the second job was already on disk
     state = RunState.model_validate_json(summary.run.state_json.read_text())
     assert sorted(state.jobs[deps[1].fingerprint].finished) == [1, 2]
+
+
+def test_the_report_counts_the_outcomes_the_runner_wrote(tmp_path: Path) -> None:
+    # what the runner records is what the report counts: a clean run shows no failed job,
+    # a run with a crashed server shows exactly that one
+    from inferbench.report.outcomes import outcomes_payload
+    from inferbench.results.ingest import ingest_paths
+
+    deps = _deps(3)
+
+    def planner(dep: Deployment, job_dir: JobDir) -> Plan:
+        flags = ("--crash-at-start",) if dep is deps[0] else ()
+        return server_plan(*flags, concs=dep.concurrencies, fp=dep.fingerprint)
+
+    clean = execute_run(_request(tmp_path / "a", deps[1:], _healthy))
+    report = ingest_paths([clean.run.path], f"sqlite:///{tmp_path / 'a.sqlite'}")
+    assert outcomes_payload(report.outcomes)["failed"] == 0
+    broken = execute_run(_request(tmp_path / "b", deps, planner))
+    counts = outcomes_payload(
+        ingest_paths([broken.run.path], f"sqlite:///{tmp_path / 'b.sqlite'}").outcomes
+    )
+    assert (counts["total"], counts["failed"]) == (3, 1)
+    assert counts["by_status"] == {"completed": 2, "server_crashed": 1}

@@ -3,51 +3,225 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from inferbench.errors import InputError
 from inferbench.report import build_report
-from inferbench.report.dashboard import MAX_POINTS_PER_SERIES, dashboard_data
+from inferbench.report.dashboard import DashboardInputs, dashboard_data
+from inferbench.report.metrics import X_AXES, Y_AXES, axis
+from inferbench.report.payload import MAX_POINTS_PER_SERIES
+from inferbench.report.prices import load_prices
 from inferbench.results.ingest import ingest_paths
+from inferbench.results.pareto import build_curves, pareto_frontier, pchip
 from inferbench.results.store import open_store
 from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 
+CONFIGS = [
+    SyntheticConfig(),
+    SyntheticConfig(framework="vllm", tp=4),
+    SyntheticConfig(runner="b200", framework="trt", precision="fp4", tp=4, base_tpot_ms=5.0),
+    SyntheticConfig(model_prefix="llama70b", isl=8192, tp=4),
+]
 
-def store_with_two_runs(tmp_path: Path) -> str:
+
+def two_run_store(tmp_path: Path, *, failed_job: bool = False) -> str:
+    """Two nightly runs a day apart; in the second, vllm got 20% slower."""
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    configs = [SyntheticConfig(), SyntheticConfig(framework="vllm", tp=4, precision="fp4")]
-    ingest_paths([write_run_dir(tmp_path / "runs", "old", configs, seed=1)], url)
-    ingest_paths([write_run_dir(tmp_path / "runs", "new", configs, seed=2, official=True)], url)
+    runs = tmp_path / "runs"
+    first = write_run_dir(runs, "n1", CONFIGS, seed=1, started="2026-01-01T12:00:00+00:00")
+    ingest_paths([first], url)
+    second = write_run_dir(
+        runs,
+        "n2",
+        CONFIGS,
+        seed=2,
+        official=True,
+        started="2026-01-02T12:00:00+00:00",
+        commit="abc1234",
+        speedups={"vllm": 0.8},
+    )
+    if failed_job:
+        broken = second / "job-broken"
+        broken.mkdir()
+        (broken / "job.json").write_text(json.dumps({"exp-name": "dsr1_8k1k", "fingerprint": "x"}))
+        (broken / "outcome.json").write_text(
+            json.dumps({"status": "server_crashed", "reason": "server OOM"})
+        )
+    ingest_paths([second], url)
     return url
 
 
-def embedded_data(html: str) -> dict:
+def embedded_data(html: str) -> dict[str, Any]:
     m = re.search(r'<script type="application/json" id="ib-data">(.*?)</script>', html, re.S)
     assert m
     return json.loads(m.group(1))
 
 
-def test_report_writes_self_contained_dashboard_and_plots(tmp_path: Path) -> None:
-    paths = build_report(store_with_two_runs(tmp_path), tmp_path / "out")
+def test_report_is_one_offline_file_with_plotly_inside(tmp_path: Path) -> None:
+    paths = build_report(two_run_store(tmp_path), tmp_path / "out")
     html = paths.dashboard.read_text()
-    # no network: nothing fetched from anywhere (only the SVG namespace string appears)
-    urls = set(re.findall(r"(?:https?:)?//[\w.-]+\.\w+[^\s\"')]*", html))
-    assert urls <= {"http://www.w3.org/2000/svg"}, urls
-    assert "<link" not in html and "src=" not in html
+    assert "plotly.js v" in html  # the library itself is inline
+    assert not re.search(r"<script[^>]+src=", html) and "<link" not in html
+    assert "default-src 'none'" in html  # the page may not load anything
     data = embedded_data(html)
-    # only the latest run of each point is shown: 2 series x 5 concurrencies
-    assert paths.stored == 20 and paths.points == 10 and paths.series == 2
-    assert len(data["points"]) == 10
-    assert {data["strings"][p["run"]] for p in data["points"]} == {"new"}
-    assert all(p["off"] == 1 for p in data["points"])
-    assert [p.name for p in paths.plots] == ["pareto_dsr1_1024_1024.png"]
-    assert paths.plots[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the curves show the latest run of each point: 4 series x 5 concurrencies
+    assert paths.stored == 40 and paths.points == 20 and paths.series == 4
+    assert {data["strings"][r] for r in data["points"]["run"]} == {"n2"}
+    assert set(data["points"]["off"]) == {1}
+    assert {data["strings"][c] for c in data["points"]["commit"]} == {"abc1234"}
+    assert [p.name for p in paths.plots] == [
+        "pareto_dsr1_1024_1024.png",
+        "pareto_llama70b_8192_1024.png",
+    ]
 
 
-def test_dashboard_data_thins_large_series_keeping_the_frontier(tmp_path: Path) -> None:
+def test_a_clean_run_has_no_failed_jobs_and_injected_failures_are_counted(
+    tmp_path: Path,
+) -> None:
+    clean = embedded_data(
+        build_report(two_run_store(tmp_path / "a"), tmp_path / "a/out").dashboard.read_text()
+    )
+    assert clean["outcomes"]["total"] == 8 and clean["outcomes"]["failed"] == 0
+    assert clean["outcomes"]["by_status"] == {"completed": 8}
+    url = two_run_store(tmp_path / "b", failed_job=True)
+    broken = embedded_data(build_report(url, tmp_path / "b/out").dashboard.read_text())
+    assert broken["outcomes"]["total"] == 9 and broken["outcomes"]["failed"] == 1
+    assert broken["outcomes"]["failures"] == ["n2 dsr1_8k1k: server_crashed (server OOM)"]
+    assert {"run": "n2", "jobs": 5, "failed": 1} in broken["outcomes"]["runs"]
+
+
+def _data(url: str, tmp_path: Path) -> dict[str, Any]:
+    with open_store(url) as store:
+        latest = [s.record for s in store.latest_per_point()]
+        return dashboard_data(
+            DashboardInputs(
+                latest=latest,
+                outcomes=store.outcomes(),
+                history=[s.record for s in store.history(40)],
+                comparison=None,
+                prices=load_prices(),
+                stored=store.count(),
+                output_dir=tmp_path,
+            )
+        )
+
+
+def test_every_axis_is_a_column_and_frontier_bits_match_the_results_frontier(
+    tmp_path: Path,
+) -> None:
+    data = _data(two_run_store(tmp_path), tmp_path)
+    pts = data["points"]
+    assert set(pts["y"]) == {a.key for a in Y_AXES} and set(pts["x"]) == {a.key for a in X_AXES}
+    # bit for (interactivity, total_tput) is the results package's frontier
+    with open_store(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+        latest = [s.record for s in store.latest_per_point()]
+    expected = sum(len(c.frontier) for c in build_curves(latest))
+    assert sum(1 for m in pts["fm"] if m & 1) == expected
+    # cost is lower-better: its frontier (bit of x=interactivity, y=cost_total) differs in
+    # direction, yet with one topology per series every point is on both
+    cost_bit = 1 << [a.key for a in Y_AXES].index("cost_total")
+    assert sum(1 for m in pts["fm"] if m & cost_bit) == expected
+    assert pareto_frontier([1, 2, 3], [3, 2, 1], higher_y=False) == [2]
+
+
+def test_cost_per_million_tokens_uses_the_price_table(tmp_path: Path) -> None:
+    url = two_run_store(tmp_path)
+    with open_store(url) as store:
+        record = store.latest_per_point()[0].record
+    prices = load_prices()
+    cost = axis("cost_total", Y_AXES).value(record, prices)
+    gpus = record.identity.total_gpus
+    assert cost == pytest.approx(
+        prices.gpu_hour("h200") * gpus * 1e6 / (3600 * record.metrics.total_token_throughput)
+    )
+    assert prices.gpu_hour("b200-dgxc") == prices.gpu_hour("b200") == 4.99
+    assert prices.gpu_hour("tpu-v9") is None
+    # no energy samples in these runs: tokens per joule stays empty rather than zero
+    assert axis("tok_per_joule", Y_AXES).value(record, prices) is None
+    assert all(source for source in prices.sources.values())
+
+
+def test_a_bad_price_file_names_file_line_and_key(tmp_path: Path) -> None:
+    bad = tmp_path / "prices.yaml"
+    bad.write_text("per_gpu_hour:\n  h200:\n    price: -1\n    source: me\n")
+    with pytest.raises(InputError) as err:
+        load_prices(bad)
+    text = err.value.render()
+    assert "prices.yaml:3" in text and "per_gpu_hour.h200.price" in text and "fix:" in text
+    own = tmp_path / "mine.yaml"
+    own.write_text("per_gpu_hour:\n  h200: {price: 2.0, source: our contract}\n")
+    assert load_prices(own).gpu_hour("h200-nv") == 2.0
+
+
+def test_equal_interactivity_values_are_the_pchip_of_each_frontier(tmp_path: Path) -> None:
+    url = two_run_store(tmp_path)
+    data = _data(url, tmp_path)
+    rows = data["at"]["dsr1 1024/1024"]["total_tput"]
+    assert [r["at"] for r in rows] == [50.0, 100.0]
+    at50 = rows[0]
+    names = {data["series"][s]["variant"]: v for s, v in at50["values"]}
+    with open_store(url) as store:
+        latest = [s.record for s in store.latest_per_point()]
+    curve = next(
+        c for c in build_curves(latest) if c.key.framework == "sglang" and c.key.isl == 1024
+    )
+    xs = [curve.x[k] for k in curve.frontier]
+    ys = [curve.y[k] for k in curve.frontier]
+    assert names["h200 sglang fp8"] == pytest.approx(pchip(xs, ys, 50.0), rel=1e-3)
+    (best, vb), (second, vs) = sorted(names.items(), key=lambda kv: -kv[1])[:2]
+    assert at50["sentence"] == (
+        f"at 50 tok/s/user, {best} delivers {vb:,.4g} tok/s/GPU, {vb / vs:.2f}x {second}"
+    )
+
+
+def test_history_marks_the_run_where_a_series_got_slower(tmp_path: Path) -> None:
+    data = _data(two_run_store(tmp_path), tmp_path)
+    h = data["history"]
+    assert len(h["configs"]) == 20 and len(h["cfg"]) == 40
+    bit = 1 << [a.key for a in Y_AXES].index("total_tput")
+    flagged = {
+        data["series"][h["configs"][c]["s"]]["fw"]
+        for c, reg in zip(h["cfg"], h["reg"], strict=True)
+        if reg & bit
+    }
+    assert flagged == {"vllm"}
+    dates = {data["strings"][d] for d in h["date"]}
+    assert dates == {"2026-01-01 12:00", "2026-01-02 12:00"}
+
+
+def test_report_compares_the_last_two_runs_like_results_compare(tmp_path: Path) -> None:
+    from inferbench.report.markdown import comparison_markdown
+    from inferbench.results.compare import compare_selectors
+
+    url = two_run_store(tmp_path)
+    data = embedded_data(build_report(url, tmp_path / "out", plots=False).dashboard.read_text())
+    cmp = data["compare"]
+    assert (cmp["base"], cmp["head"]) == ("n1", "n2")
+    assert cmp["counts"]["regression"] == 5  # the five vllm points
+    with open_store(url) as store:
+        assert cmp["markdown"] == comparison_markdown(compare_selectors(store, "n1", "n2"))
+    # at equal interactivity I the synthetic curve runs c = knee * (1000 * speed / (tpot0 * I) - 1)
+    # users at I tok/s each: at 50 tok/s/user, 20% slower is (2 - 1) / (2.5 - 1) = 0.67x
+    vllm = [a for a in cmp["at"] if " vllm " in a["series"]]
+    assert len(vllm) == 1 and vllm[0]["at"] == 50
+    assert vllm[0]["ratio"] == pytest.approx(2 / 3, abs=0.04)
+
+
+def test_run_directory_links_are_relative_to_the_report(tmp_path: Path) -> None:
+    url = two_run_store(tmp_path)
+    data = embedded_data(build_report(url, tmp_path / "out", plots=False).dashboard.read_text())
+    links = {data["strings"][d] for d in data["points"]["dir"]}
+    assert all(link.startswith("../runs/n2/") for link in links)
+    assert all((tmp_path / "out" / link / "job.json").is_file() for link in links)
+
+
+def test_large_series_are_thinned_keeping_every_frontier_point(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     concs = tuple(range(1, MAX_POINTS_PER_SERIES + 101))
     ingest_paths([write_run_dir(tmp_path / "runs", "big", [SyntheticConfig()], concs)], url)
-    with open_store(url) as store:
-        data = dashboard_data([s.record for s in store.latest_per_point()], store.outcomes())
-    assert len(data["points"]) == MAX_POINTS_PER_SERIES
-    assert sum(p["f"] for p in data["points"]) >= 1
-    assert data["outcomes"] == {"total": 1, "failed": 0, "failures": []}
+    data = _data(url, tmp_path)
+    assert len(data["points"]["s"]) == MAX_POINTS_PER_SERIES
+    assert sum(1 for m in data["points"]["fm"] if m & 1) >= 1
+    assert data["outcomes"]["failed"] == 0

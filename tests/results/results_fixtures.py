@@ -106,7 +106,7 @@ def write_run_dir(root: Path, run_id: str = "run-1", *, failed_job: bool = True)
     write_json(
         job / "outcome.json",
         {
-            "status": "succeeded",
+            "status": "completed",
             "attempt": 2,
             "backend": "slurm",
             "engine": "sglang",

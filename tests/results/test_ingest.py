@@ -20,7 +20,7 @@ def test_run_directory_points_carry_identity_and_provenance(db_url: str, tmp_pat
     run = write_run_dir(tmp_path / "runs")
     report = ingest_paths([run], db_url)
     assert (report.found, report.inserted, report.skipped) == (2, 2, ())
-    assert {o.status for o in report.outcomes} == {"succeeded", "failed"}
+    assert {o.status for o in report.outcomes} == {"completed", "failed"}
     stored = open_store(db_url).query()
     by_conc = {s.record.identity.concurrency: s.record for s in stored}
     rec = by_conc[64]

@@ -14,12 +14,29 @@ def report(
     db: str = typer.Option(DEFAULT_DB_URL, "--db", envvar="INFERBENCH_DB", help="Database URL."),
     output: Path = typer.Option(Path("runs/report"), "--output", help="Folder to write into."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Also write PNG plots."),
+    prices: Path | None = typer.Option(
+        None, "--prices", help="$/GPU-hour YAML for the cost metrics (default: the cited list)."
+    ),
+    base: str | None = typer.Option(
+        None, "--base", help="compare page BASE (run id, tag:<name>, ...; default: previous run)"
+    ),
+    head: str | None = typer.Option(
+        None, "--head", help="compare page HEAD (same forms; default: the latest run)"
+    ),
+    threshold: float = typer.Option(0.05, "--threshold", help="relative change treated as noise"),
 ) -> None:
     """Write the dashboard (index.html, opens offline) and PNG Pareto plots."""
+    from inferbench.errors import InputError
     from inferbench.report import build_report
 
+    if (base is None) != (head is None):
+        raise InputError("--base and --head go together", hint="give both, or neither")
+    if threshold < 0:
+        raise InputError("--threshold must be >= 0")
     with Console(stderr=True).status("building report..."):
-        paths = build_report(db, output, plots=plots)
+        paths = build_report(
+            db, output, plots=plots, prices=prices, base=base, head=head, threshold=threshold
+        )
     typer.echo(
         f"dashboard: {paths.dashboard} ({paths.points} points in {paths.series} series, "
         f"{paths.stored} stored); plots: {len(paths.plots)} PNG in {paths.output_dir}"

@@ -222,17 +222,23 @@ def compare(
     db: str = DB_OPTION,
     threshold: float = typer.Option(0.05, "--threshold", help="relative change treated as noise"),
     fmt: str = typer.Option("table", "--format", help="table or markdown"),
+    at: float | None = typer.Option(
+        None,
+        "--at",
+        help="interactivity (tok/s/user) to compare each series' frontier at "
+        "(default: a round value in the middle of the range both runs cover)",
+    ),
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression", help="exit 1 on any regression"
     ),
 ) -> None:
     """Per-point deltas between two sets of results (regressions first)."""
-    from inferbench.report.markdown import comparison_markdown
+    from inferbench.report.markdown import at_sentence, comparison_markdown
     from inferbench.results.compare import compare_selectors
 
     if fmt not in ("table", "markdown"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or markdown")
-    cmp = compare_selectors(open_store(db), base, head, threshold=threshold)
+    cmp = compare_selectors(open_store(db), base, head, threshold=threshold, at=at)
     if fmt == "markdown":
         typer.echo(comparison_markdown(cmp), nl=False)
     else:
@@ -252,6 +258,8 @@ def compare(
             f"{cmp.count('noise')} within noise; "
             f"{len(cmp.only_base)} only in base, {len(cmp.only_head)} only in head"
         )
+        for pair in cmp.at:
+            typer.echo(at_sentence(pair))
     if fail_on_regression and cmp.count("regression"):
         raise typer.Exit(1)
 

@@ -6,9 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferbench.fsio import atomic_write_text
-from inferbench.report.dashboard import render_dashboard
+from inferbench.report.dashboard import DashboardInputs, render_dashboard
+from inferbench.report.history import HISTORY_PER_POINT
 from inferbench.report.plots import write_plots
-from inferbench.results.store import DEFAULT_DB_URL, open_store
+from inferbench.report.prices import load_prices
+from inferbench.results.compare import Comparison, compare_records, compare_selectors
+from inferbench.results.store import DEFAULT_DB_URL, RecordFilter, Store, open_store
 
 __all__ = ["ReportPaths", "build_report"]
 
@@ -25,16 +28,51 @@ class ReportPaths:
     stored: int  # records in the store
 
 
+def _comparison(
+    store: Store, base: str | None, head: str | None, threshold: float
+) -> Comparison | None:
+    """BASE vs HEAD as asked, else the two most recently ingested runs (None with one)."""
+    if base and head:
+        return compare_selectors(store, base, head, threshold=threshold)
+    runs = store.run_ids()
+    if len(runs) < 2:
+        return None
+    b, h = runs[-2], runs[-1]
+    return compare_records(
+        [s.record for s in store.query(RecordFilter(run_id=b))],
+        [s.record for s in store.query(RecordFilter(run_id=h))],
+        threshold=threshold,
+        base_label=b,
+        head_label=h,
+    )
+
+
 def build_report(
-    db_url: str = DEFAULT_DB_URL, output_dir: Path | str = "runs/report", *, plots: bool = True
+    db_url: str = DEFAULT_DB_URL,
+    output_dir: Path | str = "runs/report",
+    *,
+    plots: bool = True,
+    prices: Path | str | None = None,
+    base: str | None = None,
+    head: str | None = None,
+    threshold: float = 0.05,
 ) -> ReportPaths:
     """Write `index.html` (the dashboard) and one PNG per model/lengths into output_dir."""
     out = Path(output_dir)
+    table = load_prices(prices)
     with open_store(db_url) as store:
         latest = [s.record for s in store.latest_per_point()]
-        outcomes = store.outcomes()
-        stored = store.count()
-    dash = render_dashboard(latest, outcomes, stored=stored)
+        inputs = DashboardInputs(
+            latest=latest,
+            outcomes=store.outcomes(),
+            history=[s.record for s in store.history(HISTORY_PER_POINT)],
+            comparison=_comparison(store, base, head, threshold),
+            prices=table,
+            stored=store.count(),
+            output_dir=out,
+            threshold=threshold,
+        )
+    dash = render_dashboard(inputs)
     dashboard = out / "index.html"
     atomic_write_text(dashboard, dash.html)
     pngs = write_plots(latest, out) if plots else []
@@ -44,5 +82,5 @@ def build_report(
         plots=tuple(pngs),
         points=dash.points,
         series=dash.series,
-        stored=stored,
+        stored=inputs.stored,
     )

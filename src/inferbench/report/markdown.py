@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from inferbench.results.compare import Comparison, Delta, PointDelta
+from inferbench.results.compare import Comparison, Delta, PointDelta, verdict_of
+from inferbench.results.equal import PairAt
 
 _ICON = {"regression": "🔴", "improvement": "🟢", "noise": "⚪"}
 _SHOWN = (
@@ -29,6 +30,24 @@ def _row(p: PointDelta) -> str:
     return f"| {_ICON[p.verdict]} | {p.label} | " + " | ".join(cells) + " |"
 
 
+def at_sentence(a: PairAt) -> str:
+    """`at 50 tok/s/user, <series>: head 4,210 tok/s/GPU, 1.08x base (3,898)`."""
+    return (
+        f"at {a.target:g} tok/s/user, {a.key.label()}: head {a.head:,.4g} tok/s/GPU, "
+        f"{a.ratio:.2f}x base ({a.base:,.4g})"
+    )
+
+
+def at_lines(cmp: Comparison) -> list[str]:
+    if not cmp.at:
+        return []
+    lines = ["", "Throughput per GPU at equal interactivity (frontiers interpolated, PCHIP):", ""]
+    for a in cmp.at:
+        icon = _ICON[verdict_of(a.ratio - 1, higher_is_better=True, threshold=cmp.threshold)]
+        lines.append(f"- {icon} {at_sentence(a)}")
+    return lines
+
+
 def comparison_markdown(cmp: Comparison, *, max_rows: int = 60) -> str:
     reg, imp, noise = (cmp.count(v) for v in ("regression", "improvement", "noise"))
     lines = [
@@ -50,6 +69,7 @@ def comparison_markdown(cmp: Comparison, *, max_rows: int = 60) -> str:
         hidden = len(cmp.points) - len(shown)
         if hidden:
             lines.append(f"| | … {hidden} more points within noise or beyond {max_rows} rows | |")
+    lines += at_lines(cmp)
     if cmp.only_base:
         lines += ["", "<details><summary>Missing from head</summary>", ""]
         lines += [

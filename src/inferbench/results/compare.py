@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from inferbench.errors import InputError
+from inferbench.results.equal import PairAt, compare_at
 from inferbench.results.record import Record
 from inferbench.results.store import RecordFilter, Store, StoredRecord
 
@@ -88,24 +89,31 @@ class Comparison:
     points: tuple[PointDelta, ...]  # regressions first, worst first
     only_base: tuple[Record, ...]
     only_head: tuple[Record, ...]
+    at: tuple[PairAt, ...] = ()  # per series, tok/s/GPU at equal interactivity
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for p in self.points if p.verdict == verdict)
+
+
+def relative_change(base: float, head: float) -> float:
+    return (head - base) / abs(base) if base else (0.0 if head == base else float("inf"))
+
+
+def verdict_of(change: float, *, higher_is_better: bool, threshold: float) -> Verdict:
+    """Noise inside ±threshold; beyond it, better or worse in the metric's own direction."""
+    if abs(change) < threshold:
+        return "noise"
+    better = change > 0 if higher_is_better else change < 0
+    return "improvement" if better else "regression"
 
 
 def _delta(spec: MetricSpec, base: Record, head: Record, threshold: float) -> Delta:
     b, h = metric_value(base, spec.name), metric_value(head, spec.name)
     if b is None or h is None:
         return Delta(spec, b, h, None, "noise")
-    if spec.name == "failure_rate":
-        change = h - b  # rates near zero: compare in absolute points
-    else:
-        change = (h - b) / abs(b) if b else (0.0 if h == b else float("inf"))
-    if abs(change) < threshold:
-        verdict: Verdict = "noise"
-    else:
-        better = change > 0 if spec.higher_is_better else change < 0
-        verdict = "improvement" if better else "regression"
+    # rates near zero: compare in absolute points
+    change = h - b if spec.name == "failure_rate" else relative_change(b, h)
+    verdict = verdict_of(change, higher_is_better=spec.higher_is_better, threshold=threshold)
     return Delta(spec, b, h, change, verdict)
 
 
@@ -124,8 +132,10 @@ def compare_records(
     threshold: float = 0.05,
     base_label: str = "base",
     head_label: str = "head",
+    at: float | None = None,
 ) -> Comparison:
-    """Match by point key (the later record wins inside one side) and diff each pair."""
+    """Match by point key (the later record wins inside one side) and diff each pair;
+    per series, both frontiers at interactivity `at` (a round middle value when None)."""
     b_map = {r.point_key(): r for r in base}
     h_map = {r.point_key(): r for r in head}
     points = []
@@ -142,6 +152,7 @@ def compare_records(
         points=tuple(points),
         only_base=tuple(b_map[k] for k in sorted(b_map.keys() - h_map.keys())),
         only_head=tuple(h_map[k] for k in sorted(h_map.keys() - b_map.keys())),
+        at=tuple(compare_at(list(b_map.values()), list(h_map.values()), target=at)),
     )
 
 
@@ -189,9 +200,13 @@ def select_records(store: Store, selector: str) -> list[StoredRecord]:
     return found
 
 
-def compare_selectors(store: Store, base: str, head: str, *, threshold: float = 0.05) -> Comparison:
+def compare_selectors(
+    store: Store, base: str, head: str, *, threshold: float = 0.05, at: float | None = None
+) -> Comparison:
     if threshold < 0:
         raise InputError("--threshold must be >= 0")
+    if at is not None and at <= 0:
+        raise InputError("--at must be a positive interactivity (tok/s/user)")
     b = [s.record for s in select_records(store, base)]
     h = [s.record for s in select_records(store, head)]
-    return compare_records(b, h, threshold=threshold, base_label=base, head_label=head)
+    return compare_records(b, h, threshold=threshold, base_label=base, head_label=head, at=at)

@@ -1,8 +1,9 @@
 """Pareto frontiers of throughput per GPU against interactivity or E2EL, and monotone
 interpolation along them.
 
-A curve groups points by model, sequence lengths, hardware, framework and precision
-(every topology and concurrency of that group competes on one frontier). Against
+A curve groups points by model, sequence lengths, hardware, framework, precision,
+disaggregation and speculative decoding (every topology and concurrency of that group
+competes on one frontier). Against
 interactivity both axes are better when higher; against E2EL, lower latency is better.
 Interpolation uses PCHIP (Fritsch-Carlson), which never overshoots between points, so
 an interpolated throughput is always between its two neighbours.
@@ -29,12 +30,21 @@ class SeriesKey:
     hardware: str
     framework: str
     precision: str
+    disagg: bool = False
+    spec_decoding: str = "none"
+
+    def variant(self) -> str:
+        """What tells apart series of one hardware, framework and precision: `hw fw prec`
+        plus `disagg` and the speculative decoding method when they apply."""
+        words = [self.hardware, self.framework, self.precision]
+        if self.disagg:
+            words.append("disagg")
+        if self.spec_decoding not in ("", "none"):
+            words.append(self.spec_decoding)
+        return " ".join(words)
 
     def label(self) -> str:
-        return (
-            f"{self.model_prefix} {self.isl}/{self.osl} {self.hardware} "
-            f"{self.framework} {self.precision}"
-        )
+        return f"{self.model_prefix} {self.isl}/{self.osl} {self.variant()}"
 
 
 @dataclass(frozen=True)
@@ -48,7 +58,16 @@ class Curve:
 
 def series_key(r: Record) -> SeriesKey:
     i = r.identity
-    return SeriesKey(i.model_prefix, i.isl, i.osl, i.hardware(), i.framework, i.precision)
+    return SeriesKey(
+        i.model_prefix,
+        i.isl,
+        i.osl,
+        i.hardware(),
+        i.framework,
+        i.precision,
+        i.disagg,
+        i.spec_decoding,
+    )
 
 
 def x_value(r: Record, axis: XAxis) -> float | None:
@@ -59,9 +78,11 @@ def x_value(r: Record, axis: XAxis) -> float | None:
 
 
 def pareto_frontier(
-    xs: Sequence[float], ys: Sequence[float], *, higher_x: bool = True
+    xs: Sequence[float], ys: Sequence[float], *, higher_x: bool = True, higher_y: bool = True
 ) -> list[int]:
-    """Indices of non-dominated points (y always higher-better), sorted by x ascending."""
+    """Indices of non-dominated points, sorted by x ascending."""
+    if not higher_y:
+        ys = [-y for y in ys]
     order = sorted(range(len(xs)), key=lambda k: (xs[k], ys[k]), reverse=higher_x)
     keep: list[int] = []
     best = -np.inf
@@ -78,19 +99,21 @@ def build_curves(
     records: Sequence[Record],
     axis: XAxis = "interactivity",
     *,
-    y: Callable[[Record], float] | None = None,
+    y: Callable[[Record], float | None] | None = None,
+    higher_y: bool = True,
 ) -> list[Curve]:
+    """One curve per series; a point without a value on either axis is left out."""
     y_of = y or (lambda r: r.derived.total_tput_per_gpu)
     groups: dict[SeriesKey, list[Record]] = {}
     for r in records:
-        if x_value(r, axis) is not None:
+        if x_value(r, axis) is not None and y_of(r) is not None:
             groups.setdefault(series_key(r), []).append(r)
     curves = []
     for key in sorted(groups):
         members = groups[key]
         xs = tuple(float(x_value(r, axis) or 0.0) for r in members)
-        ys = tuple(float(y_of(r)) for r in members)
-        front = pareto_frontier(xs, ys, higher_x=axis == "interactivity")
+        ys = tuple(float(y_of(r) or 0.0) for r in members)
+        front = pareto_frontier(xs, ys, higher_x=axis == "interactivity", higher_y=higher_y)
         curves.append(Curve(key, xs, ys, tuple(members), tuple(front)))
     return curves
 
@@ -131,7 +154,7 @@ def _end_slope(h0: float, h1: float, delta: np.ndarray) -> float:
 
 
 def throughput_at(curve: Curve, target_x: float) -> float | None:
-    """Frontier throughput interpolated at `target_x`; None outside the measured range."""
+    """The frontier's y interpolated at `target_x`; None outside the measured range."""
     xs = [curve.x[k] for k in curve.frontier]
     ys = [curve.y[k] for k in curve.frontier]
     pairs = sorted({x: y for x, y in zip(xs, ys, strict=True)}.items())

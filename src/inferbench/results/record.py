@@ -9,6 +9,7 @@ clear message instead of being half-understood.
       the load generator's verdicts (complete, incomplete_reason, gate_failure) and
       client-side load (achieved_request_rate, in_flight_max, in_flight_mean), all
       optional so v1 records stay valid (store migration v3 rewrites v1 identities)
+  v3  provenance.commit: the benchmark tree's commit the run was made from (optional)
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench.errors import InputError, Location
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 PoolRole = Literal["worker", "prefill", "decode"]
 
@@ -135,6 +136,7 @@ class Provenance(_Frozen):
     source: str | None = None  # the file the point came from
     command: str | None = None  # how the server / client was launched, when known
     tag: str | None = None
+    commit: str | None = None  # the benchmark tree's commit, when the run recorded it
 
 
 class Stats(_Frozen):

@@ -137,6 +137,10 @@ def _first(d: Mapping[str, Any], *keys: str) -> Any:
     return next((d[k] for k in keys if d.get(k) not in (None, "")), None)
 
 
+def _opt(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
 def _plan_command(job_dir: Path) -> str | None:
     """The deployment's command lines from plan.json, when the plan lists them."""
     plan = _optional_json(job_dir / "plan.json")
@@ -187,6 +191,7 @@ def _job_points(job_dir: Path, identity: Mapping[str, Any] | None) -> Iterator[P
         "inferbench_version": _first(run, "version", "inferbench_version"),
         "official": bool(run.get("official", False) or job.get("official") in (True, "true")),
         "tag": job.get("tag"),
+        "commit": _opt(_first(job, "commit") or _first(run, "commit", "git_commit", "git-commit")),
     }
     if outcome:
         yield JobOutcome(

@@ -184,6 +184,31 @@ class Store:
             rows = conn.execute(stmt).all()
         return [StoredRecord(row_id, record_from_json(payload)) for row_id, payload in rows]
 
+    def history(self, per_point: int) -> list[StoredRecord]:
+        """Each point key's `per_point` most recently ingested records (a history view's
+        data), chosen in SQL so a long history is never read whole."""
+        rank = (
+            func.row_number()
+            .over(partition_by=records.c.point_key, order_by=records.c.id.desc())
+            .label("rank")
+        )
+        ranked = select(records.c.id.label("rid"), rank).subquery()
+        stmt = (
+            select(records.c.id, records.c.record_json)
+            .join(ranked, ranked.c.rid == records.c.id)
+            .where(ranked.c.rank <= per_point)
+            .order_by(records.c.id)
+        )
+        with self._begin() as conn:
+            rows = conn.execute(stmt).all()
+        return [StoredRecord(row_id, record_from_json(payload)) for row_id, payload in rows]
+
+    def run_ids(self) -> list[str]:
+        """Run ids, the most recently ingested last."""
+        stmt = select(records.c.run_id).group_by(records.c.run_id).order_by(func.max(records.c.id))
+        with self._begin() as conn:
+            return [str(r) for r in conn.execute(stmt).scalars().all()]
+
     def get(self, record_id: int) -> StoredRecord | None:
         stmt = select(records.c.id, records.c.record_json).where(records.c.id == record_id)
         with self._begin() as conn:

@@ -112,42 +112,45 @@ def write_run_dir(
     seed: int = 0,
     speedup: float = 1.0,
     official: bool = False,
+    started: str = "2026-01-01T12:00:00+00:00",
+    commit: str | None = None,
+    speedups: dict[str, float] | None = None,
 ) -> Path:
-    """A run directory in the shared layout: run.json, <job>/job.json, outcome, results."""
+    """A run directory in the shared layout: run.json, <job>/job.json, outcome, results.
+
+    `speedups` scales one framework's speed on top of `speedup` (a regression to find)."""
     rng = random.Random(seed)
     run_dir = root / run_id
-    _write(
-        run_dir / "run.json",
-        {
-            "run_id": run_id,
-            "backend": "sim",
-            "engine": "sim",
-            "version": "0.1.0",
-            "host": "localhost",
-            "created": "2026-01-01T12:00:00+00:00",
-            "official": official,
-        },
-    )
+    run_info: dict[str, Any] = {
+        "run_id": run_id,
+        "backend": "sim",
+        "engine": "sim",
+        "version": "0.1.0",
+        "host": "localhost",
+        "created": started,
+        "official": official,
+    }
+    if commit:
+        run_info["commit"] = commit
+    _write(run_dir / "run.json", run_info)
     for n, cfg in enumerate(configs):
         fp = f"job{n:04d}{cfg.framework}"
         job = job_json(cfg, fp)
         job["conc"] = list(concurrencies)
         _write(run_dir / fp / "job.json", job)
         for conc in concurrencies:
-            bench = sa_bench_result(cfg, conc, rng=rng, speedup=speedup)
+            factor = speedup * (speedups or {}).get(cfg.framework, 1.0)
+            bench = sa_bench_result(cfg, conc, rng=rng, speedup=factor)
             _write(run_dir / fp / "results" / f"conc{conc}.json", bench)
         _write(
             run_dir / fp / "outcome.json",
             {
-                "status": "succeeded",
+                "status": "completed",
                 "attempt": 1,
                 "backend": "sim",
                 "engine": "sim",
                 "host": "localhost",
-                "times": {
-                    "started": "2026-01-01T12:00:00+00:00",
-                    "finished": "2026-01-01T12:10:00+00:00",
-                },
+                "times": {"started": started, "finished": started},
             },
         )
     return run_dir

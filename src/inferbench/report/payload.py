@@ -1,0 +1,234 @@
+"""The data the dashboard embeds: columnar lists, repeated strings interned, values
+rounded to four significant digits (what a chart or a table can show).
+
+Only the latest record of each distinct point (`Store.latest_per_point`) is drawn on
+the curves, and each series keeps at most `MAX_POINTS_PER_SERIES` points, every point
+on any of its frontiers first. Frontiers are computed here, once, for every x/y pair of
+the axis tables (`inferbench.report.metrics`), and sent as one bit mask per point.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from inferbench.report.metrics import X_AXES, Y_AXES, Axis
+from inferbench.report.prices import PriceTable
+from inferbench.results.equal import ratio_sentence, round_targets, values_at
+from inferbench.results.pareto import SeriesKey, build_curves, pareto_frontier, series_key
+from inferbench.results.record import Record
+
+MAX_POINTS_PER_SERIES = 400
+MAX_TARGETS = 8
+
+
+class Strings:
+    """Interns repeated strings (images, topologies, runs) into one table."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, value: str | None) -> int:
+        text = value or "-"
+        if text not in self._index:
+            self._index[text] = len(self.items)
+            self.items.append(text)
+        return self._index[text]
+
+
+def sig(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
+def when(stamp: datetime | None) -> str | None:
+    return stamp.strftime("%Y-%m-%d %H:%M") if stamp else None
+
+
+def point_status(r: Record) -> str:
+    """A point's own verdict, as the load generator recorded it."""
+    if r.metrics.complete is False:
+        return "incomplete"
+    if r.metrics.gate_failure:
+        return "gate failed"
+    return "ok"
+
+
+@dataclass
+class SeriesTable:
+    """Series in first-seen order; a series' facet is its model and sequence lengths."""
+
+    index: dict[SeriesKey, int]
+    rows: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> SeriesTable:
+        table = cls({}, [])
+        for key in sorted({series_key(r) for r in records}):
+            table.index[key] = len(table.rows)
+            table.rows.append(
+                {
+                    "label": key.label(),
+                    "variant": key.variant(),
+                    "facet": f"{key.model_prefix} {key.isl}/{key.osl}",
+                    "model": key.model_prefix,
+                    "seq": f"{key.isl}/{key.osl}",
+                    "hw": key.hardware,
+                    "fw": key.framework,
+                    "prec": key.precision,
+                    "disagg": key.disagg,
+                    "spec": key.spec_decoding,
+                }
+            )
+        return table
+
+
+def frontier_masks(records: Sequence[Record], prices: PriceTable) -> dict[int, int]:
+    """id(record) -> bit (x_index * len(Y_AXES) + y_index) set when it is on that frontier."""
+    by_series: dict[SeriesKey, list[Record]] = {}
+    for r in records:
+        by_series.setdefault(series_key(r), []).append(r)
+    masks: dict[int, int] = {id(r): 0 for r in records}
+    for members in by_series.values():
+        for xi, xa in enumerate(X_AXES):
+            xs = [xa.value(r, prices) for r in members]
+            for yi, ya in enumerate(Y_AXES):
+                ys = [ya.value(r, prices) for r in members]
+                keep = [k for k in range(len(members)) if xs[k] is not None and ys[k] is not None]
+                front = pareto_frontier(
+                    [float(xs[k] or 0) for k in keep],
+                    [float(ys[k] or 0) for k in keep],
+                    higher_x=xa.higher_is_better,
+                    higher_y=ya.higher_is_better,
+                )
+                bit = 1 << (xi * len(Y_AXES) + yi)
+                for j in front:
+                    masks[id(members[keep[j]])] |= bit
+    return masks
+
+
+def thin(records: Sequence[Record], masks: dict[int, int]) -> list[Record]:
+    """At most MAX_POINTS_PER_SERIES per series: frontier points first, then an even sample."""
+    by_series: dict[SeriesKey, list[Record]] = {}
+    for r in records:
+        by_series.setdefault(series_key(r), []).append(r)
+    kept: list[Record] = []
+    for members in by_series.values():
+        if len(members) <= MAX_POINTS_PER_SERIES:
+            kept.extend(members)
+            continue
+        front = [r for r in members if masks[id(r)]][:MAX_POINTS_PER_SERIES]
+        rest = [r for r in members if not masks[id(r)]]
+        room = MAX_POINTS_PER_SERIES - len(front)
+        step = max(1, len(rest) // max(1, room))
+        kept.extend(front + rest[::step][:room])
+    return kept
+
+
+def _job_link(source: str | None, output_dir: Path | None) -> str | None:
+    """The run's job directory (where its logs, plan and results are), as a link that
+    still works when the report and the runs folder move together."""
+    if not source:
+        return None
+    path = Path(source).absolute()
+    job_dir = path.parent.parent if path.parent.name == "results" else path.parent
+    if output_dir is None:
+        return job_dir.as_uri()
+    return Path(os.path.relpath(job_dir, output_dir.absolute())).as_posix() + "/"
+
+
+def points_payload(
+    records: Sequence[Record],
+    masks: dict[int, int],
+    series: SeriesTable,
+    strings: Strings,
+    prices: PriceTable,
+    output_dir: Path | None,
+) -> dict[str, Any]:
+    cols: dict[str, list[Any]] = {
+        k: [] for k in ("s", "c", "t", "img", "run", "tag", "date", "commit", "dir", "off", "fr")
+    }
+    cols.update({"st": [], "fm": []})
+    xs: dict[str, list[float | None]] = {a.key: [] for a in X_AXES}
+    ys: dict[str, list[float | None]] = {a.key: [] for a in Y_AXES}
+    for r in records:
+        p = r.provenance
+        cols["s"].append(series.index[series_key(r)])
+        cols["c"].append(r.identity.concurrency)
+        cols["t"].append(strings(r.identity.topology()))
+        cols["img"].append(strings(r.identity.image))
+        cols["run"].append(strings(p.run_id))
+        cols["tag"].append(strings(p.tag))
+        cols["date"].append(strings(when(p.started_at)))
+        cols["commit"].append(strings(p.commit))
+        cols["dir"].append(strings(_job_link(p.source, output_dir)))
+        cols["off"].append(1 if p.official else 0)
+        cols["fr"].append(round(r.derived.failure_rate, 4))
+        cols["st"].append(strings(point_status(r)))
+        cols["fm"].append(masks[id(r)])
+        for a in X_AXES:
+            xs[a.key].append(sig(a.value(r, prices)))
+        for a in Y_AXES:
+            ys[a.key].append(sig(a.value(r, prices)))
+    return {**cols, "x": xs, "y": ys}
+
+
+def _axis_rows(table: Sequence[Axis], prices: PriceTable) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": a.key,
+            "label": a.label,
+            "short": a.short,
+            "higher": a.higher_is_better,
+            "log": a.log,
+            "note": a.note.format(prices=prices.file),
+        }
+        for a in table
+    ]
+
+
+def axes_payload(prices: PriceTable) -> dict[str, Any]:
+    return {"x": _axis_rows(X_AXES, prices), "y": _axis_rows(Y_AXES, prices)}
+
+
+def at_payload(
+    records: Sequence[Record], series: SeriesTable, prices: PriceTable
+) -> dict[str, dict[str, Any]]:
+    """Per facet and y metric: round interactivity targets, each with every series'
+    interpolated value and the headline sentence."""
+    facets: dict[str, list[Record]] = {}
+    for r in records:
+        facets.setdefault(series.rows[series.index[series_key(r)]]["facet"], []).append(r)
+    out: dict[str, dict[str, Any]] = {}
+    for facet, members in facets.items():
+        per_y: dict[str, Any] = {}
+        for ya in Y_AXES:
+
+            def y_of(r: Record, ya: Axis = ya) -> float | None:
+                return ya.value(r, prices)
+
+            curves = build_curves(members, "interactivity", y=y_of, higher_y=ya.higher_is_better)
+            if not curves:
+                continue
+            lo = min(min(c.x[k] for k in c.frontier) for c in curves)
+            hi = max(max(c.x[k] for k in c.frontier) for c in curves)
+            rows = []
+            for target in round_targets(lo, hi)[:MAX_TARGETS]:
+                found = values_at(curves, target)
+                if found:
+                    rows.append(
+                        {
+                            "at": target,
+                            "values": [[series.index[f.key], sig(f.value)] for f in found],
+                            "sentence": ratio_sentence(
+                                found, target, unit=ya.short, higher_is_better=ya.higher_is_better
+                            ),
+                        }
+                    )
+            per_y[ya.key] = rows
+        out[facet] = per_y
+    return out
