@@ -225,3 +225,32 @@ def test_large_series_are_thinned_keeping_every_frontier_point(tmp_path: Path) -
     assert len(data["points"]["s"]) == MAX_POINTS_PER_SERIES
     assert sum(1 for m in data["points"]["fm"] if m & 1) >= 1
     assert data["outcomes"]["failed"] == 0
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from inferbench.cli.main import main
+
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out = capsys.readouterr()
+    return int(done.value.code or 0), out.out, out.err
+
+
+def test_results_compare_reports_equal_interactivity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = two_run_store(tmp_path)
+    code, out, _ = _cli(capsys, "results", "compare", "n1", "n2", "--db", url, "--at", "50")
+    assert code == 0
+    lines = [line for line in out.splitlines() if line.startswith("at 50 tok/s/user, ")]
+    vllm = next(line for line in lines if "h200 vllm fp8" in line)
+    assert "x base (" in vllm and "0.6" in vllm.split("tok/s/GPU, ")[1][:4]
+    code, md, _ = _cli(
+        capsys, "results", "compare", "n1", "n2", "--db", url, "--format", "markdown"
+    )
+    assert code == 0 and "Throughput per GPU at equal interactivity" in md
+    assert "- 🔴 at 50 tok/s/user, dsr1 1024/1024 h200 vllm fp8: head" in md
+    code, _, err = _cli(capsys, "results", "compare", "n1", "n2", "--db", url, "--at", "-1")
+    assert code == 2 and "--at must be a positive" in err
+    code, _, err = _cli(capsys, "report", "--db", url, "--base", "n1", "--output", str(tmp_path))
+    assert code == 2 and "--base and --head go together" in err
