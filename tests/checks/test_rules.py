@@ -76,12 +76,31 @@ def test_srt_slurm_checkout_resolves_upstream_references(tree: Path, tmp_path: P
     upstream = tmp_path / "srt-slurm"
     (upstream / "recipes").mkdir(parents=True)
     report = check_tree(tree, CheckOptions(srt_slurm=upstream))
-    assert [f.rule for f in report.findings] == ["IB002", "IB201"]
+    # in neither tree: the checkout may be another ref than the launcher clones, so the
+    # reference is named as not checkable rather than called dangling
+    assert [f.rule for f in report.findings] == ["IB002", "IB001"]
+    assert "nor in the srt-slurm checkout given" in report.findings[1].message
     src = tree / RECIPE
     dest = upstream / "recipes/sglang/deepseek/b200-fp4/8k1k" / src.name
     dest.parent.mkdir(parents=True)
     dest.write_text(src.read_text())
     assert check_tree(tree, CheckOptions(srt_slurm=upstream)).findings == ()
+
+
+def test_a_missing_file_in_a_folder_the_tree_owns_is_dangling(tree: Path, tmp_path: Path) -> None:
+    edit(tree, MASTER, "2p1d-dep2-dep8-8k1k.yaml", "2p1d-dep2-dep8-9k1k.yaml")
+    (tmp_path / "srt-slurm" / "recipes").mkdir(parents=True)
+    report = check_tree(tree, CheckOptions(srt_slurm=tmp_path / "srt-slurm"))
+    assert [f.rule for f in report.findings if f.severity is Severity.ERROR] == ["IB201"]
+
+
+def test_repo_relative_config_file_names_the_trees_file(tree: Path) -> None:
+    """InferenceX launchers copy benchmarks/multi_node/srt-slurm-recipes/... into the clone at
+    the same path, so a CONFIG_FILE written from the repo root is the tree's file."""
+    edit(
+        tree, MASTER, "CONFIG_FILE=recipes/", "CONFIG_FILE=benchmarks/multi_node/srt-slurm-recipes/"
+    )
+    assert check_tree(tree).findings == ()
 
 
 def test_a_crashing_rule_is_isolated(tree: Path) -> None:

@@ -82,7 +82,7 @@ def test_clusters_import_writes_loadable_file(tmp_path: Path) -> None:
     result = runner.invoke(_app(), ["clusters", "import", "--root", str(root)])
     assert result.exit_code == 0, result.output
     assert "written (6 model routes)" in result.output
-    assert "launch_b200-dgxc.sh:29: unreadable branch" in result.output
+    assert "launch_b200-dgxc.sh:29: warning: unreadable branch" in result.output
     cluster = load_cluster(root / "clusters" / "b200-dgxc.yaml").cluster
     assert cluster.runners == ("b200", "b200-multinode")
     assert cluster.srt_slurm is not None and cluster.srt_slurm.ref == "v0.4.2"
@@ -109,3 +109,50 @@ def test_clusters_import_output_and_cluster_filter(tmp_path: Path) -> None:
     assert (out / "b200-dgxc.yaml").is_file()
     missing = CliRunner().invoke(_app(), [*args, "--cluster", "nope"])
     assert missing.exit_code != 0
+
+
+SRTSLURM_LAUNCHER = """\
+#!/usr/bin/bash
+SQUASH_FILE="/sq/$(echo "$IMAGE" | sed 's/[\\/:@#]/_/g').sqsh"
+NGINX_SQUASH_FILE="/sq/nginx.sqsh"
+MODEL_PATHS_EXTRA=""
+if [[ $MODEL_PREFIX == "dsv4" && $PRECISION == "fp4" ]]; then
+    export MODEL_PATH="/models/DeepSeek-V4-Pro"
+    export SRT_SLURM_MODEL_PREFIX="deepseek-v4-pro"
+    MODEL_PATHS_EXTRA='  "deepseek-v4-pro-mxfp4": "/models/DeepSeek-V4-Pro"'
+fi
+cat > srtslurm.yaml <<EOF
+model_paths:
+  "${SRT_SLURM_MODEL_PREFIX}": "${MODEL_PATH}"
+  "${MODEL_PREFIX}": "${MODEL_PATH}"
+${MODEL_PATHS_EXTRA}
+containers:
+  dynamo-sglang: ${SQUASH_FILE}
+  "${IMAGE}": ${SQUASH_FILE}
+  nginx-sqsh: ${NGINX_SQUASH_FILE}
+EOF
+"""
+
+
+def test_srtslurm_block_aliases_and_containers(tmp_path: Path) -> None:
+    """The srtslurm.yaml a launcher writes: every model_paths line (the routed alias, the
+    model prefix, a branch's extra entries) and the container aliases of the job's image."""
+    table = parse_launcher(SRTSLURM_LAUNCHER, tmp_path / "launch_x-nv.sh")
+    row = table.lookup("dsv4", "fp4")
+    assert row is not None and row.extra_aliases == ("deepseek-v4-pro-mxfp4",)
+    assert table.aliases(row, "dsv4") == {"deepseek-v4-pro", "dsv4", "deepseek-v4-pro-mxfp4"}
+    assert table.aliases(None, "qwen3.5") == {None, "qwen3.5"}
+    assert table.container_aliases == {"dynamo-sglang", "nginx-sqsh"}
+    assert table.container_source("dynamo-sglang") == "image"
+    assert table.container_source("nginx-sqsh") == "other"  # a fixed file, not the image
+    assert table.container_source("lmsysorg/sglang:v1") is None
+
+
+def test_a_symlink_checked_out_as_a_file_is_read_through(tmp_path: Path) -> None:
+    runners = tmp_path / "runners"
+    runners.mkdir()
+    (runners / "launch_x-nv.sh").write_text(SRTSLURM_LAUNCHER)
+    (runners / "launch_x-nv-slurm.sh").write_text("launch_x-nv.sh")  # git, core.symlinks off
+    tables = read_launchers(sorted(runners.glob("*.sh")))
+    assert list(tables) == ["x-nv"]
+    assert tables["x-nv"].names == ("launch_x-nv-slurm.sh", "launch_x-nv.sh")

@@ -95,6 +95,7 @@ class Collector:
         self._unreferenced_recipes()
         out.coverage = self._coverage()
         aliases = {a for c in project.clusters.values() for a in c.cluster.containers}
+        aliases |= {a for t in project.launchers.values() for a in t.container_aliases}
         for use in out.uses:
             container = use.recipe.model.container
             if container not in aliases and not container.endswith(".sqsh"):
@@ -118,16 +119,19 @@ class Collector:
         block, index = _config_file_index(space)
         where = config.locate((*point.path, block, "additional-settings", index))
         try:
-            resolved = self.project.resolve_recipe(ref, srt_slurm=self.srt_slurm)
+            foreign = self.project.foreign_recipe(config.entry.framework, str(ref))
+            resolved = foreign or self.project.resolve_recipe(ref, srt_slurm=self.srt_slurm)
         except ConfigError as exc:
             self.out.references.append(RecipeReference(config, point, ref, where, None, exc))
             return
+        # Not in this tree, and not in a folder the tree owns: srt-slurm's own recipes/, at
+        # whichever ref the launcher clones (a given checkout may be another ref).
         upstream = (
-            not resolved.exists and self.srt_slurm is None and not resolved.path.parent.is_dir()
+            foreign is None and not resolved.exists and not self._tree_owns(resolved.reference)
         )
         reference = RecipeReference(config, point, ref, where, resolved, upstream=upstream)
         self.out.references.append(reference)
-        if not resolved.exists:
+        if not resolved.exists or foreign is not None:  # an llm-d recipe: existence only
             return
         self.out.recipe_users[resolved.path].append(config.key)
         recipes = self._load(resolved.path, resolved.selector, where)
@@ -142,6 +146,11 @@ class Collector:
                     self.project, config, point, space, reference, use, target, concurrencies
                 )
             )
+
+    def _tree_owns(self, reference: str) -> bool:
+        """The folder the reference names exists in this tree's recipe root."""
+        text = reference.partition(":")[0].removeprefix(self.project.layout.recipe_prefix)
+        return (self.project.recipe_root / text).parent.is_dir()
 
     def _load(self, path: Path, selector: str | None, where: Location | None) -> list[Recipe]:
         key = (path, selector)  # resolve_recipe already gives a resolved path
@@ -184,7 +193,7 @@ class Collector:
             if resolved is None:
                 reasons["CONFIG_FILE leaves the recipe tree (IB202)"] += 1
             elif ref.upstream:
-                reasons["recipe only in upstream srt-slurm; pass --srt-slurm (IB001)"] += 1
+                reasons["recipe not in this tree but in srt-slurm's recipes/ (IB001)"] += 1
             elif not resolved.exists:
                 reasons["CONFIG_FILE names no file (IB201)"] += 1
             elif isinstance(self._variants.get((resolved.path, resolved.selector)), ConfigError):

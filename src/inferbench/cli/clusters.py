@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from inferbench.checks.render import display_path
 from inferbench.config.cluster_import import (
     WriteStatus,
     import_cluster,
@@ -17,7 +18,7 @@ from inferbench.config.launcher import read_launchers
 from inferbench.config.master import load_masters
 from inferbench.config.project import read_layout
 from inferbench.config.runners import load_runners
-from inferbench.errors import InputError
+from inferbench.errors import ConfigError, InputError
 
 clusters_app = typer.Typer(
     name="clusters",
@@ -57,7 +58,12 @@ def import_command(
     target_dir = output if output is not None else root / "clusters"
     refused = 0
     for table in tables:
-        result = import_cluster(table, runners=runners, masters=masters)
+        shown = display_path(table.path, root)
+        try:
+            result = import_cluster(table, runners=runners, masters=masters)
+        except ConfigError as exc:  # this launcher cannot be turned into a file; go on
+            err.print(f"{shown}: warning: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+            continue
         path = target_dir / f"{table.cluster}.yaml"
         status = write_cluster_file(path, result.text, force=force)
         rows = len(result.cluster.models)
@@ -65,7 +71,9 @@ def import_command(
         for note in result.notes:
             out.print(f"  note: {note}")
         for branch in result.unreadable:
-            err.print(f"  {table.path.name}:{branch.line}: unreadable branch: {branch.reason}")
+            err.print(
+                f"{shown}:{branch.line}: warning: unreadable branch, skipped: {branch.reason}"
+            )
         if status is WriteStatus.REFUSED:
             refused += 1
             err.print(f"  {path} exists and differs; not overwritten (use --force)")

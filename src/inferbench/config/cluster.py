@@ -93,7 +93,9 @@ class Cluster(FrozenModel):
                 )
             seen[key] = i
             if entry.alias is not None:
-                other = aliases.setdefault(entry.alias, i)
+                # launchers write srtslurm.yaml per job: one alias may name other weights
+                # for another framework, never two for the same one
+                other = aliases.setdefault(f"{entry.alias}\0{entry.framework}", i)
                 first = self.models[other]
                 if other != i and first.path != entry.path:
                     raise RuleViolation(
@@ -114,12 +116,18 @@ class Cluster(FrozenModel):
         hits.sort(key=lambda e: e.framework is None)
         return hits[0] if hits else None
 
-    def model_aliases(self) -> dict[str, str]:
-        """srtslurm `model_paths`: alias -> staged path."""
-        return {e.alias: e.path for e in self.models if e.alias is not None}
+    def model_aliases(self, framework: str | None = None) -> dict[str, str]:
+        """srtslurm `model_paths`: alias -> staged path (for `framework`: its own entries
+        win over generic ones; None: every entry, the first of each alias)."""
+        out: dict[str, str] = {}
+        for e in sorted(self.models, key=lambda e: e.framework is None):
+            if e.alias is None or (framework is not None and e.framework not in (None, framework)):
+                continue
+            out.setdefault(e.alias, e.path)
+        return out
 
-    def has_alias(self, alias: str) -> bool:
-        return alias in self.model_aliases()
+    def has_alias(self, alias: str, framework: str | None = None) -> bool:
+        return alias in self.model_aliases(framework)
 
     def srtslurm(self) -> SrtslurmConfig:
         """The srtslurm.yaml this cluster's srtctl should read, as a validated model."""

@@ -9,12 +9,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from ruamel.yaml import YAML
 
 from inferbench.config.cluster import Cluster
 from inferbench.config.launcher import LauncherTable, UnreadableBranch, cluster_name
 from inferbench.config.master import MasterConfig
 from inferbench.config.runners import Runners
+from inferbench.errors import ConfigError, Location
 from inferbench.fsio import atomic_write_text
 
 DEFAULT_GPUS_PER_NODE = 8
@@ -63,9 +65,18 @@ def _models(
 ) -> list[dict[str, Any]]:
     models: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str | None]] = set()
+    alias_paths: dict[tuple[str, str | None], tuple[str, int]] = {}
     for row in table.rows:
         where = f"{table.path.name}:{row.line}"
         key = (row.model_prefix, row.precision, row.framework)
+        if row.alias is not None and row.model_path is not None:
+            first = alias_paths.setdefault((row.alias, row.framework), (row.model_path, row.line))
+            if first[0] != row.model_path:
+                notes.append(
+                    f"{where}: alias {row.alias!r} already names {first[0]} (line {first[1]}); "
+                    f"this route to {row.model_path} is never the one srtctl reads; skipped"
+                )
+                continue
         if row.model_path is None:
             notes.append(f"{where}: sets no MODEL_PATH; skipped")
             continue
@@ -128,7 +139,15 @@ def import_cluster(
         data["srt-slurm"] = {"ref": table.srt_slurm_ref}
     data["models"] = _models(table, labels, masters or {}, notes)
     data["containers"] = {}
-    cluster = Cluster.model_validate(data)
+    try:
+        cluster = Cluster.model_validate(data)
+    except ValidationError as exc:  # a launcher shape this importer did not foresee
+        error = exc.errors(include_url=False)[0]
+        raise ConfigError(
+            f"cannot build a cluster file from this launcher: {error['msg']}",
+            location=Location(table.path),
+            hint="write clusters/<name>.yaml by hand for this cluster",
+        ) from None
     return ImportResult(cluster, render_cluster_yaml(data, table), table.unreadable, tuple(notes))
 
 

@@ -10,6 +10,7 @@ never guessed.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,9 +25,21 @@ _ELSE = re.compile(r"^\s*else\b")
 _FI = re.compile(r"^\s*fi\b")
 _CASE = re.compile(r"^\s*case\b")
 _ESAC = re.compile(r"^\s*esac\b")
-_ASSIGN = re.compile(
-    r"(?:^|[\s;)])(?:export\s+)?(MODEL_PATH|SRT_SLURM_MODEL_PREFIX)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)"
-)
+_ASSIGN_VALUE = r"=(\"[^\"]*\"|'[^']*'|[^\s;#]*)"
+
+
+def _assign_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in names)
+    return re.compile(rf"(?:^|[\s;)])(?:export\s+)?({alternatives}){_ASSIGN_VALUE}")
+
+
+_ASSIGN = _assign_pattern(tuple(EXPORTS))
+# the srtslurm.yaml the launcher writes (a heredoc): `model_paths:` / `containers:` blocks
+_BLOCK = re.compile(r"^(model_paths|containers):\s*$")
+_BLOCK_ENTRY = re.compile(r"^  (\"[^\"]*\"|'[^']*'|[^\s:#\"']+):\s*(\S.*?)?\s*$")
+_BLOCK_VAR_LINE = re.compile(r"^\$\{?(\w+)\}?\s*$")  # `${MODEL_PATHS_EXTRA}`: more entries
+_YAML_KEY = re.compile(r"\"([^\"]+)\"\s*:|'([^']+)'\s*:")
+_VAR_REF = re.compile(r"^\$\{?(\w+)\}?$")
 _COMPARE = re.compile(r"\"?\$\{?(\w+)\}?\"?\s*(==|=|!=|=~)\s*(\"[^\"]*\"|'[^']*'|[^\s\]\)&|;]+)")
 _SRT_REF = re.compile(r"git\s+(?:-C\s+\S+\s+)?checkout\s+(?:-q\s+)?(\"?\$?\{?[\w./-]+\}?\"?)")
 _SRT_BRANCH = re.compile(r"git\s+clone\b.*?(?:--branch|-b)\s+(\"?\$?\{?[\w./-]+\}?\"?).*srt-slurm")
@@ -44,6 +57,7 @@ class LauncherRow:
     line: int  # the if/elif line of the branch
     model_path_line: int | None = None
     alias_line: int | None = None
+    extra_aliases: tuple[str, ...] = ()  # model_paths keys a branch adds (MODEL_PATHS_EXTRA)
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,43 @@ class LauncherTable:
     srt_slurm_ref: str | None = None
     uses_slurm: bool = False
     uses_pyxis: bool = False
+    # the srtslurm.yaml it writes: model_paths keys (as written, e.g. "${MODEL_PREFIX}") and
+    # container aliases -> value as written ("${SQUASH_FILE}")
+    alias_keys: tuple[str, ...] = ()
+    containers: tuple[tuple[str, str], ...] = ()
+    image_vars: frozenset[str] = frozenset()  # variables always derived from $IMAGE
+
+    def aliases(self, row: LauncherRow | None, model_prefix: str) -> set[str | None]:
+        """Every model_paths alias the launcher writes for a job routed through `row`."""
+        if not self.alias_keys:  # no srtslurm.yaml block found: the routed alias only
+            return {row.alias if row is not None else None}
+        out: set[str | None] = set(row.extra_aliases if row is not None else ())
+        for key in self.alias_keys:
+            variable = _VAR_REF.match(key)
+            if variable is None:
+                out.add(key)
+            elif variable.group(1) == "SRT_SLURM_MODEL_PREFIX":
+                out.add(row.alias if row is not None else None)
+            elif variable.group(1) == "MODEL_PREFIX":
+                out.add(model_prefix)
+        return out
+
+    def container_source(self, container: str) -> str | None:
+        """What a recipe `model.container` resolves to through this launcher's aliases:
+        "image" (the master entry's image), "other" (a file the launcher picks itself, not
+        provably the image), or None (not an alias here)."""
+        for key, value in self.containers:
+            if _VAR_REF.match(key):
+                continue  # keyed by a variable (the image itself): compared as the image
+            if key == container:
+                ref = _VAR_REF.match(value)
+                return "image" if ref is not None and ref.group(1) in self.image_vars else "other"
+        return None
+
+    @property
+    def container_aliases(self) -> frozenset[str]:
+        """The literal container alias names the launcher's srtslurm.yaml defines."""
+        return frozenset(k for k, _ in self.containers if not _VAR_REF.match(k))
 
     def lookup(
         self, model_prefix: str, precision: str, framework: str | None = None
@@ -98,7 +149,7 @@ def _unquote(value: str) -> str:
     return value
 
 
-def _scan(lines: list[str]) -> list[_Branch]:
+def _scan(lines: list[str], assign: re.Pattern[str] = _ASSIGN) -> list[_Branch]:
     """Walk the if/elif/else/fi structure; return every branch that assigns an export."""
     stack: list[_Branch] = []  # the open branch of each enclosing `if`
     branches: list[_Branch] = []
@@ -132,10 +183,10 @@ def _scan(lines: list[str]) -> list[_Branch]:
         if _FI.match(line) and stack:
             stack.pop()
             continue
-        assign = _ASSIGN.search(line)
-        if assign and stack:
+        found = assign.search(line)
+        if found and stack:
             branch = stack[-1]
-            name, value = assign.group(1), _unquote(assign.group(2).strip())
+            name, value = found.group(1), _unquote(found.group(2).strip())
             if case_depth:
                 branch.problems.append("assignment inside a case statement")
             if "$" in value or "`" in value:
@@ -201,18 +252,71 @@ def _srt_slurm_ref(text: str) -> str | None:
     return values.get(variable.group(1))
 
 
+def _srtslurm_blocks(
+    lines: list[str],
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The model_paths keys, the variables expanded among them (extra entries), and the
+    container aliases of the srtslurm.yaml heredoc(s) a launcher writes."""
+    alias_keys: list[str] = []
+    extra_vars: list[str] = []
+    containers: dict[str, str] = {}
+    block: str | None = None
+    for line in lines:
+        start = _BLOCK.match(line)
+        if start:
+            block = start.group(1)
+            continue
+        if block is None:
+            continue
+        entry = _BLOCK_ENTRY.match(line)
+        var_line = _BLOCK_VAR_LINE.match(line)
+        if entry:
+            key, value = _unquote(entry.group(1)), _unquote((entry.group(2) or "").strip())
+            if block == "model_paths":
+                alias_keys.append(key)
+            else:
+                containers.setdefault(key, value)
+        elif var_line and block == "model_paths":
+            extra_vars.append(var_line.group(1))
+        else:
+            block = None
+    return tuple(dict.fromkeys(alias_keys)), tuple(extra_vars), tuple(containers.items())
+
+
+def _image_vars(text: str) -> frozenset[str]:
+    """Variables every assignment of which is computed from $IMAGE (a squash file of it)."""
+    seen: dict[str, bool] = {}
+    for match in re.finditer(r"(?m)^\s*(?:export\s+)?(\w+)=(.*)$", text):
+        name, value = match.group(1), match.group(2)
+        derived = bool(re.search(r"\$\{?IMAGE\}?\b", value))
+        seen[name] = seen.get(name, True) and derived
+    return frozenset(name for name, derived in seen.items() if derived)
+
+
 def parse_launcher(text: str, path: Path) -> LauncherTable:
     """Read the routing table of one launcher script (text already read)."""
     lines = text.splitlines()
     rows: list[LauncherRow] = []
     unreadable: list[UnreadableBranch] = []
-    for branch in _scan(lines):
+    alias_keys, extra_vars, containers = _srtslurm_blocks(lines)
+    assign = _assign_pattern((*EXPORTS, *extra_vars)) if extra_vars else _ASSIGN
+    for branch in _scan(lines, assign):
         found, problems = _constraints(branch)
         if problems:
             unreadable.append(UnreadableBranch(branch.line, branch.text, "; ".join(problems)))
             continue
         model_path = branch.values.get("MODEL_PATH")
         alias = branch.values.get("SRT_SLURM_MODEL_PREFIX")
+        extras = tuple(
+            key
+            for var in extra_vars
+            if var in branch.values
+            for pair in _YAML_KEY.findall(branch.values[var][0])
+            for key in pair
+            if key
+        )
+        if model_path is None and alias is None and not extras:
+            continue
         rows.append(
             LauncherRow(
                 model_prefix=found["MODEL_PREFIX"],
@@ -223,6 +327,7 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
                 line=branch.line,
                 model_path_line=model_path[1] if model_path else None,
                 alias_line=alias[1] if alias else None,
+                extra_aliases=extras,
             )
         )
     return LauncherTable(
@@ -234,7 +339,20 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
         srt_slurm_ref=_srt_slurm_ref(text),
         uses_slurm=bool(re.search(r"\b(sbatch|srun|salloc|srtctl)\b", text)),
         uses_pyxis="--container-image" in text,
+        alias_keys=alias_keys,
+        containers=containers,
+        image_vars=_image_vars(text),
     )
+
+
+def _git_symlink_target(path: Path, text: str) -> Path | None:
+    """A symlink checked out as a plain file (git without symlink support writes the target
+    path as the file's only content): the file it names, if that exists beside it."""
+    target = text.strip()
+    if not target or "\n" in target or len(target) > 255 or " " in target:
+        return None
+    candidate = path.parent / target
+    return candidate if candidate.is_file() and candidate.resolve() != path.resolve() else None
 
 
 def read_launcher(path: Path) -> LauncherTable:
@@ -245,6 +363,9 @@ def read_launcher(path: Path) -> LauncherTable:
         text = real.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read launcher: {exc}", location=Location(path)) from None
+    target = _git_symlink_target(real, text)
+    if target is not None:
+        return read_launcher(target)
     table = parse_launcher(text, real)
     return table
 
@@ -253,9 +374,10 @@ def read_launchers(paths: list[Path]) -> dict[str, LauncherTable]:
     """Tables by cluster name; symlinked launchers fold into their target's table."""
     by_target: dict[Path, tuple[LauncherTable, list[str]]] = {}
     for path in sorted(paths):
-        real = Path(path).resolve()
+        table = read_launcher(Path(path))
+        real = table.path.resolve()
         if real not in by_target:
-            by_target[real] = (read_launcher(real), [])
+            by_target[real] = (table, [])
         by_target[real][1].append(Path(path).name)
     tables: dict[str, LauncherTable] = {}
     for table, names in by_target.values():
@@ -265,13 +387,4 @@ def read_launchers(paths: list[Path]) -> dict[str, LauncherTable]:
 
 
 def _with_names(table: LauncherTable, names: tuple[str, ...]) -> LauncherTable:
-    return LauncherTable(
-        table.cluster,
-        table.path,
-        names,
-        table.rows,
-        table.unreadable,
-        table.srt_slurm_ref,
-        table.uses_slurm,
-        table.uses_pyxis,
-    )
+    return dataclasses.replace(table, names=names)

@@ -50,6 +50,12 @@ class ProjectLayout(FrozenModel):
     recipe_prefix: str = Field(default="recipes/", alias="recipe-prefix")
     launchers: tuple[str, ...] = ("runners/launch_*.sh",)
     clusters: tuple[str, ...] = ("clusters/*.yaml",)
+    # Frameworks whose CONFIG_FILE is not an srt-slurm recipe: framework prefix -> the folder
+    # it names a file in (InferenceX's llm-d launcher reads llm-d-recipes/<CONFIG_FILE>).
+    foreign_recipes: dict[str, str] = Field(
+        default_factory=lambda: {"llmd-": "benchmarks/multi_node/llm-d-recipes"},
+        alias="foreign-recipes",
+    )
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,13 @@ class Project:
             text, selector = split_reference(reference)
         shown = f"{text}:{selector}" if selector else text
         relative = self._relative(text, shown)
+        if not text.startswith(self.layout.recipe_prefix):
+            # srtctl resolves CONFIG_FILE from the srt-slurm checkout it runs in; InferenceX's
+            # launchers copy repo paths (benchmarks/multi_node/srt-slurm-recipes/...) into it
+            # at the same place, so such a path names the tree's own file
+            in_repo = _inside(self.root, relative, shown, what="the tree")
+            if in_repo.is_file():
+                return ResolvedRecipe(shown, in_repo, selector, "tree", True)
         local = _inside(self.recipe_root, relative, shown)
         if local.is_file() or srt_slurm is None:
             return ResolvedRecipe(shown, local, selector, "tree", local.is_file())
@@ -144,6 +157,15 @@ class Project:
             )
         return self.recipe_file(resolved.path).recipe(resolved.selector)
 
+    def foreign_recipe(self, framework: str, reference: str) -> ResolvedRecipe | None:
+        """Where a CONFIG_FILE of a framework that does not run srtctl points (None: the
+        framework runs srtctl). ConfigError if it leaves that folder."""
+        for prefix, folder in self.layout.foreign_recipes.items():
+            if framework.startswith(prefix):
+                path = _inside(self.root / folder, Path(reference), reference)
+                return ResolvedRecipe(reference, path, None, "tree", path.is_file())
+        return None
+
     # --- clusters ----------------------------------------------------------------
     def clusters_for_runner(self, runner_label: str) -> list[ClusterFile]:
         return [c for c in self.clusters.values() if c.cluster.serves(runner_label)]
@@ -154,13 +176,13 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _inside(base: Path, relative: Path, shown: str) -> Path:
+def _inside(base: Path, relative: Path, shown: str, what: str = "the recipe tree") -> Path:
     """`base / relative` with symlinks resolved; ConfigError if that leaves `base`."""
     target = os.path.realpath(base / relative)
     root = _real(str(base))
     if target != root and not target.startswith(root.rstrip(os.sep) + os.sep):
         raise ConfigError(
-            f"recipe reference {shown!r} points outside the recipe tree",
+            f"recipe reference {shown!r} points outside {what}",
             hint=f"keep references inside {base}",
         )
     return Path(target)

@@ -31,7 +31,7 @@ def model_alias_missing(d: Deployment) -> Iterator[Problem]:
     entry = d.config.entry
     where = locate(d.recipe, ("model", "path"))
     for cf in d.target.clusters:
-        if cf.cluster.has_alias(path):
+        if cf.cluster.has_alias(path, entry.framework):
             continue
         store = cf.cluster.model_entry(entry.model_prefix, entry.precision, entry.framework)
         hint = (
@@ -48,15 +48,17 @@ def model_alias_missing(d: Deployment) -> Iterator[Problem]:
         )
     for table in d.target.launchers:
         row = table.lookup(entry.model_prefix, entry.precision, entry.framework)
+        written = table.aliases(row, entry.model_prefix)
+        if path in written:
+            continue
         if row is None and table.unreadable:
             continue  # the route may be in a branch the reader could not follow
         alias = row.alias if row is not None else None
-        if alias == path:
-            continue
         line = row.alias_line or row.line if row is not None else None
+        names = ", ".join(sorted(repr(a) for a in written if a)) or "none"
         yield Problem(
-            f"model.path {path!r} is not the alias {table.path.name} writes for "
-            f"{entry.model_prefix} {entry.precision} ({alias!r})",
+            f"model.path {path!r} is not an alias {table.path.name} writes for "
+            f"{entry.model_prefix} {entry.precision} ({names})",
             where,
             hint=f"set model.path to {alias!r} or SRT_SLURM_MODEL_PREFIX at "
             f"{Location(table.path, line)} to {path!r}"

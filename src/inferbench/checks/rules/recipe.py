@@ -113,32 +113,35 @@ def engine_parallel_mismatch(use: RecipeUse) -> Iterator[Problem]:
             )
 
 
-def _lengths(use: RecipeUse) -> int | None:
-    isl, osl = use.workload.isl, use.workload.osl
-    return isl + osl if isl is not None and osl is not None else None
-
-
 @rule(
     "IB207",
     "max-model-len-short",
     Severity.ERROR,
     RecipeUse,
-    "max-model-len (context length) is at least isl + osl",
+    "max-model-len (context length) holds the prompt on prefill workers, isl + osl elsewhere",
 )
 def max_model_len_short(use: RecipeUse) -> Iterator[Problem]:
-    need = _lengths(use)
-    if need is None:
+    isl, osl = use.workload.isl, use.workload.osl
+    if isl is None or osl is None:
         return
     recipe = use.recipe
     for mode in recipe.modes:
+        # a disaggregated prefill worker computes the prompt's KV and hands it to decode:
+        # it never holds the output tokens, so the prompt is all it must fit
+        need, what = (isl, f"isl = {isl}") if mode == "prefill" else (
+            isl + osl, f"isl + osl = {isl} + {osl} = {isl + osl}")  # fmt: skip
         limits = role_limits(recipe, mode)
         value = limits.model_len
         if value is not None and value < need:
             yield Problem(
-                f"{mode} {written(limits.max_model_len)} {value} is below isl + osl = "
-                f"{use.workload.isl} + {use.workload.osl} = {need}",
+                f"{mode} {written(limits.max_model_len)} {value} is below {what}",
                 locate(recipe, flag_path(recipe, mode, limits.max_model_len)),
-                hint=f"set it to at least {need} (InferenceX uses isl + osl + 256 = {need + 256})",
+                hint=f"set it to at least {need}"
+                + (
+                    ""
+                    if mode == "prefill"
+                    else f" (InferenceX uses isl + osl + 256 = {need + 256})"
+                ),
             )
 
 

@@ -26,13 +26,26 @@ from inferbench.errors import Location
 )
 def recipe_not_checkable(subject: UpstreamReferences) -> Iterator[Problem]:
     refs = subject.references
-    first = refs[0]
-    others = f" and {len(refs) - 1} more" if len(refs) > 1 else ""
-    yield Problem(
-        f"CONFIG_FILE {str(first.ref)!r}{others} not in this tree; they would resolve in "
-        "srt-slurm's recipes/ overlay and were not checked",
-        first.location,
-    )
+    absent = [r for r in refs if r.resolved is not None and r.resolved.origin == "upstream"]
+    unresolved = [r for r in refs if r not in absent]
+    if unresolved:
+        first = unresolved[0]
+        others = f" and {len(unresolved) - 1} more" if len(unresolved) > 1 else ""
+        yield Problem(
+            f"CONFIG_FILE {str(first.ref)!r}{others} not in this tree; they would resolve in "
+            "srt-slurm's recipes/ overlay and were not checked",
+            first.location,
+        )
+    if absent:
+        first = absent[0]
+        others = f" and {len(absent) - 1} more" if len(absent) > 1 else ""
+        yield Problem(
+            f"CONFIG_FILE {str(first.ref)!r}{others} neither in this tree nor in the srt-slurm "
+            "checkout given; the launcher may clone another srt-slurm ref, so they were not "
+            "checked",
+            first.location,
+            hint="point --srt-slurm at the ref the launcher clones for these entries",
+        )
 
 
 @rule(
@@ -46,7 +59,9 @@ def config_file_missing(ref: RecipeReference) -> Iterator[Problem]:
     resolved = ref.resolved
     if resolved is None or resolved.exists or ref.upstream:
         return
-    where = "the srt-slurm checkout" if resolved.origin == "upstream" else "this tree"
+    where = (
+        "this tree nor in the srt-slurm checkout" if resolved.origin == "upstream" else "this tree"
+    )
     siblings = sorted(p.name for p in resolved.path.parent.glob("*.yaml"))[:5]
     hint = "files there: " + ", ".join(siblings) if siblings else None
     yield Problem(
