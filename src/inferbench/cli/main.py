@@ -21,6 +21,7 @@ COMMANDS = {
     "bench": "bench",
     "replay": "replay",
     "traces": "traces",
+    "eval": "eval",
     "sim": "sim",
     "run": "run",
     "plan": "run",

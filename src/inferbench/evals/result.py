@@ -1,0 +1,99 @@
+"""The result of one eval: scores per metric and filter, with stderr and sample count.
+
+Written as `eval_<task>.json` beside the throughput result files (`--result-dir`, a run's
+`results/`), atomically. An eval that could not run or failed is a result too, with its
+status and reason, so a sweep records it and goes on. An eval against the simulator is
+marked `simulated`: its answers are random tokens, so its score is not an accuracy.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from inferbench.errors import InputError, Location
+from inferbench.evals.spec import EvalSpec
+from inferbench.fsio import atomic_write_bytes
+
+SCHEMA_VERSION = 1
+FILE_PREFIX = "eval_"
+
+
+class EvalStatus(StrEnum):
+    OK = "ok"
+    FAILED = "failed"  # lm-eval ran and failed (server died, timeout, bad answers)
+    UNAVAILABLE = "unavailable"  # lm-eval, the task or its data is missing
+
+
+class EvalScore(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: str  # exact_match
+    filter: str  # strict-match, flexible-extract, extract_abcd
+    value: float
+    stderr: float | None = None
+    samples: int
+
+
+class EvalResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = SCHEMA_VERSION
+    kind: str = "inferbench-eval"
+    task: str
+    lm_eval_task: str
+    status: EvalStatus
+    reason: str | None = None
+    simulated: bool = False  # answered by the simulator: a smoke test, not an accuracy
+    scores: tuple[EvalScore, ...] = ()
+    primary_metric: str
+    primary_filter: str
+    model: str
+    base_url: str
+    spec: EvalSpec
+    lm_eval_version: str | None = None
+    started_at: str
+    finished_at: str
+    log_file: str | None = None
+    samples_file: str | None = Field(default=None, description="lm-eval's per-question log")
+
+    @property
+    def primary(self) -> EvalScore | None:
+        for s in self.scores:
+            if (s.metric, s.filter) == (self.primary_metric, self.primary_filter):
+                return s
+        return None
+
+
+def eval_file_name(task: str) -> str:
+    return f"{FILE_PREFIX}{task}.json"
+
+
+def write_eval_result(path: Path, result: EvalResult) -> None:
+    data = result.model_dump(mode="json")
+    atomic_write_bytes(Path(path), orjson.dumps(data, option=orjson.OPT_INDENT_2))
+
+
+def is_eval_file(data: object) -> bool:
+    return isinstance(data, dict) and data.get("kind") == "inferbench-eval"
+
+
+def read_eval_result(path: Path) -> EvalResult:
+    path = Path(path)
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise InputError(f"cannot read eval result ({exc})", location=Location(file=path)) from None
+    if not is_eval_file(data):
+        raise InputError("not an inferbench eval result", location=Location(file=path))
+    try:
+        return EvalResult.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        raise InputError(
+            f"invalid eval result: {err['msg']}", location=Location(file=path, key=key)
+        ) from None

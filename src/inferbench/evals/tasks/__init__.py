@@ -1,0 +1,1 @@
+"""Task files for lm-eval (YAML, with the helpers they name)."""

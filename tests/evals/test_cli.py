@@ -1,0 +1,46 @@
+"""`inferbench eval` end to end: exit codes, the result file, clear refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inferbench.cli.main import main
+from inferbench.evals.result import EvalStatus, read_eval_result
+
+from .known_answers import known_answer_server, write_dataset
+
+
+def _main(args: list[str]) -> int:
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", *args])
+    return exc.value.code if isinstance(exc.value.code, int) else 1
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_eval_command_writes_the_score(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "gsm.jsonl")
+    with known_answer_server(known=6) as srv:
+        code = _main(
+            ["--base-url", srv.url, "--model", "known", "--dataset", str(data),
+             "--concurrency", "4", "--result-dir", str(tmp_path / "out")]
+        )  # fmt: skip
+    assert code == 0
+    result = read_eval_result(tmp_path / "out" / "eval_gsm8k.json")
+    assert result.status is EvalStatus.OK and result.primary is not None
+    assert result.primary.value == pytest.approx(0.6)
+
+
+def test_bad_input_exits_2_with_a_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = ["--base-url", "http://127.0.0.1:1", "--model", "m"]
+    assert _main([*base, "--task", "mmlu"]) == 2
+    assert "unknown eval task" in capsys.readouterr().err
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty"))
+    assert _main([*base, "--result-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "not in the local Hugging Face cache" in err and "Traceback" not in err
+    assert read_eval_result(tmp_path / "eval_gsm8k.json").status is EvalStatus.UNAVAILABLE
