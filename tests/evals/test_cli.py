@@ -9,6 +9,7 @@ import pytest
 from inferbench.cli.main import main
 from inferbench.evals.result import EvalStatus, read_eval_result
 
+from .conftest import needs_lm_eval
 from .known_answers import known_answer_server, write_dataset
 
 
@@ -18,6 +19,7 @@ def _main(args: list[str]) -> int:
     return exc.value.code if isinstance(exc.value.code, int) else 1
 
 
+@needs_lm_eval
 @pytest.mark.slow
 @pytest.mark.integration
 def test_eval_command_writes_the_score(tmp_path: Path) -> None:

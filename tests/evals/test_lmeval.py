@@ -14,6 +14,7 @@ from inferbench.evals.lmeval import lm_eval_argv, prepare_task, run_eval
 from inferbench.evals.result import EvalStatus, read_eval_result, write_eval_result
 from inferbench.evals.spec import EvalApi, EvalSpec, eval_context_length, task_info
 
+from .conftest import needs_lm_eval
 from .known_answers import QUESTIONS, known_answer_server, write_dataset
 
 
@@ -69,6 +70,7 @@ def test_missing_lm_eval_is_an_outcome(tmp_path: Path) -> None:
     )
 
 
+@needs_lm_eval
 @pytest.mark.slow
 @pytest.mark.integration
 def test_known_answers_give_exactly_the_expected_score(tmp_path: Path) -> None:
@@ -85,6 +87,7 @@ def test_known_answers_give_exactly_the_expected_score(tmp_path: Path) -> None:
     assert read_eval_result(tmp_path / "eval_gsm8k.json") == result
 
 
+@needs_lm_eval
 @pytest.mark.slow
 @pytest.mark.integration
 def test_a_server_dying_mid_eval_is_a_recorded_failure(tmp_path: Path) -> None:
@@ -114,6 +117,7 @@ def sim_url() -> Iterator[str]:
         proc.wait(timeout=30)
 
 
+@needs_lm_eval
 @pytest.mark.slow
 @pytest.mark.integration
 def test_the_simulator_scores_near_zero_and_says_so(sim_url: str, tmp_path: Path) -> None:
