@@ -74,16 +74,20 @@ Transport = FastTransport | AiohttpTransport
 def open_transport(endpoint: Endpoint, options: ClientOptions, concurrency: int) -> Transport:
     """The connection pool for one worker; the API key lives only in its headers."""
     headers = endpoint.headers()
+    transport: Transport
     if options.http_client == "aiohttp":
-        return AiohttpTransport(
+        transport = AiohttpTransport(
             endpoint.url, headers, options.connect_timeout_s, concurrency, options.read_bufsize
         )
-    return FastTransport(
-        endpoint.url,
-        headers,
-        options.connect_timeout_s,
-        kernel_stamps=options.receive_stamps == "kernel",
-    )
+    else:
+        transport = FastTransport(
+            endpoint.url,
+            headers,
+            options.connect_timeout_s,
+            kernel_stamps=options.receive_stamps == "kernel",
+        )
+    transport.redact = endpoint.redactor()  # the URL's password too, not only the headers
+    return transport
 
 
 async def send_request(
@@ -122,6 +126,9 @@ async def send_request(
         _fail(record, exc.kind, str(exc))
     record.done = time.monotonic()
     _finish(record, state, req, options, client)
+    # what the server sent back may echo the request's secrets: never keep them
+    record.error = transport.redact.optional(record.error)
+    record.generated_text = transport.redact.optional(record.generated_text)
     return record
 
 

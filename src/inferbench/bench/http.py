@@ -34,6 +34,7 @@ import aiohttp
 
 from inferbench.bench.records import FailureKind
 from inferbench.bench.sse import StreamProtocolError, StreamState
+from inferbench.redact import Redactor
 
 _HEAD, _CHUNKED, _LENGTH, _UNTIL_CLOSE, _TRAILER = range(5)
 _SNIPPET = 300
@@ -448,6 +449,7 @@ class FastTransport:
         lines = [f"POST {parts.path or '/'} HTTP/1.1", f"Host: {host_header}"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         self._prefix = ("\r\n".join(lines) + "\r\n").encode("latin-1")
+        self.redact = Redactor.for_headers(headers)  # for whatever the server echoes
         self._idle: list[_Conn] = []
         self._all: set[_Conn] = set()
         self._ssl = ssl.create_default_context() if self.tls else None
@@ -563,6 +565,7 @@ class AiohttpTransport:
         read_bufsize: int,
     ) -> None:
         self.url = url
+        self.redact = Redactor.for_headers(headers)  # for whatever the server echoes
         connector = aiohttp.TCPConnector(limit=max(1, concurrency), limit_per_host=0)
         self.session = aiohttp.ClientSession(
             connector=connector,

@@ -11,9 +11,18 @@ import os
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from inferbench.bench.preset import SA_BENCH
+from inferbench.redact import API_KEY_VARS, Redactor, basic_auth, split_userinfo
 
 
 class ApiKind(StrEnum):
@@ -33,6 +42,24 @@ class Endpoint(BaseModel):
         default=None, description="environment variable holding the API key (never the key)"
     )
 
+    _userinfo: str | None = PrivateAttr(default=None)  # `user:password@` of the URL given
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _credentials_out_of_the_url(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Endpoint]
+    ) -> Endpoint:
+        """`http://user:pw@host` is stored as `http://host`; the credentials only become the
+        Basic Authorization header (and a secret to redact)."""
+        userinfo = None
+        if isinstance(data, dict) and isinstance(data.get("base_url"), str):
+            url, userinfo = split_userinfo(data["base_url"])
+            data = {**data, "base_url": url}
+        endpoint = handler(data)
+        if userinfo:
+            endpoint._userinfo = userinfo
+        return endpoint
+
     @field_validator("base_url")
     @classmethod
     def _url(cls, value: str) -> str:
@@ -51,10 +78,19 @@ class Endpoint(BaseModel):
         key = self._api_key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        elif self._userinfo:
+            headers["Authorization"] = basic_auth(self._userinfo)
         return headers
 
+    def redactor(self) -> Redactor:
+        """The secrets this endpoint sends: its key, its URL's password."""
+        password = self._userinfo.partition(":")[2] if self._userinfo else None
+        return Redactor.of(
+            [*Redactor.for_headers(self.headers()).secrets, self._userinfo, password]
+        )
+
     def _api_key(self) -> str | None:
-        names = [self.api_key_env] if self.api_key_env else ["INFERBENCH_API_KEY", "OPENAI_API_KEY"]
+        names = [self.api_key_env] if self.api_key_env else list(API_KEY_VARS)
         for name in names:
             value = os.environ.get(name)
             if value:

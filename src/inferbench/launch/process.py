@@ -22,19 +22,23 @@ from typing import IO
 
 from inferbench.launch.outcome import JobStatus, LaunchFailure
 from inferbench.launch.plan import ProcessSpec
+from inferbench.redact import Redactor
 
 TAIL_BYTES = 4000
 
 
 def log_tail(path: Path, limit: int = TAIL_BYTES) -> str:
+    """The end of a log, for outcome.json and the run's table: a configured API key in it
+    (a server logging its requests' headers) is redacted."""
     try:
         with path.open("rb") as handle:
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             handle.seek(max(0, size - limit))
-            return handle.read().decode("utf-8", "replace")
+            text = handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
+    return Redactor.from_env(os.environ)(text)
 
 
 def port_is_free(host: str, port: int) -> bool:

@@ -35,12 +35,14 @@ from inferbench import __version__
 from inferbench.bench.naming import point_stem
 from inferbench.errors import InputError, Location
 from inferbench.fsio import atomic_write_text
+from inferbench.redact import REDACTED, Redactor, looks_secret
 
 SHORT_FP = 12
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
-# Environment variables worth recording; anything that looks like a secret is never kept.
+# Environment variables worth recording; the value of one whose name looks secret (TOKEN,
+# KEY, SECRET, PASSWORD, HEADERS, ...) is redacted whatever this list says, and so is any
+# configured API key found inside another value.
 _ENV_KEEP = re.compile(r"^(CUDA_|NCCL_|VLLM_|SGLANG_|TRTLLM_|SLURM_JOB|SLURM_NODELIST|HF_HUB_OFF)")
-_SECRET = re.compile(r"(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 
 
 def utc_now() -> str:
@@ -168,9 +170,12 @@ def write_run_info(run: RunDir, info: RunInfo) -> None:
 
 
 def environment_record(extra: dict[str, str] | None = None) -> dict[str, object]:
-    """`env.json`: versions and the relevant environment, secrets left out by name."""
+    """`env.json`: versions and the relevant environment, secret values redacted."""
+    redact = Redactor.from_env(os.environ)
     env = {
-        k: v for k, v in sorted(os.environ.items()) if _ENV_KEEP.match(k) and not _SECRET.search(k)
+        k: REDACTED if looks_secret(k) else redact(v)
+        for k, v in sorted(os.environ.items())
+        if _ENV_KEEP.match(k)
     }
     return {
         "inferbench": __version__,

@@ -1,0 +1,82 @@
+"""Secrets never written: redact known secret values from text, strip credentials from URLs,
+and tell secret-looking variable names.
+
+A server may echo what it was sent (an error page quoting the request headers, a test
+server returning them as the completion); anything it sends back is passed through a
+`Redactor` holding the request's secrets before it is stored or printed.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+REDACTED = "[redacted]"
+# Variable or header names whose values are secrets, whatever an allow-list says.
+SECRET_NAME = re.compile(
+    r"(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|HEADERS|COOKIE)", re.IGNORECASE
+)
+_SCHEMES = ("Bearer ", "Basic ", "Token ")
+API_KEY_VARS = ("INFERBENCH_API_KEY", "OPENAI_API_KEY")  # where the load generator reads a key
+
+
+def looks_secret(name: str) -> bool:
+    return SECRET_NAME.search(name) is not None
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Replaces every occurrence of its secrets (longest first) with `[redacted]`."""
+
+    secrets: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, values: Iterable[str | None]) -> Redactor:
+        found = {v for v in values if v}
+        for value in list(found):
+            for scheme in _SCHEMES:  # the bare token of `Bearer <token>` too
+                if value.startswith(scheme) and len(value) > len(scheme):
+                    found.add(value[len(scheme) :])
+        return cls(tuple(sorted(found, key=len, reverse=True)))
+
+    @classmethod
+    def for_headers(cls, headers: Mapping[str, str]) -> Redactor:
+        """The secrets of request headers: Authorization and any secret-looking header."""
+        return cls.of(v for k, v in headers.items() if looks_secret(k))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], extra: Iterable[str] = ()) -> Redactor:
+        """The API keys configured in `env` (the standard variables and `extra` names)."""
+        return cls.of(env.get(name) for name in (*API_KEY_VARS, *extra))
+
+    def __call__(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def optional(self, text: str | None) -> str | None:
+        return None if text is None else self(text)
+
+
+def split_userinfo(url: str) -> tuple[str, str | None]:
+    """(`url` without `user:password@`, the decoded `user:password` or None)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=host)), unquote(userinfo)
+
+
+def strip_userinfo(url: str) -> str:
+    return split_userinfo(url)[0]
+
+
+def basic_auth(userinfo: str) -> str:
+    return "Basic " + base64.b64encode(userinfo.encode()).decode()
