@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from inferbench.catalog.schema import Precision
+from inferbench.sim.caching import attach_caches, decode_router
 from inferbench.sim.deployment import Deployment, PoolSpec
 from inferbench.sim.engine import Cluster, Listener, Worker
 from inferbench.sim.perf import kv_transfer_time
@@ -47,9 +48,13 @@ def build_cluster(dep: Deployment, listener: Listener | None = None) -> Cluster:
     prefill = _workers(dep, dep.prefill) if dep.prefill else None
     fixed = transfer_seconds(dep, 0)
     per_token = transfer_seconds(dep, 1) - fixed
-    return Cluster(
+    stats = attach_caches(dep, decode)
+    cluster = Cluster(
         decode,
         prefill,
         transfer_time=lambda tokens: fixed + per_token * tokens,
         listener=listener,
+        decode_router=decode_router(dep, decode) if stats is not None else None,
     )
+    cluster.cache_stats = stats
+    return cluster

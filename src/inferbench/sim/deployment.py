@@ -16,6 +16,7 @@ from inferbench.catalog.schema import GpuSpec, ModelSpec, Precision
 from inferbench.errors import InputError, Location
 from inferbench.sim.engine import EngineLimits
 from inferbench.sim.perf import EfficiencyParams, Parallelism, Speculation, StepModel
+from inferbench.sim.prefix import CacheSpec
 
 
 class Mode(StrEnum):
@@ -99,6 +100,7 @@ class Deployment(_Frozen):
     source: str = "flags"
     # what the job asks for that the model does not cover; printed and written to results
     warnings: tuple[str, ...] = ()
+    cache: CacheSpec | None = None  # prefix caching and DRAM offload (agentic jobs)
 
     @property
     def pools(self) -> tuple[PoolSpec, ...]:

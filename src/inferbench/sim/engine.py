@@ -18,6 +18,7 @@ from typing import Protocol
 
 from inferbench.sim.kv import BlockPool
 from inferbench.sim.perf import StepModel
+from inferbench.sim.prefix import TierStats
 from inferbench.sim.scheduler import RankScheduler, Seq, SeqState
 
 
@@ -80,6 +81,9 @@ class Worker:
             loading.extend(rank.loading_admitted)
             rank.loading_admitted.clear()
         duration = self.model.step_time(batches)
+        # KV loaded from host DRAM for requests admitted now: the step waits for it
+        loads = [r.prefix.take_step_load() for r in self.ranks if r.prefix is not None]
+        duration = max(duration, *loads) if loads else duration
         if duration > 0:
             self.busy_until = now + duration
             self.busy_time += duration
@@ -108,7 +112,7 @@ class Router:
         self.by_prefill_tokens = by_prefill_tokens
         self._turn = itertools.count()
 
-    def pick(self) -> tuple[Worker, RankScheduler]:
+    def pick(self, seq: Seq | None = None) -> tuple[Worker, RankScheduler]:
         start = next(self._turn) % len(self.slots)
         best = None
         best_load = 0
@@ -131,6 +135,7 @@ class Cluster:
         *,
         transfer_time: Callable[[int], float] | None = None,
         listener: Listener | None = None,
+        decode_router: Router | None = None,
     ) -> None:
         self.decode_workers = decode_workers
         self.prefill_workers = prefill_workers or []
@@ -138,12 +143,13 @@ class Cluster:
         self.disaggregated = bool(self.prefill_workers)
         self.transfer_time = transfer_time or (lambda tokens: 0.0)
         self.listener = listener
-        self._decode_router = Router(decode_workers, by_prefill_tokens=False)
+        self._decode_router = decode_router or Router(decode_workers, by_prefill_tokens=False)
         self._prefill_router = (
             Router(self.prefill_workers, by_prefill_tokens=True) if (self.prefill_workers) else None
         )
         self._transfers: list[tuple[float, int, Seq]] = []
         self.in_flight = 0
+        self.cache_stats: TierStats | None = None  # prefix cache counters (sim.caching)
 
     # -- input --------------------------------------------------------------------------
     def submit(self, seq: Seq, now: float) -> None:
@@ -153,7 +159,7 @@ class Cluster:
             seq.prefill_only = True
             _, rank = self._prefill_router.pick()
         else:
-            worker, rank = self._decode_router.pick()
+            worker, rank = self._decode_router.pick(seq)
             seq.step_times = worker.step_times
         rank.enqueue(seq)
         self._start_idle(now)

@@ -25,6 +25,7 @@ from enum import IntEnum
 
 from inferbench.sim.kv import BlockPool
 from inferbench.sim.perf import RankBatch
+from inferbench.sim.prefix import PrefixCache
 
 
 class SeqState(IntEnum):
@@ -61,6 +62,10 @@ class Seq:
     rank: int = -1
     tag: object = None  # the driver's handle (an HTTP stream, a client slot)
     step_times: list[float] | None = None  # end times of the decoding worker's steps
+    hashes: tuple[int, ...] = ()  # prompt block hash chain (prefix caching; empty: none)
+    cached_tokens: int = 0  # prompt tokens its last admission found cached (GPU or DRAM)
+    pinned: bool = False  # its blocks are pinned in the rank's prefix cache
+    probe: tuple[int, int] = (-1, 0)  # (cache version, cached tokens) of its last lookup
 
     def token_times(self) -> list[float]:
         """When each output token was produced, in order."""
@@ -104,6 +109,7 @@ class RankScheduler:
         self.queued_prefill_tokens = 0  # router load signal
         self.loading_admitted: list[Seq] = []  # remote-KV sequences given blocks this step
         self._allocated_step = -1  # the step whose decode blocks are already taken
+        self.prefix: PrefixCache | None = None  # set when the engine caches prefixes
 
     # -- queue --------------------------------------------------------------------------
     def enqueue(self, seq: Seq) -> None:
@@ -158,6 +164,7 @@ class RankScheduler:
         elif victim.state == SeqState.READY:
             self.ready.remove(victim)
         self.prefilling.pop(victim.rid, None)
+        self._unpin(victim)
         self.pool.give_back(victim.blocks)
         victim.blocks, victim.computed = 0, 0
         victim.state = SeqState.WAITING
@@ -187,6 +194,8 @@ class RankScheduler:
                 break
             budget -= self._continue_prefill(seq, step, budget, chunks)
         budget = self._admit(step, budget, chunks)
+        if self.prefix is not None:
+            self.prefix.fit(self.pool.free)
         return self._batch(step, chunks), chunks
 
     def _continue_prefill(
@@ -217,12 +226,15 @@ class RankScheduler:
                 continue
             if budget <= 0:
                 break
-            chunk = min(seq.prefill_target, budget)
-            blocks = self.pool.blocks_for(chunk)
+            cached = self._cached(seq)
+            chunk = min(seq.prefill_target - cached, budget)
+            blocks = self.pool.blocks_for(cached + chunk)
             if not self.pool.take(blocks):
                 break
             self.waiting.popleft()
-            seq.blocks, seq.computed, seq.state = blocks, 0, SeqState.PREFILL
+            if self.prefix is not None and seq.hashes:
+                cached, chunk, blocks = self._pin(seq, budget, blocks)
+            seq.blocks, seq.computed, seq.state = blocks, cached, SeqState.PREFILL
             self.running[seq.rid] = seq
             self.prefilling[seq.rid] = seq
             chunks.append((seq, chunk))
@@ -280,7 +292,38 @@ class RankScheduler:
             finished.append(seq)
         return finished, prefilled
 
+    def _cached(self, seq: Seq) -> int:
+        if self.prefix is None or not seq.hashes:
+            return 0
+        if seq.probe[0] != self.prefix.version:  # a waiting head is probed every step
+            gpu, cpu = self.prefix.lookup(seq.hashes, seq.prompt)
+            seq.probe = (self.prefix.version, gpu + cpu)
+        return seq.probe[1]
+
+    def _pin(self, seq: Seq, budget: int, blocks: int) -> tuple[int, int, int]:
+        """Admit `seq` into the prefix cache: its exact cached tokens, chunk and blocks.
+
+        The probe that sized `blocks` may be stale (evictions do not invalidate it), so the
+        chunk is refitted to the exact hit and the blocks taken."""
+        assert self.prefix is not None
+        cached = seq.cached_tokens = self.prefix.admit(seq.hashes, seq.prompt)
+        seq.pinned = True
+        self.queued_prefill_tokens -= cached  # never computed here
+        chunk = min(seq.prefill_target - cached, budget)
+        need = self.pool.blocks_for(cached + chunk)
+        if need > blocks and not self.pool.take(need - blocks):
+            chunk = max(0, min(chunk, blocks * self.pool.block_size - cached))
+        else:
+            blocks = max(blocks, need)
+        return cached, chunk, blocks
+
+    def _unpin(self, seq: Seq) -> None:
+        if seq.pinned and self.prefix is not None:
+            self.prefix.release(seq.hashes)
+            seq.pinned = False
+
     def _release(self, seq: Seq, end: float) -> None:
+        self._unpin(seq)
         self.running.pop(seq.rid, None)
         self.pool.give_back(seq.blocks)
         seq.blocks = 0

@@ -8,7 +8,6 @@ window starts and when it ends.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -84,6 +83,58 @@ async def replay_with_metrics(
     return run, cache_metrics(start, after)
 
 
+def build_replay_result(
+    run: ReplayRun,
+    server: ServerCacheMetrics | None,
+    traces: TraceSet,
+    options: ReplayOptions,
+    *,
+    endpoint: EndpointInfo,
+    request: RequestOptions,
+    client: ClientOptions,
+    started: datetime,
+    finished: datetime,
+    max_model_len: int | None = None,
+    context_rule: str = "trim",
+    backend: str = "openai",
+) -> PointResult:
+    """The result file of one replay (the simulator's agentic estimate builds it too)."""
+    records = [t.record for t in run.turns]
+    metrics = summarize(records, run.duration_s)
+    workload = TraceWorkload(
+        source=traces.source,
+        format=traces.format,
+        traces=len(traces.traces),
+        max_model_len=max_model_len,
+        context_rule=context_rule,
+    )
+    load = LoadPoint(
+        concurrency=options.lanes,
+        num_prompts=max(len(records), 1),
+        duration_s=options.duration_s,
+        warmups=run.warmup_requests,
+    )
+    result = build_point_result(
+        records=records,
+        metrics=metrics,
+        endpoint=endpoint,
+        workload=workload,
+        load=load,
+        request=request,
+        client=client,
+        started_at=started,
+        finished_at=finished,
+        complete=not run.interrupted,
+        incomplete_reason="interrupted" if run.interrupted else None,
+        gate_failure=_gate(run, client),
+        backend=backend,
+    )
+    block = agentic_block(run, traces, options, server)
+    return result.model_copy(
+        update={"inferbench": result.inferbench.model_copy(update={"agentic": block})}
+    )
+
+
 def run_replay(
     endpoint: Endpoint,
     traces: TraceSet,
@@ -107,57 +158,21 @@ def run_replay(
     request = request or RequestOptions()
     client = client or ClientOptions()
     started = datetime.now(UTC)
-    complete, reason = True, None
-    try:
-        run, server = _event_loop_runner()(
-            replay_with_metrics(endpoint, traces, options, request, client)
-        )
-    except KeyboardInterrupt:
-        raise
-    finished = datetime.now(UTC)
-    if run.interrupted:
-        complete, reason = False, "interrupted"
-    records = [t.record for t in run.turns]
-    metrics = summarize(records, run.duration_s)
-    workload = TraceWorkload(
-        source=traces.source,
-        format=traces.format,
-        traces=len(traces.traces),
-        max_model_len=max_model_len,
-        context_rule=context_rule,
+    run, server = _event_loop_runner()(
+        replay_with_metrics(endpoint, traces, options, request, client)
     )
-    load = LoadPoint(
-        concurrency=options.lanes,
-        num_prompts=max(len(records), 1),
-        duration_s=options.duration_s,
-        warmups=run.warmup_requests,
-    )
-    result = build_point_result(
-        records=records,
-        metrics=metrics,
+    result = build_replay_result(
+        run,
+        server,
+        traces,
+        options,
         endpoint=EndpointInfo(base_url=endpoint.base_url, model=endpoint.model, api=endpoint.api),
-        workload=workload,
-        load=load,
         request=request,
         client=client,
-        started_at=started,
-        finished_at=finished,
-        complete=complete,
-        incomplete_reason=reason,
-        gate_failure=_gate(run, client),
+        started=started,
+        finished=datetime.now(UTC),
+        max_model_len=max_model_len,
+        context_rule=context_rule,
         backend=backend,
     )
-    block = agentic_block(run, traces, options, server)
-    result = result.model_copy(
-        update={"inferbench": result.inferbench.model_copy(update={"agentic": block})}
-    )
     return ReplayOutcome(result=result, run=run)
-
-
-def run_replay_async(
-    endpoint: Endpoint, traces: TraceSet, options: ReplayOptions
-) -> asyncio.Future[tuple[ReplayRun, ServerCacheMetrics | None]]:
-    """For callers already inside an event loop (tests): the raw run and server metrics."""
-    return asyncio.ensure_future(
-        replay_with_metrics(endpoint, traces, options, RequestOptions(), ClientOptions())
-    )

@@ -25,6 +25,7 @@ class TurnStats(_Frozen):
     median_ttft_ms: float
     p90_ttft_ms: float
     median_tpot_ms: float | None
+    server_hit_rate: float | None = None  # cached / prompt tokens, where the server says
 
 
 class ContextBin(_Frozen):

@@ -41,6 +41,7 @@ class TurnRecord:
     depth: int  # 0 for the root conversation
     reused: int  # prompt tokens shared with an earlier prompt (client side)
     delay_s: float  # the idle gap slept before it
+    server_cached: int | None = None  # prompt tokens the server found cached (simulator)
 
 
 @dataclass(slots=True)

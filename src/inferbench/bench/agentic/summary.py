@@ -51,9 +51,17 @@ def per_turn(turns: list[TurnRecord]) -> list[TurnStats]:
                 median_ttft_ms=_ms(ttfts, 50),
                 p90_ttft_ms=_ms(ttfts, 90),
                 median_tpot_ms=_tpot_median(rows),
+                server_hit_rate=_server_hit_rate(rows),
             )
         )
     return out
+
+
+def _server_hit_rate(rows: list[TurnRecord]) -> float | None:
+    if any(r.server_cached is None for r in rows):
+        return None
+    prompt = sum(r.record.intended_input_tokens for r in rows)
+    return sum(r.server_cached or 0 for r in rows) / prompt if prompt else None
 
 
 def by_context(turns: list[TurnRecord]) -> list[ContextBin]:

@@ -1,0 +1,43 @@
+"""Give a deployment's ranks their prefix caches and DRAM tiers, and the cache-aware router.
+
+Sizes: the job's `total-cpu-dram-gb` (InferenceX's aggregate budget for the job's GPUs) is
+split evenly over the GPUs; each GPU holds its shard of a token's KV, so a rank's DRAM tier
+holds (budget / GPUs) / (KV bytes per token per GPU) tokens, and loads them over each GPU's
+own host link in parallel (`host_links.yaml`). Disaggregated pools are not given caches.
+"""
+
+from __future__ import annotations
+
+from inferbench.sim.deployment import Deployment
+from inferbench.sim.engine import Router, Worker
+from inferbench.sim.prefix import PrefixCache, TierStats, host_link_bytes_per_s
+from inferbench.sim.routing import CacheAwareRouter
+
+
+def attach_caches(dep: Deployment, workers: list[Worker]) -> TierStats | None:
+    spec = dep.cache
+    if spec is None or not spec.prefix_caching or dep.prefill is not None:
+        return None
+    stats = TierStats()
+    link = host_link_bytes_per_s(dep.gpu.key, spec.host_link_gbps)
+    per_gpu = spec.cpu_offload_gb * 1e9 / max(dep.total_gpus, 1)
+    for worker in workers:
+        per_token = worker.model.kv_bytes_per_token_gpu
+        bs = worker.limits.block_size
+        cpu_blocks = int(per_gpu / per_token) // bs if per_token > 0 else 0
+        for rank in worker.ranks:
+            rank.prefix = PrefixCache(
+                bs,
+                cpu_blocks=cpu_blocks,
+                bytes_per_token=per_token,
+                link_bytes_per_s=link,
+                stats=stats,
+            )
+    return stats
+
+
+def decode_router(dep: Deployment, workers: list[Worker]) -> Router | None:
+    spec = dep.cache
+    if spec is None or not spec.prefix_caching or not spec.cache_aware_routing:
+        return None
+    return CacheAwareRouter(workers)
