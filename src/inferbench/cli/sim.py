@@ -223,6 +223,12 @@ def estimate_cmd(
         None, "--gpu-budget", help="GPUs for --sweep-topologies."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampled lengths."),
+    trace: Path | None = typer.Option(None, "--trace", help="agentic jobs: trace file/folder"),
+    synth: str | None = typer.Option(None, "--synth", help="agentic jobs: synth k=v,..."),
+    duration: float | None = typer.Option(
+        None, "--duration", help="agentic jobs: virtual seconds per point (default 600)"
+    ),
+    sessions: int | None = typer.Option(None, "--sessions", help="agentic jobs: sessions"),
 ) -> None:
     """Estimate a deployment offline (virtual clock): throughput per GPU, TTFT, TPOT."""
     from inferbench.sim.estimate import estimate
@@ -241,6 +247,21 @@ def estimate_cmd(
         raise InputError(f"--gpu-budget must be at least 1, got {gpu_budget}")
     if sweep_topologies:
         _sweep(dep, gpu_budget, console)
+        return
+    if dep.cache is not None:  # an agentic job: trace lanes, prefix cache, DRAM tier
+        from inferbench.cli.sim_agentic import estimate_agentic_points
+
+        estimate_agentic_points(
+            dep,
+            console=console,
+            trace=trace,
+            synth=synth,
+            duration_s=duration,
+            sessions=sessions,
+            result_path=lambda conc, many: result_path(
+                result_file, result_dir, point_stem(conc), many
+            ),
+        )
         return
     console.print(
         f"[bold]{dep.name}[/]: {dep.model.name} on {dep.total_gpus}x {dep.gpu.key}, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from inferbench.sim.deployment import Deployment
 from inferbench.sim.engine import Router, Worker
-from inferbench.sim.prefix import PrefixCache, TierStats, host_link_bytes_per_s
+from inferbench.sim.prefix import CacheSpec, PrefixCache, TierStats, host_link_bytes_per_s
 from inferbench.sim.routing import CacheAwareRouter
 
 
@@ -41,3 +41,21 @@ def decode_router(dep: Deployment, workers: list[Worker]) -> Router | None:
     if spec is None or not spec.prefix_caching or not spec.cache_aware_routing:
         return None
     return CacheAwareRouter(workers)
+
+
+AGENTIC_CONTEXT = 131072  # an agentic job names no max-model-len; InferenceX serves long contexts
+
+
+def cache_from_job(data: dict[str, object]) -> CacheSpec | None:
+    """An agentic job's prefix caching and DRAM tier (`kv-offloading: dram`); else None."""
+    if data.get("scenario-type") != "agentic-coding":
+        return None
+    backend = data.get("kv-offload-backend")
+    name = backend.get("name") if isinstance(backend, dict) else None
+    dram = data.get("kv-offloading") == "dram"
+    gb = data.get("total-cpu-dram-gb")
+    return CacheSpec(
+        prefix_caching=True,
+        cpu_offload_gb=float(gb) if dram and isinstance(gb, int | float) else 0.0,
+        backend=str(name) if dram and name else None,
+    )

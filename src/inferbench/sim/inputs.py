@@ -22,6 +22,7 @@ from inferbench.config.layout import WorkerLayout, engine_layout, worker_layout
 from inferbench.config.recipe import Recipe, load_recipe, locate, split_reference
 from inferbench.config.recipe_schema import WorkerMode
 from inferbench.errors import InputError, Location
+from inferbench.sim.caching import AGENTIC_CONTEXT, cache_from_job
 from inferbench.sim.calibration import efficiency_for
 from inferbench.sim.deployment import Deployment, Mode, PoolSpec, Workload, validate
 from inferbench.sim.engines import known_engine
@@ -48,6 +49,8 @@ class Overrides(BaseModel):
     spec_acceptance: float | None = None
     calibration: str | None = None  # a calibration file (`inferbench sim calibrate`)
 
+
+AGENTIC_ISL, AGENTIC_OSL = 16384, 512  # sa-bench lengths an agentic deployment is sized by
 
 # PoolSpec field -> the engine limit that sets it (the config layer names its flags)
 _LIMIT_FIELDS = {"max_num_seqs": Limit.MAX_NUM_SEQS, "max_model_len": Limit.MAX_MODEL_LEN}
@@ -294,8 +297,9 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
     concs = _job_concurrencies(path, data.get("conc", 1))
     # a job names no engine limits; InferenceX launch scripts size max-num-seqs to the load
     common: dict[str, Any] = {"max-num-seqs": max(256, *concs)}
-    if mml:
-        common["max-model-len"] = mml
+    cache = cache_from_job(data)
+    if mml or cache is not None:
+        common["max-model-len"] = mml or AGENTIC_CONTEXT
     if data.get("kv-cache-dtype"):
         common["kv-cache-dtype"] = data["kv-cache-dtype"]
     drafting, warnings = speculation_from_job(
@@ -322,12 +326,13 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
         )
         pools["decode"] = _pool("aggregated", 1, layout, common, "vllm", drafting)
     workload = {
-        "isl": data.get("isl"),
-        "osl": data.get("osl"),
+        # an agentic job has no lengths; these only size the sa-bench view of the deployment
+        "isl": data.get("isl") or (AGENTIC_ISL if cache is not None else None),
+        "osl": data.get("osl") or (AGENTIC_OSL if cache is not None else None),
         "concurrencies": concs,
     }
-    runner = str(data.get("runner", ""))
-    return _build(
+    runner = str(data.get("runner", "")).removeprefix("cluster:")  # agentic: one fleet
+    dep = _build(
         name=str(data.get("exp-name") or data.get("config-key") or path.stem),
         served=str(data.get("model", "")),
         precision=str(data.get("precision") or "bf16"),
@@ -340,6 +345,7 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
         engine=overrides.engine or str(data.get("framework") or "vllm"),
         warnings=warnings,
     )
+    return dep if cache is None else dep.model_copy(update={"cache": cache})
 
 
 def from_flags(

@@ -54,8 +54,11 @@ def host_link_bytes_per_s(gpu_key: str, override_gbps: float | None = None) -> f
 
 def token_block_hashes(ids: Any, block_size: int, salt: int = 0) -> tuple[int, ...]:
     """Hash chain of the full blocks of a token-id prompt (the sim server's view)."""
-    arr = np.asarray(ids, dtype=np.int64)
-    n = len(arr) // block_size
+    try:
+        arr = np.asarray(ids, dtype=np.int64)
+    except (TypeError, ValueError):  # not a flat list of token ids
+        return ()
+    n = len(arr) // block_size if arr.ndim == 1 else 0
     if n == 0:
         return ()
     rows = arr[: n * block_size].reshape(n, block_size)

@@ -27,9 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from inferbench.fsio import atomic_write_bytes
 from inferbench.sim import protocol as proto
 from inferbench.sim.build import build_cluster
+from inferbench.sim.cache_metrics import render_cache_metrics
 from inferbench.sim.deployment import Deployment
 from inferbench.sim.driver import RealTimeDriver
 from inferbench.sim.metrics import ServerMetrics
+from inferbench.sim.prefix import token_block_hashes
 from inferbench.sim.scheduler import Seq
 
 
@@ -227,6 +229,7 @@ class SimServer:
     async def _metrics(self, request: web.Request) -> web.Response:
         running, waiting = self.cluster.counts()
         text = self.metrics.render(running, waiting, self.cluster.kv_usage())
+        text += render_cache_metrics(self.cluster, self.metrics.labels, self.dep.engine)
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
@@ -261,6 +264,8 @@ class SimServer:
         seq = Seq(
             rid=number, prompt=req.prompt_tokens, output=req.max_tokens, arrival=self.driver.now()
         )
+        if self.cluster.cache_stats is not None and isinstance(body.get("prompt"), list):
+            seq.hashes = token_block_hashes(body["prompt"], self.dep.decode.block_size)
         stream = _Stream(seq, self.dep.stream_interval)
         seq.tag = stream
         self.metrics.prompt_tokens += req.prompt_tokens

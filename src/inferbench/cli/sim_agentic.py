@@ -1,0 +1,107 @@
+"""`sim estimate` on an agentic job: trace lanes on the virtual clock, one point per concurrency."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from inferbench.bench.agentic.api import build_replay_result
+from inferbench.bench.agentic.options import ReplayOptions
+from inferbench.bench.result import EndpointInfo, write_point_result
+from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
+from inferbench.bench.traces.source import open_traces
+from inferbench.sim.agentic import estimate_agentic
+from inferbench.sim.deployment import Deployment
+
+DEFAULT_DURATION_S = 600.0  # virtual seconds when neither --duration nor --sessions is given
+
+
+def estimate_agentic_points(
+    dep: Deployment,
+    *,
+    console: Console,
+    trace: Path | None,
+    synth: str | None,
+    duration_s: float | None,
+    sessions: int | None,
+    result_path: object,
+) -> None:
+    traces = open_traces(
+        trace=trace,
+        synth=None if trace is not None else (synth or ""),
+        max_model_len=dep.max_model_len,
+    )
+    cache = dep.cache
+    tier = (
+        "no prefix cache"
+        if cache is None
+        else (
+            f"prefix cache + {cache.cpu_offload_gb:g} GB DRAM ({cache.backend})"
+            if cache.cpu_offload_gb
+            else "prefix cache, GPU only"
+        )
+    )
+    console.print(
+        f"[bold]{dep.name}[/]: {dep.model.name} on {dep.total_gpus}x {dep.gpu.key}, "
+        f"{dep.describe()}, {dep.engine}, agentic: {len(traces.traces)} traces, {tier}"
+    )
+    for note in traces.notes:
+        console.print(f"[yellow]{note}[/]")
+    table = Table(
+        "lanes",
+        "sessions",
+        "requests",
+        "sim s",
+        "out tok/s/GPU",
+        "TTFT p50 ms",
+        "TPOT p50 ms",
+        "hit GPU",
+        "hit DRAM",
+        "client reuse",
+        "wall s",
+    )
+    concs = dep.workload.concurrencies
+    for conc in concs:
+        end = duration_s if duration_s or sessions else DEFAULT_DURATION_S
+        options = ReplayOptions(lanes=conc, duration_s=end, sessions=sessions)
+        started = datetime.now(UTC)
+        with console.status(f"simulating {conc} lanes..."):
+            est = estimate_agentic(dep, traces, options)
+        result = build_replay_result(
+            est.run,
+            est.server,
+            traces,
+            options,
+            endpoint=EndpointInfo(
+                base_url="sim://estimate", model=dep.served_model, api=ApiKind.COMPLETIONS
+            ),
+            request=RequestOptions(),
+            client=ClientOptions(),
+            started=started,
+            finished=datetime.now(UTC),
+            max_model_len=dep.max_model_len,
+            backend="inferbench-sim",
+        )
+        block = result.inferbench.agentic
+        assert block is not None
+        srv = est.server
+        table.add_row(
+            str(conc),
+            f"{block.sessions.completed}/{block.sessions.started}",
+            str(block.requests),
+            f"{block.window_s:.0f}",
+            f"{block.output_throughput / est.gpus:,.1f}",
+            f"{result.sa.median_ttft_ms:,.0f}",
+            f"{result.sa.median_tpot_ms:.1f}",
+            "-" if srv.gpu_hit_rate is None else f"{srv.gpu_hit_rate:.0%}",
+            "-" if srv.external_hit_rate is None else f"{srv.external_hit_rate:.0%}",
+            f"{block.client_reuse_share:.0%}",
+            f"{est.wall_s:.1f}",
+        )
+        target = result_path(conc, len(concs) > 1)  # type: ignore[operator]
+        if target is not None:
+            write_point_result(target, result)
+    console.print(table)
