@@ -223,6 +223,10 @@ class Collector:
         tables = tuple(
             t for name, t in self.project.launchers.items() if runner in labels.get(name, ())
         )
+        if not tables:
+            # the workflow runs runners/launch_<machine name before '_'>.sh: a label that
+            # is a launcher's own cluster name is served by that launcher
+            tables = tuple(t for t in self.project.launchers.values() if t.cluster == runner)
         return Target((), tables)
 
     def _labels_of_launchers(self) -> dict[str, tuple[str, ...]]:

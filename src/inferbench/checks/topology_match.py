@@ -27,6 +27,8 @@ def worker_matches(token: TopologyToken, layout: WorkerLayout) -> bool:
     family, size, pp = worker_family(token), token.first, token.second or 1
     if pp != layout.pp:
         return False
+    if size == 1 and layout.gpus == pp:  # DEP1, TEP1, TP1: one GPU, whatever the family
+        return True
     if family == "ep":
         return layout.ep == size
     if family == "dp":

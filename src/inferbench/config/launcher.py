@@ -82,6 +82,9 @@ class LauncherTable:
     alias_keys: tuple[str, ...] = ()
     containers: tuple[tuple[str, str], ...] = ()
     image_vars: frozenset[str] = frozenset()  # variables always derived from $IMAGE
+    # every literal SRT_SLURM_MODEL_PREFIX the script assigns, routed or not (a branch the
+    # table cannot follow, e.g. on $IS_AGENTIC, may still be the one a job takes)
+    assigned_aliases: frozenset[str] = frozenset()
 
     def aliases(self, row: LauncherRow | None, model_prefix: str) -> set[str | None]:
         """Every model_paths alias the launcher writes for a job routed through `row`."""
@@ -342,6 +345,11 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
         alias_keys=alias_keys,
         containers=containers,
         image_vars=_image_vars(text),
+        assigned_aliases=frozenset(
+            _unquote(m.group(2).strip())
+            for m in _ASSIGN.finditer(text)
+            if m.group(1) == "SRT_SLURM_MODEL_PREFIX" and "$" not in m.group(2)
+        ),
     )
 
 

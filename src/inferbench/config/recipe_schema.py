@@ -133,6 +133,15 @@ class Backend(RecipeModel):
     vllm_config: EngineConfigs | None = None
     trtllm_config: EngineConfigs | None = None
     connector: str | None = None
+    # vLLM: pack prefill and decode workers onto shared nodes (srtctl's VLLMProtocol)
+    allow_prefill_decode_colocation: bool = False
+    allow_prefill_decode_colocation_across_nodes: bool = False
+
+    def colocates(self, total_gpus: int, gpus_per_node: int) -> bool:
+        """srtctl packs P/D workers contiguously instead of separate node pools."""
+        if self.type != "vllm" or not self.allow_prefill_decode_colocation:
+            return False
+        return total_gpus <= gpus_per_node or self.allow_prefill_decode_colocation_across_nodes
 
     @property
     def engine_configs(self) -> EngineConfigs | None:

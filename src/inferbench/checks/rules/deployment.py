@@ -78,12 +78,23 @@ def container_mismatch(d: Deployment) -> Iterator[Problem]:
 )
 def precision_mismatch(d: Deployment) -> Iterator[Problem]:
     recipe_precision, master = d.recipe.model.precision, d.config.entry.precision
-    if recipe_precision.lower() != master.lower():
+    # InferenceX's fp4 covers both 4-bit formats a recipe may name (nvfp4, mxfp4)
+    written = recipe_precision.lower().removeprefix("nv").removeprefix("mx")
+    if written != master.lower():
         yield Problem(
             f"recipe precision {recipe_precision!r} differs from {d.config.key} precision "
             f"{master!r}",
             locate(d.recipe, ("model", "precision")),
         )
+
+
+def _replicas_in_one_engine(d: Deployment, block: WorkerBlock, mode: WorkerMode) -> bool:
+    """The master counts data-parallel replicas as workers where the recipe runs them inside
+    one engine (`vllm serve --data-parallel-size 2` owning 2 x TP16): the same GPUs."""
+    res, layout = d.recipe.resources, d.recipe.layout(mode)
+    if layout.dp <= 1 or res.workers(mode) * layout.dp != block.num_worker:
+        return False
+    return res.gpus_per_worker(mode) == block.layout.gpus * layout.dp
 
 
 @rule(
@@ -105,7 +116,7 @@ def worker_count_mismatch(d: Deployment) -> Iterator[Problem]:
         return
     res = d.recipe.resources
     for name, block, mode in paired_modes(d):
-        if res.workers(mode) != block.num_worker:
+        if res.workers(mode) != block.num_worker and not _replicas_in_one_engine(d, block, mode):
             key = _WORKER_KEYS[mode]
             yield Problem(
                 f"recipe {key} is {res.workers(mode)} but {d.config.key} {name} num-worker is "
@@ -125,7 +136,9 @@ def worker_gpus_mismatch(d: Deployment) -> Iterator[Problem]:
     res = d.recipe.resources
     for name, block, mode in paired_modes(d):
         want, have = block.layout.gpus, res.gpus_per_worker(mode)
-        if want != have:
+        # ep wider than tp: the experts span tp x dp ranks (TP4 x DP4 = EP16), one worker
+        spans_ep = block.ep > block.tp and have == block.ep
+        if want != have and not spans_ep and not _replicas_in_one_engine(d, block, mode):
             key = _GPU_KEYS[mode]
             yield Problem(
                 f"recipe {mode} workers have {have} GPUs but {d.config.key} {name} is "

@@ -68,7 +68,10 @@ def _content_problem(recipe: Recipe, shown: str, token: TopologyToken) -> Proble
     res, bench = recipe.resources, recipe.benchmark
     if token.kind is TokenKind.PD:
         have = (res.workers("prefill"), res.workers("decode")) if recipe.disaggregated else None
-        if have != (token.first, token.second):
+        # upstream names count workers (2p1d) or, in some trees, nodes (12p4d for 6 DEP8
+        # prefill workers on 4-GPU nodes): either reading is the recipe's
+        nodes = (res.prefill_nodes, res.decode_nodes) if recipe.disaggregated else None
+        if (token.first, token.second) not in (have, nodes):
             actual = f"{have[0]}P{have[1]}D" if have else "aggregated"
             return Problem(
                 f"file name {shown!r} says {token.text} but the recipe is {actual}",
@@ -83,7 +86,9 @@ def _content_problem(recipe: Recipe, shown: str, token: TopologyToken) -> Proble
                 locate(recipe, ("benchmark", "isl")),
             )
     conc = bench.concurrencies if bench else None
-    if token.kind is TokenKind.CONC and conc and token.first not in conc:
+    # `c16` may name the concurrency per decode worker (srt-slurm's ctx1_gen3 recipes)
+    per_worker = {c // max(res.workers(recipe.modes[-1]), 1) for c in conc or ()}
+    if token.kind is TokenKind.CONC and conc and token.first not in {*conc, *per_worker}:
         return Problem(
             f"file name {shown!r} says {token.text} but concurrencies are {list(conc)}",
             locate(recipe, ("benchmark", "concurrencies")),

@@ -16,7 +16,7 @@ from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import RecipeUse
 from inferbench.config.recipe import WorkerMode, locate
-from inferbench.config.recipe_schema import Resources
+from inferbench.config.recipe_schema import Recipe, Resources
 
 
 def nodes_needed(workers: int, gpus_per_worker: int, gpus_per_node: int) -> int:
@@ -30,14 +30,20 @@ def nodes_needed(workers: int, gpus_per_worker: int, gpus_per_node: int) -> int:
     return -(-workers // per_node)
 
 
-def _pools(res: Resources) -> list[tuple[str, int, int, tuple[WorkerMode, ...]]]:
+def _pools(recipe: Recipe) -> list[tuple[str, int, int, tuple[WorkerMode, ...]]]:
     """(node key, nodes given, nodes needed, modes) per node pool."""
+    res = recipe.resources
     gpn = res.gpus_per_node
     if not res.disaggregated:
         need = nodes_needed(res.workers("aggregated"), res.gpus_per_agg_worker, gpn)
         return [("agg_nodes", res.agg_nodes or 0, need, ("aggregated",))]
     prefill = (res.workers("prefill"), res.gpus_per_prefill_worker)
     decode = (res.workers("decode"), res.gpus_per_decode_worker)
+    total = prefill[0] * prefill[1] + decode[0] * decode[1]
+    if res.decode_nodes and recipe.backend.colocates(total, gpn):
+        # one pool of prefill_nodes + decode_nodes, workers packed contiguously
+        given = (res.prefill_nodes or 0) + res.decode_nodes
+        return [("decode_nodes", given, -(-total // gpn), ("prefill", "decode"))]
     if not res.decode_nodes:  # decode workers share the prefill nodes
         gpus = prefill[0] * prefill[1] + decode[0] * decode[1]
         need = max(nodes_needed(*prefill, gpn), -(-gpus // gpn))
@@ -62,7 +68,7 @@ def _describe(res: Resources, modes: tuple[WorkerMode, ...]) -> str:
 )
 def workers_exceed_nodes(use: RecipeUse) -> Iterator[Problem]:
     res = use.recipe.resources
-    for key, given, need, modes in _pools(res):
+    for key, given, need, modes in _pools(use.recipe):
         if need > given:
             yield Problem(
                 f"{_describe(res, modes)} need {need} node(s) of {res.gpus_per_node} GPUs, "
@@ -81,7 +87,7 @@ def workers_exceed_nodes(use: RecipeUse) -> Iterator[Problem]:
 )
 def idle_nodes(use: RecipeUse) -> Iterator[Problem]:
     res = use.recipe.resources
-    for key, given, need, modes in _pools(res):
+    for key, given, need, modes in _pools(use.recipe):
         if 0 < need < given:
             yield Problem(
                 f"{_describe(res, modes)} use {need} node(s) but {key} is {given}: "
