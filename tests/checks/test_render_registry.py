@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,19 @@ def test_github_annotations_are_escaped() -> None:
         "CONFIG_FILE x.yaml does not exist%0Afix: fix the path"
     )
     assert lines[1] == "::warning file=r%2C1.yaml,line=3,title=IB205 x-y::a, b: c%25%0Ad"
+    assert lines[2] == "::notice title=inferbench check::1 error, 1 warning in 2 files."
+
+
+def test_github_annotations_are_capped_with_a_summary() -> None:
+    many = [replace(F1, line=n) for n in range(1, 26)] + [replace(F2, line=n) for n in range(3)]
+    lines = render_github(many, base=Path("/t"), limit=10).splitlines()
+    assert sum(line.startswith("::error ") for line in lines) == 10
+    assert sum(line.startswith("::warning ") for line in lines) == 3
+    assert lines[-1] == (
+        "::notice title=inferbench check::25 errors, 3 warnings in 2 files. 15 more not "
+        "annotated (GitHub shows 10 per level); run `inferbench check` for the full report."
+    )
+    assert render_github([]) == ""
 
 
 class Boom:

@@ -85,10 +85,27 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_github(findings: Sequence[Finding], base: Path | None = None) -> str:
-    """GitHub Actions workflow commands: `::error file=F,line=L,col=C,title=T::message`."""
+# GitHub shows at most 10 annotations of each type per step (50 per job): more are dropped
+# silently, so the rest is counted in one summary notice instead
+GITHUB_ANNOTATIONS_PER_LEVEL = 10
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def render_github(
+    findings: Sequence[Finding],
+    base: Path | None = None,
+    limit: int = GITHUB_ANNOTATIONS_PER_LEVEL,
+) -> str:
+    """GitHub Actions workflow commands (`::error file=F,line=L,col=C,title=T::message`), at
+    most `limit` per level, then one `::notice` with the summary and what was left out."""
     out: list[str] = []
+    shown: dict[Severity, int] = {}
+    left_out = 0
     for f in findings:
+        if shown.get(f.severity, 0) >= limit:
+            left_out += 1
+            continue
+        shown[f.severity] = shown.get(f.severity, 0) + 1
         props: list[str] = []
         if f.file is not None:
             props.append(f"file={_escape_property(display_path(f.file, base))}")
@@ -98,7 +115,15 @@ def render_github(findings: Sequence[Finding], base: Path | None = None) -> str:
             props.append(f"col={f.column}")
         props.append(f"title={_escape_property(f'{f.rule} {f.slug}')}")
         message = f.message + (f"\nfix: {f.hint}" if f.hint else "")
-        out.append(f"::{f.severity.value} {','.join(props)}::{_escape_data(message)}")
+        out.append(f"::{_GITHUB_LEVEL[f.severity]} {','.join(props)}::{_escape_data(message)}")
+    if findings:
+        summary = summary_line(findings)
+        if left_out:
+            summary += (
+                f" {left_out} more not annotated (GitHub shows {limit} per level); "
+                "run `inferbench check` for the full report."
+            )
+        out.append(f"::notice title=inferbench check::{_escape_data(summary)}")
     return "".join(line + "\n" for line in out)
 
 

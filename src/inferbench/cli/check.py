@@ -57,7 +57,9 @@ def check(
         base=base, srt_slurm=srt_slurm, select=_split(select), ignore=_split(ignore)
     )
     report = check_tree(tree or root or Path("."), options)
-    typer.echo(renderer(report.findings), nl=False)
+    # paths relative to the tree's root: what a reader of the tree (and GitHub, whose
+    # annotations name files from the repository root) expects
+    typer.echo(renderer(report.findings, report.root), nl=False)
     code = report.exit_code(strict=strict)
     if code:
         # SystemExit, not typer.Exit: the root app runs with standalone_mode=False, where
