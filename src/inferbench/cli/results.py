@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
@@ -14,6 +14,9 @@ from rich.table import Table
 
 from inferbench.errors import InputError, Location
 from inferbench.results.store import DEFAULT_DB_URL, RecordFilter, open_store
+
+if TYPE_CHECKING:
+    from inferbench.results.evalrecord import EvalRecord
 
 results_app = typer.Typer(
     help="Store, list, export and compare benchmark results.", no_args_is_help=True
@@ -92,6 +95,7 @@ def ingest(
     typer.echo(
         f"{report.found} points found: {report.inserted} new, {report.updated} updated, "
         f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
+        + (f", {report.evals} accuracy evals" if report.evals else "")
         + ("" if written else " (strict: nothing written)")
         + _runs_line(report.run_ids)
     )
@@ -139,9 +143,9 @@ def list_cmd(
 
     if fmt not in ("table", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
-    stored = open_store(db).query(
-        _filter(run, tag, model, precision, framework, hardware, isl, osl)
-    )
+    flt = _filter(run, tag, model, precision, framework, hardware, isl, osl)
+    store = open_store(db)
+    stored = store.query(flt)
     rows = [flat_row(s) for s in stored]
     if fmt == "json":
         typer.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
@@ -178,6 +182,30 @@ def list_cmd(
         table.add_column(header, no_wrap=not wraps, overflow="fold", justify="left")
     for row in rows[:limit] if limit else rows:
         table.add_row(*(_fmt(row[c]) for c in cols))
+    Console().print(table)
+    _print_evals(
+        open_store(db).evals(_filter(run, tag, model, precision, framework, hardware, isl, osl))
+    )
+
+
+def _print_evals(evals: list[EvalRecord]) -> None:
+    """The accuracy evals beside the points: score, stderr, samples, and what they are."""
+    if not evals:
+        return
+    from inferbench.results.evalcompare import eval_row
+
+    table = Table(title=f"{len(evals)} accuracy evals", box=box.SIMPLE_HEAD, pad_edge=False)
+    for header in ("run", "model", "hw", "fw", "prec", "conc", "task", "score", "±", "n", "status"):
+        table.add_column(header, overflow="fold")
+    for e in evals:
+        r = eval_row(e)
+        status = "simulated" if r["simulated"] else str(r["status"])
+        table.add_row(
+            *(_fmt(r[k]) for k in ("run_id", "model_prefix", "hardware", "framework")),
+            *(_fmt(r[k]) for k in ("precision", "concurrency", "task", "score", "stderr")),
+            _fmt(r["samples"]),
+            status,
+        )
     Console().print(table)
 
 
@@ -229,10 +257,16 @@ def compare(
         "(default: a round value in the middle of the range both runs cover)",
     ),
     fail_on_regression: bool = typer.Option(
-        False, "--fail-on-regression", help="exit 1 on any regression"
+        False, "--fail-on-regression", help="exit 1 on any regression (throughput or accuracy)"
+    ),
+    accuracy_z: float = typer.Option(
+        1.96, "--accuracy-z", help="an accuracy drop beyond z x stderr is a regression"
+    ),
+    accuracy_drop: float | None = typer.Option(
+        None, "--accuracy-drop", help="instead: an absolute score drop (e.g. 0.02)"
     ),
 ) -> None:
-    """Per-point deltas between two sets of results (regressions first)."""
+    """Per-point deltas between two sets of results (regressions first), and accuracy."""
     from inferbench.report.markdown import at_sentence, comparison_markdown
     from inferbench.results.compare import compare_selectors
 
@@ -260,8 +294,48 @@ def compare(
         )
         for pair in cmp.at:
             typer.echo(at_sentence(pair))
-    if fail_on_regression and cmp.count("regression"):
+    acc = _compare_evals(db, base, head, accuracy_z, accuracy_drop, fmt)
+    if fail_on_regression and (cmp.count("regression") or acc):
         raise typer.Exit(1)
+
+
+def _compare_evals(
+    db: str, base: str, head: str, z: float, min_drop: float | None, fmt: str
+) -> int:
+    """Print the accuracy comparison, if both sides have evals; returns its regressions."""
+    from inferbench.results.compare import parse_selector
+    from inferbench.results.evalcompare import compare_evals
+
+    store = open_store(db)
+    b, h = store.evals(parse_selector(base)), store.evals(parse_selector(head))
+    if not b or not h:
+        return 0
+    cmp = compare_evals(b, h, z=z, min_drop=min_drop)
+    rule = f"drop > {min_drop:g}" if min_drop is not None else f"outside {z:g} x stderr"
+    if fmt == "markdown":
+        lines = [f"\n### Accuracy ({rule})\n", "| verdict | eval | base | head | change |"]
+        lines.append("|---|---|---|---|---|")
+        for d in cmp.deltas:
+            base_s = f"{d.base:.4f}" if d.base is not None else "-"
+            head_s = f"{d.head:.4f}" if d.head is not None else "-"
+            change = f"{d.change:+.4f}" if d.change is not None else d.note
+            lines.append(f"| {d.verdict} | {d.label} | {base_s} | {head_s} | {change} |")
+        typer.echo("\n".join(lines))
+    else:
+        table = Table(title=f"accuracy: {head} vs {base} ({rule})")
+        for col in ("verdict", "eval", "base", "head", "change"):
+            table.add_column(col)
+        for d in cmp.deltas:
+            table.add_row(
+                d.verdict,
+                d.label,
+                _fmt(d.base),
+                _fmt(d.head),
+                f"{d.change:+.4f}" if d.change is not None else d.note,
+            )
+        Console().print(table)
+        typer.echo(f"{cmp.count('regression')} accuracy regressions")
+    return cmp.count("regression")
 
 
 def register(app: typer.Typer) -> None:

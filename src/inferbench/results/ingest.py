@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.errors import InputError
+from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.sources import JobOutcome, Unit, discover_units, unit_points
 from inferbench.results.store import (
     DEFAULT_DB_URL,
@@ -50,6 +51,8 @@ class IngestReport:
     skipped: tuple[Skipped, ...] = ()
     outcomes: tuple[JobOutcome, ...] = field(default_factory=tuple)
     run_ids: tuple[str, ...] = ()
+    evals: int = 0  # accuracy evals found (eval_<task>.json)
+    new_evals: int = 0
 
     @property
     def ok(self) -> bool:
@@ -107,6 +110,7 @@ class _Read:
     """What reading some units found: rows to write, skipped files, outcomes, runs."""
 
     rows: list[StoreRow]
+    evals: list[EvalRecord]
     skipped: list[Skipped]
     outcomes: list[JobOutcome]
     run_ids: set[str]
@@ -116,6 +120,7 @@ class _Read:
 def _read_units(units: Sequence[Unit], identity: Mapping[str, Any] | None, now: str) -> _Read:
     gc.disable()  # a no-op in the parent (already off); a worker's own pause
     rows: list[StoreRow] = []
+    evals: list[EvalRecord] = []
     skipped: list[Skipped] = []
     outcomes: list[JobOutcome] = []
     run_ids: set[str] = set()
@@ -126,12 +131,15 @@ def _read_units(units: Sequence[Unit], identity: Mapping[str, Any] | None, now: 
                 outcomes.append(item)
                 continue
             found += 1
-            if item.record is not None:
+            if isinstance(item.record, EvalRecord):
+                evals.append(item.record)
+                run_ids.add(item.record.provenance.run_id)
+            elif item.record is not None:
                 rows.append(store_row(item.record, now))
                 run_ids.add(item.record.provenance.run_id)
             elif item.error is not None:
                 skipped.append(Skipped(item.path, item.error.render()))
-    return _Read(rows, skipped, outcomes, run_ids, found)
+    return _Read(rows, evals, skipped, outcomes, run_ids, found)
 
 
 def _workers(units: int) -> int:
@@ -187,17 +195,20 @@ def _ingest(
     now = datetime.now(UTC).isoformat()
     parts = _read_all(units, identity, now, workers or _workers(len(units)), on_progress)
     rows = [row for part in parts for row in part.rows]
+    evals = [e for part in parts for e in part.evals]
     skipped = tuple(s for part in parts for s in part.skipped)
     outcomes = [o for part in parts for o in part.outcomes]
-    if not rows and not outcomes and not skipped:
+    if not rows and not evals and not outcomes and not skipped:
         raise InputError(
             "no benchmark results found under " + ", ".join(map(str, paths)),
             hint="point at a run directory, a result JSON, or a folder of them",
         )
     counts = WriteCounts(0, 0, 0)
-    if not dry_run and (rows or outcomes) and not (strict and skipped):
+    new_evals = 0
+    if not dry_run and (rows or evals or outcomes) and not (strict and skipped):
         with open_store(db_url) as store:
             counts = store.write_rows(rows, outcomes)
+            new_evals = store.write_evals(evals)
     return IngestReport(
         db_url=db_url,
         found=sum(part.found for part in parts),
@@ -207,4 +218,6 @@ def _ingest(
         skipped=skipped,
         outcomes=tuple(outcomes),
         run_ids=tuple(sorted(set().union(*(part.run_ids for part in parts)))),
+        evals=len(evals),
+        new_evals=new_evals,
     )

@@ -8,6 +8,8 @@ caller's transaction, so a failed upgrade leaves the database as it was.
   v3  records re-keyed to record schema v2 (identity from the config layer's
       conventions: images as `docker.io/...`, a layout note on single-rank DEP pools),
       so a re-ingest of an old run finds its rows instead of adding new ones
+  v4  eval_results: one accuracy eval per (run, point, task), its primary score in
+      columns and the whole EvalRecord as JSON
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     Connection,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -86,6 +89,32 @@ job_outcomes = Table(
     Column("status", String(40), nullable=False),
     Column("attempt", Integer, nullable=False),
     Column("reason", Text, nullable=True),
+)
+
+
+eval_results = Table(
+    "eval_results",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("natural_key", String(64), nullable=False, unique=True),
+    Column("point_key", String(64), nullable=False, index=True),
+    Column("run_id", String(200), nullable=False, index=True),
+    Column("tag", String(200), nullable=True),
+    Column("model_prefix", String(100), nullable=False),
+    Column("precision", String(20), nullable=False),
+    Column("framework", String(60), nullable=False),
+    Column("hardware", String(100), nullable=False),
+    Column("isl", Integer, nullable=False),
+    Column("osl", Integer, nullable=False),
+    Column("concurrency", Integer, nullable=False),
+    Column("task", String(60), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("simulated", Boolean, nullable=False),
+    Column("score", Float, nullable=True),  # the task's primary metric and filter
+    Column("stderr", Float, nullable=True),
+    Column("samples", Integer, nullable=True),
+    Column("ingested_at", String(40), nullable=False),
+    Column("eval_json", Text, nullable=False),
 )
 
 
@@ -183,10 +212,15 @@ def _v3(conn: Connection) -> None:
         conn.execute(rename.values(natural_key=bindparam("key")), keep)
 
 
+def _v4(conn: Connection) -> None:
+    eval_results.create(conn)
+
+
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
     (2, _v2),
     (3, _v3),
+    (4, _v4),
 )
 LATEST = MIGRATIONS[-1][0]
 

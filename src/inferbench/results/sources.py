@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.errors import InputError, Location
+from inferbench.evals.result import is_eval_file, read_eval_result
 from inferbench.results.benchfile import BenchFile, load_json_object, read_bench_file
 from inferbench.results.build import build_record
+from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.identity import identity_from_job, nest
 from inferbench.results.names import identity_from_name
 from inferbench.results.power import read_power_csv
@@ -39,6 +41,7 @@ RUN_FILES = {
     "env.json",
 }
 _CONC_FILE = re.compile(r"^conc(\d+)\.json$")
+_EVAL_FILE = re.compile(r"^eval_[A-Za-z0-9_.-]+\.json$")
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class Point:
     """One result file's outcome: a Record, or the reason it was skipped."""
 
     path: Path
-    record: Record | None = None
+    record: Record | EvalRecord | None = None  # an EvalRecord for `eval_<task>.json`
     error: InputError | None = None
 
 
@@ -227,11 +230,46 @@ def _job_points(job_dir: Path, identity: Mapping[str, Any] | None) -> Iterator[P
             return build_record(identity_for(conc), prov, bench)
 
         yield _safe(file, make)
+    for name in sorted(n for n in names if _EVAL_FILE.match(n)):
+        file = results / name
+
+        def make_eval(file: Path = file) -> EvalRecord:
+            result = read_eval_result(file)
+            times = {"started_at": result.started_at, "ended_at": result.finished_at}
+            prov = Provenance(**{**provenance, **times}, source=str(file))
+            return EvalRecord(
+                identity=identity_for(result.spec.concurrency), provenance=prov, result=result
+            )
+
+        yield _safe(file, make_eval)
+
+
+def _file_eval(path: Path, raw: dict[str, Any], identity: Mapping[str, Any] | None) -> EvalRecord:
+    """A lone `inferbench eval` result: identity from its job (in a run) or --identity."""
+    result = read_eval_result(path)
+    job_dir = path.parent.parent
+    base: dict[str, Any] = {}
+    if path.parent.name == "results" and (job_dir / "job.json").is_file():
+        base = nest(load_json_object(job_dir / "job.json"))
+    merged = {"model": result.model, **base, **nest(identity or {})}
+    merged.setdefault("conc", result.spec.concurrency)
+    ident = identity_from_job(merged, location=Location(path))
+    run_id = merged.get("run-id") or "file-" + hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    prov = Provenance(
+        run_id=str(run_id),
+        started_at=result.started_at,
+        ended_at=result.finished_at,
+        source=str(path),
+        tag=merged.get("tag"),
+    )
+    return EvalRecord(identity=ident, provenance=prov, result=result)
 
 
 def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
-    def make() -> Record:
+    def make() -> Record | EvalRecord:
         raw = load_json_object(path)
+        if is_eval_file(raw):
+            return _file_eval(path, raw, identity)
         bench = read_bench_file(path, raw)
         job_dir = path.parent.parent
         if path.parent.name == "results" and (job_dir / "job.json").is_file():

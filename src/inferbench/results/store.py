@@ -26,7 +26,15 @@ from sqlalchemy.exc import (
 )
 
 from inferbench.errors import InferbenchError
-from inferbench.results.migrations import LATEST, current_version, job_outcomes, migrate, records
+from inferbench.results.evalrecord import EvalRecord, eval_record_from_json
+from inferbench.results.migrations import (
+    LATEST,
+    current_version,
+    eval_results,
+    job_outcomes,
+    migrate,
+    records,
+)
 from inferbench.results.record import Record, content_hash, record_from_json
 from inferbench.results.sources import JobOutcome
 
@@ -220,6 +228,45 @@ class Store:
             rows = conn.execute(select(job_outcomes)).mappings().all()
         return [JobOutcome(**dict(r)) for r in rows]
 
+    def write_evals(self, batch: Sequence[EvalRecord]) -> int:
+        """Upsert evals by natural key (a re-ingest replaces); returns how many were new."""
+        now = datetime.now(UTC).isoformat()
+        rows = {e.natural_key(): eval_row(e, now) for e in batch}
+        if not rows:
+            return 0
+        with self._begin() as conn:
+            keys = list(rows)
+            have: set[str] = set()
+            for start in range(0, len(keys), _CHUNK):
+                part = keys[start : start + _CHUNK]
+                stmt = select(eval_results.c.natural_key).where(
+                    eval_results.c.natural_key.in_(part)
+                )
+                have.update(conn.execute(stmt).scalars().all())
+            fresh = [r for k, r in rows.items() if k not in have]
+            known = [{**r, "b_key": k} for k, r in rows.items() if k in have]
+            if fresh:
+                conn.execute(eval_results.insert(), fresh)
+            if known:
+                columns = [c for c in known[0] if c not in ("natural_key", "b_key")]
+                replace = (
+                    update(eval_results)
+                    .where(eval_results.c.natural_key == bindparam("b_key"))
+                    .values({c: bindparam(c) for c in columns})
+                )
+                conn.execute(replace, known)
+        return len(fresh)
+
+    def evals(self, flt: RecordFilter | None = None) -> list[EvalRecord]:
+        """Stored evals in ingest order, filtered like `query`."""
+        stmt = select(eval_results.c.eval_json).order_by(eval_results.c.id)
+        for name, value in flt.__dict__.items() if flt else ():
+            if value is not None and name in eval_results.c:
+                stmt = stmt.where(eval_results.c[name] == value)
+        with self._begin() as conn:
+            payloads = conn.execute(stmt).scalars().all()
+        return [eval_record_from_json(p) for p in payloads]
+
     def count(self) -> int:
         with self._begin() as conn:
             return int(conn.execute(select(func.count()).select_from(records)).scalar_one())
@@ -272,6 +319,31 @@ def store_row(r: Record, now: str) -> StoreRow:
         record_json=payload,
         tag=r.provenance.tag,
     )
+
+
+def eval_row(e: EvalRecord, now: str) -> dict[str, object]:
+    i, primary = e.identity, e.result.primary
+    return {
+        "natural_key": e.natural_key(),
+        "point_key": e.point_key(),
+        "run_id": e.provenance.run_id,
+        "tag": e.provenance.tag,
+        "model_prefix": i.model_prefix,
+        "precision": i.precision,
+        "framework": i.framework,
+        "hardware": i.hardware(),
+        "isl": i.isl,
+        "osl": i.osl,
+        "concurrency": i.concurrency,
+        "task": e.task,
+        "status": e.result.status.value,
+        "simulated": e.result.simulated,
+        "score": primary.value if primary else None,
+        "stderr": primary.stderr if primary else None,
+        "samples": primary.samples if primary else None,
+        "ingested_at": now,
+        "eval_json": e.model_dump_json(),
+    }
 
 
 def _write_rows(
