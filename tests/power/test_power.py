@@ -1,0 +1,154 @@
+"""Power samples from what nvidia-smi, amd-smi and a DCGM exporter print, and the sampler
+process that records them beside a point."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from inferbench.power.parse import (
+    ParseError,
+    parse_amd_smi_csv,
+    parse_dcgm_metrics,
+    parse_nvidia_smi,
+)
+from inferbench.power.sampler import PowerSampler, PowerSource, detect_source
+from inferbench.results.derived import energy_per_token
+from inferbench.results.power import read_power_csv
+
+# Recorded outputs: nvidia-smi --query-gpu=timestamp,index,power.draw,clocks.sm
+# --format=csv,nounits -lms 100; amd-smi metric -p -c -t -u -w 1 --csv (AMDSMI 26.x,
+# preamble and repeated header included); a dcgm-exporter 3.x /metrics scrape.
+FIXTURES = Path(__file__).parent / "fixtures"
+
+NVIDIA = (FIXTURES / "nvidia-smi.csv").read_text()
+
+AMD = (FIXTURES / "amd-smi-watch.csv").read_text()
+
+DCGM = (FIXTURES / "dcgm-metrics.txt").read_text()
+
+
+def _utc(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+def test_nvidia_smi_rows_and_na() -> None:
+    samples = parse_nvidia_smi(NVIDIA)
+    assert [(s.gpu, s.watts, s.sm_mhz) for s in samples] == [
+        ("0", 412.34, 1980.0),
+        ("1", 398.10, 1965.0),
+        ("0", 415.02, 1980.0),
+    ]  # the [N/A] reading is dropped, not read as zero
+    assert samples[2].t - samples[0].t == pytest.approx(0.1)
+    assert samples[0].t == pytest.approx(_utc("2026-12-03T10:00:00"))
+
+
+def test_amd_smi_watch_csv_skips_preamble_and_repeated_header() -> None:
+    samples = parse_amd_smi_csv(AMD)
+    assert [(s.gpu, s.watts, s.sm_mhz) for s in samples] == [
+        ("0", 1012.0, 2100.0),
+        ("1", 998.0, 2095.0),
+        ("0", 1020.0, 2100.0),
+    ]
+    assert samples[2].t - samples[0].t == pytest.approx(1.0)
+
+
+def test_dcgm_exporter_metrics() -> None:
+    samples = parse_dcgm_metrics(DCGM, t=100.0)
+    assert [(s.gpu, s.watts, s.sm_mhz, s.t) for s in samples] == [
+        ("0", 612.5, 1980.0, 100.0),
+        ("1", 598.25, 1965.0, 100.0),
+    ]
+
+
+def test_foreign_output_is_a_parse_error() -> None:
+    with pytest.raises(ParseError):
+        parse_nvidia_smi("index, name\n0, H200\n")
+    with pytest.raises(ParseError):
+        parse_amd_smi_csv("timestamp,gpu,edge\n")
+
+
+def test_no_tool_means_a_reason(tmp_path: Path) -> None:
+    source, why = detect_source({"PATH": str(tmp_path)})
+    assert source is None and "nvidia-smi" in why and "INFERBENCH_DCGM_URL" in why
+    source, _ = detect_source({"PATH": str(tmp_path), "INFERBENCH_DCGM_URL": "http://x/metrics"})
+    assert source == PowerSource("dcgm", "http://x/metrics")
+
+
+FAKE_NVIDIA_SMI = """#!/usr/bin/env python3
+# Prints what `nvidia-smi --query-gpu=... --format=csv,nounits -lms N` prints, for 2 GPUs.
+import sys, time
+from datetime import datetime
+ms = int([a for a in sys.argv if a.startswith("-lms=")][0].split("=")[1])
+print("timestamp, index, power.draw [W], clocks.current.sm [MHz]", flush=True)
+while True:
+    now = datetime.now().strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+    for gpu, watts in ((0, 500.0), (1, 300.0)):
+        print(f"{now}, {gpu}, {watts:.2f}, 1980", flush=True)
+    time.sleep(ms / 1000)
+"""
+
+
+@pytest.mark.integration
+def test_sampler_process_records_a_window_and_stops(tmp_path: Path) -> None:
+    tool = tmp_path / "bin" / "nvidia-smi"
+    tool.parent.mkdir()
+    tool.write_text(FAKE_NVIDIA_SMI)
+    tool.chmod(0o755)
+    source, _ = detect_source({"PATH": str(tool.parent)})
+    assert source is not None and source.kind == "nvidia-smi"
+    out = tmp_path / "power_conc4.csv"
+    sampler = PowerSampler(source, out, interval_s=0.05)
+    sampler.start()
+    time.sleep(0.8)
+    start = time.time()
+    time.sleep(1.0)
+    end = time.time()
+    time.sleep(0.3)
+    assert sampler.stop() == 0
+    samples = read_power_csv(out)  # the results stage reads the sampler's file as it is
+    assert {s.gpu for s in samples} == {"0", "1"}
+    energy = energy_per_token(samples, window=(start, end), output_tokens=1000, total_tokens=5000)
+    assert energy.valid, energy.reasons
+    assert energy.joules == pytest.approx(800.0 * (end - start), rel=0.05)
+    assert energy.joules_per_output_token == pytest.approx(energy.joules / 1000)
+
+
+@pytest.fixture
+def dcgm_url() -> Iterator[str]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            return None
+
+        def do_GET(self) -> None:
+            body = DCGM.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/metrics"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.integration
+def test_sampler_polls_a_dcgm_exporter(dcgm_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "power.csv"
+    sampler = PowerSampler(PowerSource("dcgm", dcgm_url), out, interval_s=0.1)
+    sampler.start()
+    time.sleep(1.2)
+    assert sampler.stop() == 0
+    samples = read_power_csv(out)
+    assert len(samples) >= 6 and {s.watts for s in samples} == {612.5, 598.25}
