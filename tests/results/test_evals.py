@@ -1,0 +1,101 @@
+"""Accuracy evals in the store: ingested from run directories, listed, compared."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from results_fixtures import write_run_dir
+
+from inferbench.cli.main import main
+from inferbench.evals.result import (
+    EvalResult,
+    EvalScore,
+    EvalStatus,
+    eval_file_name,
+    write_eval_result,
+)
+from inferbench.evals.spec import EvalSpec
+from inferbench.results.evalcompare import compare_evals
+from inferbench.results.ingest import ingest_paths
+from inferbench.results.store import RecordFilter, open_store
+
+
+def _result(score: float, n: int = 1319, *, simulated: bool = False) -> EvalResult:
+    stderr = (score * (1 - score) / (n - 1)) ** 0.5
+    now = datetime(2026, 1, 5, 10, 40, tzinfo=UTC).isoformat()
+    return EvalResult(
+        task="gsm8k",
+        lm_eval_task="gsm8k",
+        status=EvalStatus.OK,
+        simulated=simulated,
+        scores=(
+            EvalScore(metric="exact_match", filter="flexible-extract", value=score, samples=n),
+            EvalScore(
+                metric="exact_match", filter="strict-match", value=score, stderr=stderr, samples=n
+            ),
+        ),
+        primary_metric="exact_match",
+        primary_filter="strict-match",
+        model="deepseek-ai/DeepSeek-R1-0528",
+        base_url="http://gb200-n01:8000",
+        spec=EvalSpec(concurrency=128, context_length=9472),
+        started_at=now,
+        finished_at=now,
+    )
+
+
+def _run_with_eval(root: Path, run_id: str, score: float, **kw: bool) -> Path:
+    run = write_run_dir(root, run_id, failed_job=False)
+    write_eval_result(
+        run / "fp-disagg-1" / "results" / eval_file_name("gsm8k"), _result(score, **kw)
+    )
+    return run
+
+
+def test_evals_are_ingested_with_the_jobs_identity_and_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    report = ingest_paths([_run_with_eval(tmp_path, "base", 0.95)], db)
+    assert report.evals == 1 and report.new_evals == 1 and report.inserted == 2
+    again = ingest_paths([tmp_path / "base"], db)  # idempotent
+    assert again.new_evals == 0
+    ingest_paths([_run_with_eval(tmp_path, "head", 0.90)], db)
+    ingest_paths([_run_with_eval(tmp_path, "noise", 0.945)], db)
+    store = open_store(db)
+    (base,) = store.evals(RecordFilter(run_id="base"))
+    assert base.identity.concurrency == 128 and base.identity.model_prefix
+    assert base.result.primary is not None and base.result.primary.value == 0.95
+
+    head = store.evals(RecordFilter(run_id="head"))
+    (delta,) = compare_evals([base], head).deltas
+    assert delta.verdict == "regression" and delta.change == pytest.approx(-0.05)
+    (delta,) = compare_evals([base], store.evals(RecordFilter(run_id="noise"))).deltas
+    assert delta.verdict == "noise"  # 0.5 points is inside 1.96 x the combined stderr
+    (delta,) = compare_evals(
+        [base], store.evals(RecordFilter(run_id="noise")), min_drop=0.001
+    ).deltas
+    assert delta.verdict == "regression"
+
+    with pytest.raises(SystemExit) as exc:
+        main(["results", "compare", "base", "head", "--db", db, "--fail-on-regression"])
+    assert exc.value.code == 1
+    out = capsys.readouterr().out
+    assert "1 accuracy regressions" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["results", "list", "--db", db, "--run", "base"])
+    assert exc.value.code == 0
+    assert "accuracy evals" in capsys.readouterr().out
+
+
+def test_simulated_evals_are_never_compared(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    ingest_paths([_run_with_eval(tmp_path, "a", 0.9, simulated=True)], db)
+    ingest_paths([_run_with_eval(tmp_path, "b", 0.0, simulated=True)], db)
+    store = open_store(db)
+    (delta,) = compare_evals(
+        store.evals(RecordFilter(run_id="a")), store.evals(RecordFilter(run_id="b"))
+    ).deltas
+    assert delta.verdict == "not compared" and delta.note == "simulated"
