@@ -56,7 +56,7 @@ class ProcessSpec(Frozen):
 
     def shell_line(self) -> str:
         """The command as one shell line; every value quoted."""
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items()))
+        env = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(self.env.items()))
         cmd = shlex.join(self.argv)
         return f"env {env} {cmd}" if env else cmd
 

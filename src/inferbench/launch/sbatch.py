@@ -10,7 +10,9 @@ from __future__ import annotations
 import shlex
 import sys
 
+from inferbench.errors import Location
 from inferbench.launch.plan import ProcessSpec
+from inferbench.launch.shellsafe import single_line
 from inferbench.launch.site import SlurmSite
 
 SCRIPT_NAME = "sbatch.sh"
@@ -53,7 +55,11 @@ def _directives(job_name: str, site: SlurmSite, gpus: int) -> list[str]:
     if site.gpus_per_node > 0 and gpus > 0:
         lines.append(f"--gres=gpu:{min(gpus, site.gpus_per_node)}")
     lines += site.sbatch_directives
-    return [f"#SBATCH {shlex.quote(line)}" for line in lines]
+    # a comment line ends at a line break: quoting cannot keep one inside a directive
+    where = Location(key=f"cluster {site.name} scheduler")
+    return [
+        f"#SBATCH {shlex.quote(single_line(line, 'sbatch directive', where))}" for line in lines
+    ]
 
 
 def render_sbatch(job_name: str, site: SlurmSite, gpus: int, job_dir: str) -> str:

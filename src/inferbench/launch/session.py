@@ -18,6 +18,7 @@ from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.planner import PlanOptions, local_plan, resolve_engine, slurm_plan
 from inferbench.launch.rundir import JobDir, RunSettings
 from inferbench.launch.runner import RunRequest
+from inferbench.launch.shellsafe import check_cluster
 from inferbench.launch.site import SlurmSite, site_from_cluster
 from inferbench.launch.slurm import SlurmExecutor
 from inferbench.launch.stop import StopRequest
@@ -70,6 +71,7 @@ def find_cluster(project: Any, name: str | None) -> Cluster | None:
             location=Location(key="--cluster"),
             hint=f"the cluster catalog defines: {known}",
         )
+    check_cluster(entry)  # its values reach sbatch scripts
     return cast(Cluster, entry.cluster)
 
 

@@ -19,6 +19,7 @@ from inferbench.errors import ConfigError, InputError, Location
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import Backend, Engine, Plan, RenderedFile
 from inferbench.launch.planner import PlanOptions, bench_spec
+from inferbench.launch.shellsafe import check_cluster
 
 RECIPE_FILE = "recipe.yaml"
 SRTSLURM_FILE = "srtslurm.yaml"
@@ -46,6 +47,7 @@ def pick_cluster(project: Any, dep: Deployment, name: str | None) -> Any:
                 location=Location(key="--cluster"),
                 hint=f"the cluster catalog defines: {', '.join(sorted(clusters)) or 'none'}",
             )
+        check_cluster(clusters[name])  # its values reach srtctl's sbatch script
         return clusters[name].cluster
     serving = project.clusters_for_runner(dep.runner)
     if not serving:
@@ -54,6 +56,7 @@ def pick_cluster(project: Any, dep: Deployment, name: str | None) -> Any:
             location=Location(key="runner"),
             hint="add a clusters/<name>.yaml listing it under runners, or pass --cluster",
         )
+    check_cluster(serving[0])
     return serving[0].cluster
 
 
