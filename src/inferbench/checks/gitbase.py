@@ -208,3 +208,12 @@ def read_base(root: Path, rev: str, paths: Sequence[Path]) -> GitBase:
         texts=_blobs(top, commit, inside),
         changed=_changed(top, commit, root),
     )
+
+
+def read_texts(root: Path, rev: str, paths: Sequence[Path]) -> tuple[str, dict[Path, str | None]]:
+    """The commit `rev` names and the text of `paths` there (None where absent), without
+    listing changed files (two git calls, whatever the size of the tree)."""
+    top = _toplevel(root.resolve())
+    commit = _commit(top, rev)
+    inside = [p for p in paths if p.resolve().is_relative_to(top)]
+    return commit, _blobs(top, commit, inside)

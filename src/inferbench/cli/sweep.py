@@ -64,7 +64,9 @@ def sweep(
     evals_only: bool = typer.Option(False, "--evals-only", help="Only the eval jobs."),
     all_evals: bool = typer.Option(False, "--all-evals", help="Every eligible job is an eval."),
     changed_since: str = typer.Option(
-        None, "--changed-since", help="Only configs named by changelog entries added since REV."
+        None,
+        "--changed-since",
+        help="Only the jobs the changelog lines added since REV ask for (as InferenceX's CI).",
     ),
     fmt: str = typer.Option("table", "--format", help="table, json or github."),
     output: Path = typer.Option(None, "--output", help="Write to FILE instead of stdout."),
@@ -79,9 +81,13 @@ def sweep(
     )
     # Imported here so `inferbench --help` stays fast.
     from inferbench.matrix.api import sweep_tree
+    from inferbench.matrix.changed import ChangelogRun
     from inferbench.matrix.output import github_to_json, jobs_table, jobs_to_json
 
-    jobs = sweep_tree(tree or root or Path("."), sweep_filters, changed_since=changed_since)
+    run = ChangelogRun(evals_only=evals_only, all_evals=all_evals, no_evals=no_evals)
+    jobs = sweep_tree(
+        tree or root or Path("."), sweep_filters, changed_since=changed_since, changelog_run=run
+    )
     err = Console(stderr=True, highlight=False)
     if fmt == "json":
         _emit(jobs_to_json(jobs), output)

@@ -6,12 +6,13 @@ Each entry names config keys (exact or globs with `*`, `?`) that CI benchmarks.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from inferbench.config.base import FrozenModel
 from inferbench.config.validate import validate_doc
@@ -28,8 +29,10 @@ class ChangelogEntry(FrozenModel):
     evals_only: bool = Field(default=False, alias="evals-only")
     all_evals: bool = Field(default=False, alias="all-evals")
     append_only: bool = Field(default=False, alias="append-only")
+    # multinode eval rows whose prefill ep is below this are dropped after eval selection
+    eval_min_prefill_ep: int | None = Field(default=None, alias="eval-min-prefill-ep", ge=1)
     scenario_type: tuple[Literal["fixed-seq-len", "agentic-coding"], ...] | None = Field(
-        default=None, alias="scenario-type"
+        default=None, alias="scenario-type", min_length=1
     )
 
     @field_validator("config_keys", "description", "scenario_type", mode="before")
@@ -44,16 +47,32 @@ class ChangelogEntry(FrozenModel):
             raise ValueError("config-keys holds an empty key")
         return keys
 
+    @model_validator(mode="after")
+    def _append_only_measures_throughput(self) -> ChangelogEntry:
+        if self.append_only and (
+            self.evals_only or self.all_evals or self.eval_min_prefill_ep is not None
+        ):
+            raise ValueError("append-only cannot be combined with eval selection fields")
+        return self
+
     @property
     def text(self) -> str:
         return " ".join(self.description)
 
     def matches(self, config_key: str) -> bool:
-        return any(key_matches(pattern, config_key) for pattern in self.config_keys)
+        return any(changelog_key_matches(pattern, config_key) for pattern in self.config_keys)
 
 
 def is_glob(pattern: str) -> bool:
     return any(c in GLOB_CHARS for c in pattern)
+
+
+def changelog_key_matches(pattern: str, config_key: str) -> bool:
+    """How InferenceX's changelog processing matches a changelog key: `*` is the only
+    wildcard (any run of characters, the whole key matched); `?` and `[` are literal."""
+    if "*" not in pattern:
+        return pattern == config_key
+    return re.fullmatch(re.escape(pattern).replace(r"\*", ".*"), config_key) is not None
 
 
 def key_matches(pattern: str, config_key: str) -> bool:

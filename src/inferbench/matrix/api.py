@@ -2,20 +2,53 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
+from inferbench.checks.gitbase import read_texts
+from inferbench.config.master import load_masters
 from inferbench.config.project import Project, load_project
+from inferbench.config.runners import load_runners
 from inferbench.errors import ConfigError, Location
-from inferbench.matrix.changed import appended_items, changed_jobs
-from inferbench.matrix.expand import expand_project, project_context
+from inferbench.matrix.changed import BaseTree, ChangelogRun, changed_jobs
+from inferbench.matrix.changelog_diff import added_entries
+from inferbench.matrix.expand import expand_project, project_context, registry_context
 from inferbench.matrix.filters import SweepFilters
 from inferbench.matrix.job import Job
 
 
+def base_tree(project: Project, rev: str) -> BaseTree:
+    """The tree's master configs and runners.yaml as they were at `rev` (read with git)."""
+    files = [*project.master_files, project.root / project.layout.runners]
+    _, texts = read_texts(project.root, rev, files)
+    root = project.root.resolve()
+    with tempfile.TemporaryDirectory(prefix="inferbench-base-") as tmp:
+        copies: list[Path] = []
+        for path in files:
+            text = texts.get(path.resolve())
+            if text is None:
+                continue
+            copy = Path(tmp) / path.resolve().relative_to(root)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_text(text, encoding="utf-8")
+            copies.append(copy)
+        runners_copy = Path(tmp) / project.layout.runners
+        masters = load_masters([c for c in copies if c != runners_copy])
+        runners = load_runners(runners_copy) if runners_copy.is_file() else None
+    head = project_context(project)
+    context = registry_context(runners.registry if runners else None, head.resolve_recipe)
+    return BaseTree(masters=masters, context=context)
+
+
 def sweep_project(
-    project: Project, filters: SweepFilters, *, changed_since: str | None = None
+    project: Project,
+    filters: SweepFilters,
+    *,
+    changed_since: str | None = None,
+    changelog_run: ChangelogRun | None = None,
 ) -> list[Job]:
-    """The jobs of `project`; with `changed_since`, only those new changelog entries name."""
+    """The jobs of `project`; with `changed_since`, those the changelog entries added since
+    that revision ask for, as InferenceX's CI selects them (`inferbench.matrix.changed`)."""
     if changed_since is None:
         return expand_project(project, filters)
     if project.changelog is None:
@@ -24,10 +57,26 @@ def sweep_project(
             location=Location(project.root / project.layout.changelog),
             hint="add perf-changelog.yaml, or drop --changed-since",
         )
-    items = appended_items(project.root, project.changelog, changed_since)
-    return changed_jobs(items, project.masters, filters, project_context(project))
+    items = added_entries(project.root, project.changelog.file, changed_since)
+    base = base_tree(project, changed_since) if any(i.entry.append_only for i in items) else None
+    return changed_jobs(
+        items,
+        project.masters,
+        filters,
+        project_context(project),
+        run=changelog_run or ChangelogRun(),
+        base=base,
+    )
 
 
-def sweep_tree(root: Path, filters: SweepFilters, *, changed_since: str | None = None) -> list[Job]:
+def sweep_tree(
+    root: Path,
+    filters: SweepFilters,
+    *,
+    changed_since: str | None = None,
+    changelog_run: ChangelogRun | None = None,
+) -> list[Job]:
     """Load the tree at `root` and sweep it (see `sweep_project`)."""
-    return sweep_project(load_project(root), filters, changed_since=changed_since)
+    return sweep_project(
+        load_project(root), filters, changed_since=changed_since, changelog_run=changelog_run
+    )

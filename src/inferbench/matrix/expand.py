@@ -33,6 +33,7 @@ from inferbench.config.master import (
 )
 from inferbench.config.master import WorkerBlock as MasterWorker
 from inferbench.config.project import Project
+from inferbench.config.runners import RunnerRegistry
 from inferbench.errors import ConfigError, InputError
 from inferbench.matrix.conc import ConcRule, expand_concurrency
 from inferbench.matrix.evals import apply_eval_mode
@@ -350,16 +351,26 @@ def dedupe(jobs: Iterable[Job]) -> list[Job]:
     return out
 
 
-def project_context(project: Project) -> ExpandContext:
-    """Runner labels, hardware facts and recipe resolution, taken from a loaded tree."""
-    root = project.root.resolve()
-    registry = project.runners.registry if project.runners is not None else None
+def registry_context(registry: RunnerRegistry | None, resolve: RecipeResolver) -> ExpandContext:
+    """Runner labels and hardware facts from a runner registry, recipes resolved by `resolve`."""
 
     def hardware(label: str) -> NodeHardware | None:
         spec = registry.hardware_for(label) if registry is not None else None
         if spec is None:
             return None
         return NodeHardware(spec.gpus_per_node, spec.available_cpu_dram_mib)
+
+    return ExpandContext(
+        runner_labels=frozenset(registry.labels) if registry is not None else frozenset(),
+        hardware=hardware,
+        resolve_recipe=resolve,
+    )
+
+
+def project_context(project: Project) -> ExpandContext:
+    """Runner labels, hardware facts and recipe resolution, taken from a loaded tree."""
+    root = project.root.resolve()
+    registry = project.runners.registry if project.runners is not None else None
 
     recipes = PurePosixPath(project.layout.recipes)
     prefix = project.layout.recipe_prefix
@@ -374,11 +385,7 @@ def project_context(project: Project) -> ExpandContext:
             return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
         return (recipes / relative).as_posix()
 
-    return ExpandContext(
-        runner_labels=frozenset(registry.labels) if registry is not None else frozenset(),
-        hardware=hardware,
-        resolve_recipe=resolve,
-    )
+    return registry_context(registry, resolve)
 
 
 def expand_project(project: Project, filters: SweepFilters) -> list[Job]:

@@ -20,6 +20,7 @@ fingerprints stable.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any, Literal
 
 import orjson
@@ -37,8 +38,11 @@ FINGERPRINT_EXCLUDED = frozenset(
         "eval_all_concs",
         "fingerprint",
         "fingerprint_short",
+        "recipe_fingerprint",
     }
 )
+# Wire keys of inferbench's own; every other key of a job is one of InferenceX's row.
+INFERBENCH_KEYS = frozenset({"config-key", "fingerprint", "fingerprint-short", "resolved-settings"})
 SHORT_FINGERPRINT_LEN = 12
 _DERIVED_KEYS = ("fingerprint", "fingerprint-short")
 
@@ -132,6 +136,9 @@ class Job(_Wire):
     duration: int | None = Field(default=None, ge=1)
     total_cpu_dram_gb: int | None = Field(default=None, alias="total-cpu-dram-gb", ge=0)
     resolved_settings: ResolvedSettings | None = Field(default=None, alias="resolved-settings")
+    # InferenceX's changelog processing stamps its benchmark rows with this (see
+    # `recipe_fingerprint`); plain sweeps leave it out, as the generator does.
+    recipe_fingerprint: str | None = Field(default=None, alias="recipe-fingerprint")
     fingerprint: str = Field(default="", repr=False)
 
     @model_validator(mode="wrap")
@@ -213,6 +220,21 @@ class Job(_Wire):
         elif not self.is_multinode:
             exclude.add("disagg")
         return self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=exclude)
+
+
+def inferencex_row(job: Job) -> dict[str, Any]:
+    """The job as InferenceX's matrix row: its wire form without inferbench's own keys."""
+    return {k: v for k, v in job.to_wire().items() if k not in INFERBENCH_KEYS}
+
+
+def recipe_fingerprint(job: Job) -> str:
+    """InferenceX's `recipe-fingerprint`: sha256 of the row's canonical JSON (sorted keys,
+    compact, ASCII) without `conc`, `exp-name` and `recipe-fingerprint`."""
+    row = inferencex_row(job)
+    for key in ("conc", "exp-name", "recipe-fingerprint"):
+        row.pop(key, None)
+    text = json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def compute_fingerprint(job: Job) -> str:
