@@ -70,7 +70,12 @@ class Worker:
 
     def try_start(self, now: float) -> list[Seq] | None:
         """Start a step if there is work; returns remote-KV sequences admitted (or None)."""
-        if self.busy_until is not None or not any(r.has_work() for r in self.ranks):
+        if self.busy_until is not None:
+            return None
+        for r in self.ranks:
+            if r.running or r.waiting or r.ready:
+                break
+        else:
             return None
         step = len(self.step_times)
         batches, self._chunks, loading = [], [], []
@@ -78,8 +83,9 @@ class Worker:
             batch, chunks = rank.schedule(step)
             batches.append(batch)
             self._chunks.append(chunks)
-            loading.extend(rank.loading_admitted)
-            rank.loading_admitted.clear()
+            if rank.loading_admitted:
+                loading.extend(rank.loading_admitted)
+                rank.loading_admitted.clear()
         duration = self.model.step_time(batches)
         # KV loaded from host DRAM for requests admitted now: the step waits for it
         loads = [r.prefix.take_step_load() for r in self.ranks if r.prefix is not None]
@@ -166,10 +172,12 @@ class Cluster:
 
     # -- time ---------------------------------------------------------------------------
     def next_time(self) -> float | None:
-        times = [w.busy_until for w in self.workers if w.busy_until is not None]
-        if self._transfers:
-            times.append(self._transfers[0][0])
-        return min(times) if times else None
+        best = self._transfers[0][0] if self._transfers else None
+        for worker in self.workers:
+            due = worker.busy_until
+            if due is not None and (best is None or due < best):
+                best = due
+        return best
 
     def advance(self, now: float) -> None:
         """Apply every step end and KV arrival due by `now`, then start idle workers.
@@ -177,6 +185,7 @@ class Cluster:
         A worker whose step ended at `due` starts its next step at `due`, not at `now`:
         a real-time caller that wakes late does not stretch the engine's schedule.
         """
+        started_at = None
         while True:
             due = self.next_time()
             if due is None or due > now:
@@ -189,10 +198,14 @@ class Cluster:
                         self._end_step(worker)
                         break
             self._start_idle(due)
-        self._start_idle(now)
+            started_at = due
+        if started_at != now:  # nothing changed since the last start at `now`
+            self._start_idle(now)
 
     def _start_idle(self, now: float) -> None:
         for worker in self.workers:
+            if worker.busy_until is not None:
+                continue
             loading = worker.try_start(now)
             for seq in loading or ():
                 seq.ready_at = now + self.transfer_time(seq.prompt)

@@ -119,7 +119,7 @@ class Parallelism:
         return self.tp * self.dp if self.expert_parallel else 1
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: built hundreds of thousands of times a run; never mutated
 class RankBatch:
     """What one DP rank runs in a step: prefill chunks and decode sequences."""
 
@@ -343,15 +343,57 @@ class StepModel:
 
     def step_time(self, batches: list[RankBatch]) -> float:
         """One worker step: the slowest rank (lockstep), pipeline stages in sequence."""
+        if self.spec is not None:
+            return self._spec_step_time(batches)
+        worker_tokens = 0
+        for b in batches:
+            worker_tokens += b.prefill_tokens + b.decode_seqs
+        if worker_tokens == 0:
+            return 0.0
+        # the routed experts are shared by all ranks: their cost is the worker's, computed once
+        expert_compute = worker_tokens * self._expert_flops_per_token / self._expert_flops_s
+        expert_memory = 0.0
+        if self._route_p:
+            touched = 1.0 - (1.0 - self._route_p) ** worker_tokens
+            expert_memory = self.expert_weight_bytes * touched
+        slowest = 0.0
+        for b in batches:
+            if b.prefill_tokens or self._window or self._topk or self._state_bytes:
+                t = self.rank_times(b, worker_tokens)[0]
+            else:  # the common case, a plain decode batch, inlined
+                n = b.decode_seqs
+                if not n:
+                    t = 0.0
+                else:
+                    ctx = b.decode_ctx_tokens
+                    compute = (
+                        n * self._dense_flops_per_token / self._dense_flops_s
+                        + expert_compute
+                        + ctx * self._full_attn_flops / self._attn_flops_s
+                    )
+                    memory = (
+                        self.dense_weight_bytes
+                        + expert_memory
+                        + (ctx + n) * self.kv_bytes_per_token_gpu
+                    ) / self._mem_bw
+                    t = (
+                        (compute if compute > memory else memory)
+                        + self._comm_fixed
+                        + self._comm_per_token * n
+                        + self._layer_fixed
+                    )
+            if t > slowest:
+                slowest = t
+        return slowest * self.par.pp + self.eff.step_overhead_s
+
+    def _spec_step_time(self, batches: list[RankBatch]) -> float:
         spec = self.spec
-        width = 1 + spec.draft_tokens if spec else 1
+        assert spec is not None
+        width = 1 + spec.draft_tokens
         worker_tokens = sum(b.prefill_tokens + b.decode_seqs * width for b in batches)
         if worker_tokens == 0:
             return 0.0
         pp, overhead = self.par.pp, self.eff.step_overhead_s
-        if spec is None:
-            slowest = max(self.rank_times(b, worker_tokens)[0] for b in batches)
-            return slowest * pp + overhead
         times = [self.rank_times(b, worker_tokens) for b in batches]
         whole = max(t[0] for t in times) * pp + overhead
         decode = max(t[1] for t in times) * pp

@@ -85,6 +85,7 @@ class Seq:
 
 
 _IDLE = RankBatch()
+_NONE: list[Seq] = []  # shared empty result of `complete`; callers only read it
 
 
 class RankScheduler:
@@ -110,6 +111,8 @@ class RankScheduler:
         self.loading_admitted: list[Seq] = []  # remote-KV sequences given blocks this step
         self._allocated_step = -1  # the step whose decode blocks are already taken
         self.prefix: PrefixCache | None = None  # set when the engine caches prefixes
+        self._blocked_head: Seq | None = None  # a remote-KV head refused blocks ...
+        self._blocked_free = 0  # ... when this many were free
 
     # -- queue --------------------------------------------------------------------------
     def enqueue(self, seq: Seq) -> None:
@@ -177,9 +180,10 @@ class RankScheduler:
     # -- one step -----------------------------------------------------------------------
     def schedule(self, step: int) -> tuple[RankBatch, list[tuple[Seq, int]]]:
         """Choose this rank's batch for worker step `step`: (batch, prefill chunks)."""
-        for seq in self.ready:
-            self._enter_decode(seq, step)
-        self.ready.clear()
+        if self.ready:
+            for seq in self.ready:
+                self._enter_decode(seq, step)
+            self.ready.clear()
         bs = self.pool.block_size
         need = self._residue[(-step) % bs]
         while need > self.pool.free and self.decode_count:
@@ -189,11 +193,13 @@ class RankScheduler:
         self._allocated_step = step
         budget = self.max_num_batched_tokens - self.decode_count
         chunks: list[tuple[Seq, int]] = []
-        for seq in list(self.prefilling.values()):
-            if budget <= 0 or seq.rid not in self.prefilling:
-                break
-            budget -= self._continue_prefill(seq, step, budget, chunks)
-        budget = self._admit(step, budget, chunks)
+        if self.prefilling:
+            for seq in list(self.prefilling.values()):
+                if budget <= 0 or seq.rid not in self.prefilling:
+                    break
+                budget -= self._continue_prefill(seq, step, budget, chunks)
+        if self.waiting and len(self.running) < self.max_num_seqs and self._may_admit(budget):
+            budget = self._admit(step, budget, chunks)
         if self.prefix is not None:
             self.prefix.fit(self.pool.free)
         return self._batch(step, chunks), chunks
@@ -212,12 +218,21 @@ class RankScheduler:
         chunks.append((seq, chunk))
         return chunk
 
+    def _may_admit(self, budget: int) -> bool:
+        """False when the head of the queue surely waits again (saves a call per step)."""
+        head = self.waiting[0]
+        if head.state == SeqState.LOADING:
+            # it was refused blocks, and none were freed since
+            return not (head is self._blocked_head and self.pool.free <= self._blocked_free)
+        return budget > 0
+
     def _admit(self, step: int, budget: int, chunks: list[tuple[Seq, int]]) -> int:
         while self.waiting and len(self.running) < self.max_num_seqs:
             seq = self.waiting[0]
             if seq.state == SeqState.LOADING:  # remote KV: reserve blocks, no compute
                 blocks = self.pool.blocks_for(seq.prompt)
                 if not self.pool.take(blocks):
+                    self._blocked_head, self._blocked_free = seq, self.pool.free
                     break
                 self.waiting.popleft()
                 seq.blocks = blocks
@@ -263,6 +278,9 @@ class RankScheduler:
         self, step: int, chunks: list[tuple[Seq, int]], end: float
     ) -> tuple[list[Seq], list[Seq]]:
         """End step `step`: (sequences that finished, prefills that produced a token)."""
+        heap = self._finish
+        if not chunks and (not heap or heap[0][0] > step):
+            return _NONE, _NONE
         finished: list[Seq] = []
         prefilled: list[Seq] = []
         for seq, chunk in chunks:
@@ -282,7 +300,6 @@ class RankScheduler:
                     finished.append(seq)
                 else:
                     self._enter_decode(seq, step + 1)
-        heap = self._finish
         while heap and heap[0][0] <= step:
             _, _, seq = heapq.heappop(heap)
             if seq.state != SeqState.DECODE or seq.finish_step != step:
