@@ -316,9 +316,23 @@ def _print_warnings(dep: Deployment, console: Console) -> None:
 def _sweep(dep: Deployment, gpu_budget: int | None, console: Console) -> None:
     from inferbench.sim.topologies import pareto, sweep_topologies
 
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
     budget = gpu_budget or dep.total_gpus
-    with console.status(f"estimating layouts for {budget} GPUs..."):
-        points = sweep_topologies(dep, budget)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"layouts for {budget} GPUs", total=None)
+
+        def step(done: int, total: int, topology: str) -> None:
+            bar.update(task, completed=done, total=total, description=f"{topology:>16}")
+
+        points = sweep_topologies(dep, budget, progress=step)
     table = Table("topology", "GPUs", "conc", "tok/s/GPU", "tok/s/user", "TTFT p50 ms", "pareto")
     front = {id(p) for p in pareto(points)}
     for p in sorted(points, key=lambda q: -q.tok_s_gpu):

@@ -6,13 +6,13 @@ Aggregated: as many workers of one layout as the budget holds. Disaggregated:
 every prefill x decode layout pair and every split p x prefill + d x decode that
 fits the budget and leaves fewer idle GPUs than one prefill worker. At most
 MAX_CANDIDATES of them (spread evenly), plus the input deployment, each run through
-the closed-loop estimate at a few concurrencies with 2 x concurrency requests
-(short runs: a ranking, not a final figure).
+the closed-loop estimate at a few concurrencies with 2 x concurrency requests, at most
+RUN_REQUESTS (short runs: a ranking, not a final figure).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +23,7 @@ from inferbench.sim.estimate import estimate
 
 DEFAULT_CONCURRENCIES = (8, 32, 128, 512)
 MAX_CANDIDATES = 60
+RUN_REQUESTS = 512  # per candidate and concurrency: one wave at the highest concurrency
 
 
 @dataclass(frozen=True)
@@ -95,13 +96,20 @@ def candidates(dep: Deployment, budget: int) -> list[Deployment]:
 
 
 def sweep_topologies(
-    dep: Deployment, budget: int, concurrencies: tuple[int, ...] = DEFAULT_CONCURRENCIES
+    dep: Deployment,
+    budget: int,
+    concurrencies: tuple[int, ...] = DEFAULT_CONCURRENCIES,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> list[TopologyPoint]:
-    """Estimate every candidate layout for `budget` GPUs at `concurrencies`."""
+    """Estimate every candidate layout for `budget` GPUs at `concurrencies`.
+
+    `progress(done, total, topology)` is called after each candidate.
+    """
     points: list[TopologyPoint] = []
-    for cand in candidates(dep, budget):
+    cands = candidates(dep, budget)
+    for done, cand in enumerate(cands, 1):
         for conc in concurrencies:
-            run = estimate(cand, conc, num_prompts=2 * conc)
+            run = estimate(cand, conc, num_prompts=min(2 * conc, max(RUN_REQUESTS, conc)))
             tpots = [t for r in run.records if (t := r.tpot) is not None]
             ttfts = [r.ttft for r in run.records if r.ttft is not None]
             if not tpots:
@@ -116,6 +124,8 @@ def sweep_topologies(
                     ttft_p50_ms=float(np.median(ttfts)) * 1000,
                 )
             )
+        if progress is not None:
+            progress(done, len(cands), cand.describe())
     return points
 
 
