@@ -314,9 +314,9 @@ def _print_warnings(dep: Deployment, console: Console) -> None:
 
 
 def _sweep(dep: Deployment, gpu_budget: int | None, console: Console) -> None:
-    from inferbench.sim.topologies import pareto, sweep_topologies
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from inferbench.sim.topologies import pareto, sweep_topologies
 
     budget = gpu_budget or dep.total_gpus
     with Progress(
@@ -346,6 +346,64 @@ def _sweep(dep: Deployment, gpu_budget: int | None, console: Console) -> None:
             "*" if id(p) in front else "",
         )
     console.print(table)
+
+
+@sim_app.command("calibrate")
+def calibrate_cmd(
+    points: Path | None = typer.Argument(
+        None, help="Points file: deployments (sweep jobs) with measured figures or result files."
+    ),
+    output: Path = typer.Option(..., "--output", "-o", help="Calibration file to write."),
+    store: str | None = typer.Option(
+        None, "--store", help="Read measured points from this results store URL instead."
+    ),
+    model_prefix: str | None = typer.Option(None, "--model-prefix", help="Store filter."),
+    hardware: str | None = typer.Option(None, "--hardware", help="Store filter."),
+    framework: str | None = typer.Option(None, "--framework", help="Store filter."),
+    precision: str | None = typer.Option(None, "--precision", help="Store filter."),
+    loo: bool = typer.Option(True, "--loo/--no-loo", help="Also report leave-one-out error."),
+) -> None:
+    """Fit efficiency parameters per (GPU, engine) from measured points; write a calibration
+    file for `sim estimate --calibration` and `sim serve --calibration`."""
+    from inferbench.fsio import atomic_write_bytes
+    from inferbench.sim.calibrate import (
+        METRICS,
+        dump_calibration,
+        evaluate,
+        load_points,
+        points_from_store,
+    )
+
+    if (points is None) == (store is None):
+        raise InputError("give a points file or --store URL (one of them)")
+    if points is not None:
+        measured = load_points(points)
+    else:
+        assert store is not None
+        filters = {"model_prefix": model_prefix, "hardware": hardware,
+                   "framework": framework, "precision": precision}  # fmt: skip
+        measured = points_from_store(store, **filters)
+    console = Console(highlight=False, stderr=True)
+    progress = console.print if sys.stderr.isatty() else None
+    report = evaluate(measured, loo=loo, progress=progress)
+    cal, fitted, held_out = report.calibration, report.predictions, report.loo
+    table = Table("point", "metric", "measured", "fit", "fit err", "LOO", "LOO err")
+    for pt in measured:
+        for metric in METRICS:
+            want = getattr(pt.measured, metric)
+            if want is None:
+                continue
+            got = fitted[pt.name].value(metric)
+            row = [pt.name, metric, f"{want:,.1f}", f"{got:,.1f}", f"{got / want - 1:+.0%}"]
+            if pt.name in held_out:
+                other = held_out[pt.name].value(metric)
+                row += [f"{other:,.1f}", f"{other / want - 1:+.0%}"]
+            else:
+                row += ["", ""]
+            table.add_row(*row)
+    Console(highlight=False).print(table)
+    atomic_write_bytes(output, dump_calibration(cal).encode())
+    Console(highlight=False).print(f"wrote {output} ({len(cal.entries)} entries)")
 
 
 @sim_app.command("serve")

@@ -3,7 +3,7 @@
 A calibration file (YAML) holds entries keyed by GPU (a catalog key, a vendor such as
 `nvidia` or `amd`, or `*`) and engine (an engines.yaml key or `*`); each entry sets a few
 `EfficiencyParams` fields. A deployment takes the most specific entry that matches:
-(gpu, engine), (vendor, engine), (*, engine), (gpu, *), (vendor, *), (*, *). The packaged
+(gpu, engine), (vendor, engine), (gpu, *), (vendor, *), (*, engine), (*, *). The packaged
 default calibration (calibration_default.yaml) is fitted on published measurements;
 `inferbench sim calibrate` fits one from a team's own results.
 """
@@ -30,8 +30,8 @@ NONE = "none"  # physics and engine defaults only
 # is a fraction of a datasheet peak; an overhead is at most a millisecond per layer).
 FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "layer_overhead_s": (0.0, 1e-3),
-    "memory_efficiency": (0.3, 0.95),
-    "gemm_efficiency": (0.15, 0.9),
+    "attention_efficiency": (0.05, 0.9),
+    "front_latency_s": (0.0, 0.5),
 }
 
 
@@ -57,9 +57,9 @@ class Calibration(BaseModel):
         for key in (
             (gpu.key, engine),
             (gpu.vendor, engine),
-            ("*", engine),
             (gpu.key, "*"),
             (gpu.vendor, "*"),
+            ("*", engine),
             ("*", "*"),
         ):
             if key in index:

@@ -58,9 +58,16 @@ def sample_lengths(length: int, ratio: float, count: int, rng: np.random.Generat
     return [int(v) for v in rng.integers(low, length + 1, size=count)]
 
 
-def chunk_record(seq: Seq, index: int, sent: float, stream_interval: int) -> RequestRecord:
-    """The record a client would have measured, chunks grouped by `stream_interval`."""
+def chunk_record(
+    seq: Seq, index: int, sent: float, stream_interval: int, latency: float = 0.0
+) -> RequestRecord:
+    """The record a client would have measured, chunks grouped by `stream_interval`.
+
+    `latency` (the front end's fixed latency) delays every token the client sees.
+    """
     times = seq.token_times()
+    if latency:
+        times = [t + latency for t in times]
     n = stream_interval
     if n <= 1:
         chunk_times, chunk_tokens = times, [1] * len(times)
@@ -82,7 +89,7 @@ def chunk_record(seq: Seq, index: int, sent: float, stream_interval: int) -> Req
         chunk_tokens=chunk_tokens,
         input_tokens=seq.prompt,
         output_tokens=len(times),
-        done=seq.done,
+        done=(seq.done + latency) if seq.done is not None else None,
     )
 
 
@@ -98,6 +105,7 @@ def estimate(
     outputs = sample_lengths(dep.workload.osl, ratio, total, rng)
     finishes = _Finishes()
     cluster = build_cluster(dep, finishes)
+    latency = dep.efficiency.front_latency_s
     sent: dict[int, float] = {}
     records: list[RequestRecord] = []
     launched = 0
@@ -119,7 +127,7 @@ def estimate(
         now = due
         cluster.advance(now)
         for seq in finishes.done:
-            records.append(chunk_record(seq, seq.rid, sent[seq.rid], dep.stream_interval))
+            records.append(chunk_record(seq, seq.rid, sent[seq.rid], dep.stream_interval, latency))
             if launched < total:
                 launch(now)
         finishes.done.clear()

@@ -291,6 +291,12 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
         data = data[int(index or 0)]
     if not isinstance(data, dict):
         raise InputError("a sweep job is a JSON object", location=Location(path))
+    return from_job_data(data, overrides, path=path)
+
+
+def from_job_data(data: Mapping[str, Any], overrides: Overrides, *, path: Path) -> Deployment:
+    """A sweep job's fields -> a Deployment. `sim-flags` (vLLM spelling) adds engine flags
+    a job does not carry: the memory fraction, max-num-seqs, token budget, KV dtype."""
     pools: dict[str, PoolSpec] = {}
     model = _catalog(overrides).model(overrides.model_spec or str(data.get("model", "")))
     mml = data.get("max-model-len")
@@ -302,6 +308,10 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
         common["max-model-len"] = mml or AGENTIC_CONTEXT
     if data.get("kv-cache-dtype"):
         common["kv-cache-dtype"] = data["kv-cache-dtype"]
+    extra = data.get("sim-flags") or {}
+    if not isinstance(extra, Mapping):
+        raise InputError("sim-flags must be a mapping", location=Location(path, key="sim-flags"))
+    common.update(extra)
     drafting, warnings = speculation_from_job(
         data.get("spec-decoding"), model, overrides.spec_draft_tokens, overrides.spec_acceptance
     )

@@ -62,6 +62,12 @@ class EfficiencyParams(BaseModel):
     layer_overhead_s: float = Field(
         2e-5, ge=0, description="fixed per-layer time of one step: launches, gaps, small ops"
     )
+    front_latency_s: float = Field(
+        0.0,
+        ge=0,
+        description="fixed latency before a request's first token that the GPU does not see: "
+        "HTTP front end, tokenisation, the scheduler's receive interval",
+    )
     moe_imbalance: float = Field(1.15, ge=1, description="busiest expert rank's load over the mean")
     activation_reserve_gb: float = Field(
         0.0, ge=0, description="per-GPU memory the engine keeps out of the KV pool (activations)"

@@ -48,6 +48,8 @@ class EstimatePoint:
         return self.output_tok_s_per_gpu * self.duration_s * self._gpus / max(self.wall_s, 1e-9)
 
     _gpus: int = 1
+    ttft_mean_ms: float = 0.0
+    tpot_mean_ms: float = 0.0
 
 
 def _ms(values: list[float]) -> np.ndarray:
@@ -75,6 +77,8 @@ def point(run: EstimateRun) -> EstimatePoint:
         preemptions=run.preemptions,
         wall_s=run.wall_s,
         _gpus=run.gpus,
+        ttft_mean_ms=float(ttft.mean()),
+        tpot_mean_ms=float(tpot.mean()),
     )
 
 

@@ -1,0 +1,115 @@
+"""Calibrate the simulator on the ten published InferenceX points and report leave-one-out.
+
+Reads the deployments from benchmarks/data/published_points.yaml and the measured figures
+from ../shared/calibration/published-points.md (by point name, at run time), fits the
+default calibration, predicts each point in-sample and leave-one-out (fitted without it),
+and prints predicted/measured ratios. Targets (issue 13): LOO tok/s/GPU within +/-25% on
+at least 8 of 10, interactivity within +/-25% on at least 8, TTFT within 2x on at least 7.
+
+    .venv/bin/python benchmarks/sim_calibration.py \
+        [--write src/inferbench/sim/calibration_default.yaml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+from inferbench.fsio import atomic_write_bytes
+from inferbench.sim.calibrate import METRICS, Measured, MeasuredPoint, dump_calibration, evaluate
+
+HERE = Path(__file__).parent
+POINTS = HERE / "data" / "published_points.yaml"
+PUBLISHED = Path("../shared/calibration/published-points.md")
+_NUMBER = re.compile(r"[\d,]+(?:\.\d+)?")
+
+
+def _number(text: str) -> float | None:
+    match = _NUMBER.search(text.replace("≈", ""))
+    return float(match.group().replace(",", "")) if match else None
+
+
+def published(path: Path) -> dict[str, Measured]:
+    """Point name -> measured figures, from the markdown table."""
+    out: dict[str, Measured] = {}
+    for line in path.read_text("utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 11 or not re.fullmatch(r"C\d+", cells[0]):
+            continue
+        tput = _number(cells[8])
+        tpot = re.search(r"\(([\d.]+)", cells[9])
+        ttft = _number(cells[10]) if cells[10] not in ("–", "-", "") else None
+        assert tput is not None
+        out[cells[0]] = Measured(
+            tok_s_gpu=tput,
+            interactivity=1000.0 / float(tpot.group(1)) if tpot else _number(cells[9]),
+            ttft_ms=ttft,
+        )
+    return out
+
+
+def load(points_file: Path, measured_file: Path) -> list[MeasuredPoint]:
+    data = YAML(typ="safe").load(points_file.read_text("utf-8"))
+    figures = published(measured_file)
+    return [
+        MeasuredPoint(name=p["name"], job=p["job"], stat=p["stat"], measured=figures[p["name"]])
+        for p in data["points"]
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--points", type=Path, default=POINTS)
+    parser.add_argument("--published", type=Path, default=PUBLISHED)
+    parser.add_argument("--write", type=Path, help="write the fitted calibration here")
+    args = parser.parse_args()
+    if not args.published.is_file():
+        print(f"{args.published} not found (run from the repository root)", file=sys.stderr)
+        return 2
+    points = load(args.points, args.published)
+    started = time.perf_counter()
+    report = evaluate(points, progress=lambda msg: print(f"  {msg}", file=sys.stderr))
+    wall = time.perf_counter() - started
+    head = f"{'pt':4} {'metric':14} {'measured':>10} {'uncal.':>7} {'fit':>7} {'LOO':>7}"
+    print(head)
+    hits = {m: 0 for m in METRICS}
+    totals = {m: 0 for m in METRICS}
+    for pt in points:
+        for metric in METRICS:
+            want = getattr(pt.measured, metric)
+            if want is None:
+                continue
+            ratios = [
+                d[pt.name].value(metric) / want
+                for d in (report.uncalibrated, report.predictions, report.loo)
+            ]
+            ok = (
+                ratios[2] <= 2 and ratios[2] >= 0.5
+                if metric == "ttft_ms"
+                else (abs(ratios[2] - 1) <= 0.25)
+            )
+            hits[metric] += ok
+            totals[metric] += 1
+            print(
+                f"{pt.name:4} {metric:14} {want:10.1f} {ratios[0]:7.2f} {ratios[1]:7.2f} "
+                f"{ratios[2]:7.2f}{'' if ok else '  miss'}"
+            )
+    print(
+        f"LOO within target: tok/s/GPU {hits['tok_s_gpu']}/{totals['tok_s_gpu']} (+/-25%), "
+        f"interactivity {hits['interactivity']}/{totals['interactivity']} (+/-25%), "
+        f"TTFT {hits['ttft_ms']}/{totals['ttft_ms']} (2x; points with a published TTFT)"
+    )
+    print(f"fit + leave-one-out wall: {wall:.0f} s")
+    if args.write:
+        atomic_write_bytes(args.write, dump_calibration(report.calibration).encode())
+        print(f"wrote {args.write}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
