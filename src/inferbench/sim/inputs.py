@@ -303,7 +303,7 @@ def from_job_data(data: Mapping[str, Any], overrides: Overrides, *, path: Path) 
     concs = _job_concurrencies(path, data.get("conc", 1))
     # a job names no engine limits; InferenceX launch scripts size max-num-seqs to the load
     common: dict[str, Any] = {"max-num-seqs": max(256, *concs)}
-    cache = cache_from_job(data)
+    cache = cache_from_job(dict(data))
     if mml or cache is not None:
         common["max-model-len"] = mml or AGENTIC_CONTEXT
     if data.get("kv-cache-dtype"):
