@@ -208,7 +208,11 @@ def concurrency_mismatch(d: Deployment) -> Iterator[Problem]:
     if bench is None or bench.concurrencies is None:
         return
     recipe_conc, master = sorted(set(bench.concurrencies)), sorted(set(d.concurrencies))
-    if recipe_conc != master:
+    # srt-slurm's TRT-LLM recipes state the total for a master conc per decode worker
+    # (c16 ctx1_gen3 runs 48): the same load, written per worker
+    workers = d.recipe.resources.workers(d.recipe.modes[-1])
+    per_worker = sorted({c * workers for c in master})
+    if recipe_conc != master and recipe_conc != per_worker:
         yield Problem(
             f"recipe concurrencies {recipe_conc} differ from {d.config.key} {master}",
             locate(d.recipe, ("benchmark", "concurrencies")),

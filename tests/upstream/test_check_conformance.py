@@ -1,0 +1,138 @@
+"""`inferbench check` on the real InferenceX tree: per-rule counts pinned, every remaining
+error documented in docs/conformance.md as a real defect, and no error on a recipe the real
+srtctl accepts unless that document names the defect.
+
+The changelog rules (IB5xx) are pinned by the changelog conformance tests, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from inferbench.checks.engine import CheckOptions, CheckReport, check_tree
+from inferbench.checks.finding import Finding, Severity
+
+HERE = Path(__file__).resolve().parent
+DOC = HERE.parents[1] / "docs" / "conformance.md"
+RECIPES = "benchmarks/multi_node/srt-slurm-recipes"
+
+# rule -> findings on the real tree (docs/conformance.md, "after" columns)
+EXPECTED = {
+    "IB001": 1, "IB002": 1, "IB101": 8, "IB201": 3, "IB203": 18, "IB205": 19, "IB208": 168,
+    "IB209": 1, "IB210": 8, "IB301": 2, "IB307": 2, "IB601": 2,
+}  # fmt: skip
+EXPECTED_WITH_SRT_SLURM = {
+    "IB001": 1, "IB002": 1, "IB101": 8, "IB201": 3, "IB203": 18, "IB205": 21, "IB208": 273,
+    "IB209": 1, "IB210": 8, "IB301": 2, "IB302": 6, "IB303": 2, "IB307": 9,
+    "IB601": 2, "IB602": 5,
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def report(inferencex_tree: Path) -> CheckReport:
+    return check_tree(inferencex_tree)
+
+
+@pytest.fixture(scope="module")
+def report_srt(inferencex_tree: Path, srt_slurm_tree: Path) -> CheckReport:
+    return check_tree(inferencex_tree, CheckOptions(srt_slurm=srt_slurm_tree))
+
+
+def _counts(report: CheckReport) -> dict[str, int]:
+    return dict(
+        sorted(Counter(f.rule for f in report.findings if not f.rule.startswith("IB5")).items())
+    )
+
+
+def test_per_rule_counts(report: CheckReport) -> None:
+    assert _counts(report) == EXPECTED
+
+
+def test_per_rule_counts_with_srt_slurm(report_srt: CheckReport) -> None:
+    assert _counts(report_srt) == EXPECTED_WITH_SRT_SLURM
+
+
+def _shown(finding: Finding, root: Path, srt_slurm: Path) -> str:
+    assert finding.file is not None
+    path = finding.file.resolve()
+    if path.is_relative_to(root.resolve()):
+        text = path.relative_to(root.resolve()).as_posix()
+    else:
+        text = "srt-slurm: " + path.relative_to(srt_slurm.resolve()).as_posix()
+    return f"{text}:{finding.line}"
+
+
+def _documented() -> set[tuple[str, str]]:
+    rows = re.findall(r"^\| (IB\d{3}) \| `([^`]+)` \| (.+) \|$", DOC.read_text(), re.M)
+    assert all(why.strip() for _, _, why in rows)
+    return {(rule, where) for rule, where, _ in rows}
+
+
+def _errors(report: CheckReport) -> list[Finding]:
+    return [
+        f for f in report.findings if f.severity is Severity.ERROR and not f.rule.startswith("IB5")
+    ]
+
+
+def test_every_remaining_error_is_documented_as_a_defect(
+    report_srt: CheckReport, inferencex_tree: Path, srt_slurm_tree: Path
+) -> None:
+    documented = _documented()
+    errors = {(f.rule, _shown(f, inferencex_tree, srt_slurm_tree)) for f in _errors(report_srt)}
+    assert errors - documented == set(), "add a line to docs/conformance.md for each"
+    assert documented - errors == set(), "docs/conformance.md names errors that are gone"
+
+
+@pytest.fixture(scope="module")
+def srtctl_rejects(srtctl_python: Path, inferencex_tree: Path, srt_slurm_tree: Path) -> set[Path]:
+    """Recipe files the real srtctl rejects (any variant), from both trees."""
+    rejected: set[Path] = set()
+    for root in (inferencex_tree / RECIPES, srt_slurm_tree / "recipes"):
+        done = subprocess.run(
+            [str(srtctl_python), str(HERE / "srtctl_verdicts.py"), str(root)],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        verdicts = json.loads(done.stdout)
+        rejected |= {(root / rel).resolve() for rel, v in verdicts.items() if any(v.values())}
+    return rejected
+
+
+@pytest.mark.slow
+def test_no_error_on_a_recipe_srtctl_accepts_unless_documented(
+    report_srt: CheckReport, srtctl_rejects: set[Path], inferencex_tree: Path, srt_slurm_tree: Path
+) -> None:
+    documented = _documented()
+    recipe_roots = ((inferencex_tree / RECIPES).resolve(), (srt_slurm_tree / "recipes").resolve())
+    for finding in _errors(report_srt):
+        assert finding.file is not None
+        path = finding.file.resolve()
+        if not any(path.is_relative_to(r) for r in recipe_roots):
+            continue
+        if finding.rule == "IB203":  # a schema error only where srtctl itself says no
+            assert path in srtctl_rejects, finding
+        elif path not in srtctl_rejects:
+            where = _shown(finding, inferencex_tree, srt_slurm_tree)
+            assert (finding.rule, where) in documented, finding
+
+
+def test_cli_on_the_real_tree(inferencex_tree: Path) -> None:
+    """Exit 1 (errors found), never 2 or a traceback; GitHub output capped with a summary."""
+    done = subprocess.run(
+        [sys.executable, "-m", "inferbench.cli.main", "check", "--root", ".", "--format", "github"],
+        cwd=inferencex_tree, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stdout.splitlines()
+    assert sum(line.startswith("::error ") for line in lines) == 10
+    assert lines[-1].startswith("::notice title=inferbench check::")
+    assert "more not annotated" in lines[-1]
+    assert all("file=/" not in line for line in lines)  # relative to the root
