@@ -61,6 +61,33 @@ def test_cluster_alias_to_two_paths(write: WriteFile) -> None:
     assert err.value.location.line == 8
 
 
+def test_a_jobs_model_paths_hold_its_frameworks_alias(write: WriteFile) -> None:
+    """An alias routed to other weights for another framework (launch_gb200-nv.sh's
+    `dsr1-fp8`): each job's srtslurm.yaml gets the path of its own framework."""
+    from inferbench.launch.deployment import deployment_from_dicts
+    from inferbench.launch.srtcluster import model_paths
+
+    text = CLUSTER.replace(
+        "  - {model: m/A, model-prefix: a, precision: fp4, path: /m/a, alias: a}\n"
+        "  - {model: m/B, model-prefix: b, precision: fp4, path: /m/b, alias: a}\n",
+        "  - {model: m/A, model-prefix: a, precision: fp4, path: /m/a, alias: a, framework: x}\n"
+        "  - {model: m/A, model-prefix: a, precision: fp4, path: /m/b, alias: a, framework: y}\n",
+    )
+    cluster = load_cluster(write("clusters/c1.yaml", text)).cluster
+    job = {"fingerprint": "f" * 64, "model-prefix": "a", "precision": "fp4", "framework": "y"}
+    assert model_paths(cluster, deployment_from_dicts([job])) == {"a": "/m/b"}
+    job["framework"] = "x"
+    assert model_paths(cluster, deployment_from_dicts([job])) == {"a": "/m/a"}
+
+
+def test_a_model_routed_twice_is_an_error(write: WriteFile) -> None:
+    with pytest.raises(ConfigError, match="already covers a/fp4") as err:
+        load_cluster(
+            write("clusters/c1.yaml", CLUSTER.replace("model-prefix: b", "model-prefix: a"))
+        )
+    assert err.value.location.line == 8
+
+
 def test_local_scheduler_rejects_slurm_fields(write: WriteFile) -> None:
     text = CLUSTER.replace("type: slurm", "type: local").replace(
         ", alias: a}\n  - {model: m/B", "}\n  - {model: m/B"

@@ -81,3 +81,41 @@ def test_bad_filters_are_one_line_and_exit_2(tmp_path: Path, args: list[str]) ->
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().count("\n") == 0 and "Traceback" not in out.stderr
     assert out.stdout == "" and not (tmp_path / "runs").exists()
+
+
+def test_plan_json_is_one_json_document(tmp_path: Path) -> None:
+    import json
+
+    out = _cli(
+        "plan", "minimaxm3*", "--root", EXAMPLES, "--backend", "srtctl", "--json", cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    (plan,) = json.loads(out.stdout)  # nothing but JSON on stdout
+    assert plan["backend"] == "srtctl" and plan["config_key"] == "minimaxm3-fp4-b200-dynamo-vllm"
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_plan_exits_1_when_a_selected_job_cannot_be_planned(
+    tmp_path: Path, json_flag: list[str]
+) -> None:
+    """A single-node job has no srtctl plan: said on stderr, exit 1, JSON still pure."""
+    import json
+
+    args = ("plan", "*", "--root", EXAMPLES, "--backend", "srtctl", *json_flag)
+    out = _cli(*args, cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert (
+        "cannot plan" in out.stderr and "single-node job does not run through srtctl" in out.stderr
+    )
+    assert "jobs cannot be planned" in out.stderr and "Traceback" not in out.stderr
+    if json_flag:
+        plans = json.loads(out.stdout)
+        assert [p["config_key"] for p in plans] == ["minimaxm3-fp4-b200-dynamo-vllm"]
+    else:
+        assert "# plan " in out.stdout and "cannot plan" not in out.stdout
+
+
+def test_run_dry_run_exits_1_when_a_job_cannot_be_planned(tmp_path: Path) -> None:
+    out = _cli("run", "--root", EXAMPLES, "--backend", "srtctl", "--dry-run", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert "cannot plan" in out.stderr and not (tmp_path / "runs").exists()

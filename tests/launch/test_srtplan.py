@@ -171,3 +171,118 @@ def test_rendered_recipe_passes_inferbenchs_own_checks(tmp_path: Path) -> None:
     rendered = next(f.content for f in plan.files if f.name == "recipe.yaml")
     source.write_text(rendered)
     assert recipe_errors() == []
+
+
+def _seed_tree(tmp_path: Path, extra: str, *, container: str | None = None) -> Path:
+    """A copy of examples/ whose seed recipe also writes `extra` (top-level YAML)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(EXAMPLES, tree)
+    recipe = tree / "benchmarks/multi_node/srt-slurm-recipes/vllm/minimax-m3/b200-fp4/8k1k"
+    source = recipe / "2p1d-dep2-dep8-8k1k.yaml"
+    text = source.read_text()
+    if container is not None:
+        text = text.replace(
+            "container: vllm/vllm-openai:vllm-minimax-m3-perf-x86_64-13.0.1-8b00f41",
+            f"container: {container}",
+        )
+    source.write_text(text + extra)
+    return tree
+
+
+def _rendered(tree: Path, cluster: str | None = None) -> tuple[dict, dict, tuple[str, ...]]:
+    import yaml
+
+    project = load_project(tree)
+    (dep,) = group_jobs(expand_project(project, SweepFilters(config_keys=(SEED_KEY,))))
+    plan = srtctl_plan(dep, project, cluster, "/tmp/job")
+    files = {f.name: yaml.safe_load(f.content) for f in plan.files}
+    return files["recipe.yaml"], files["srtslurm.yaml"], plan.notes
+
+
+PASSED_THROUGH = """\
+identity:
+  model: {repo: nvidia/MiniMax-M3-NVFP4}
+  frameworks: {vllm: 0.11.0}
+use_chat_template: false
+"""
+
+
+def test_every_key_of_the_source_recipe_is_kept(tmp_path: Path) -> None:
+    """Keys inferbench's own schema may not know reach srtctl unchanged; only the fields
+    inferbench owns change."""
+    tree = _seed_tree(tmp_path, PASSED_THROUGH)
+    source = tree / "benchmarks/multi_node/srt-slurm-recipes/vllm/minimax-m3/b200-fp4/8k1k"
+    text = (source / "2p1d-dep2-dep8-8k1k.yaml").read_text()
+    text = text.replace(
+        "frontend:\n  type: dynamo\n", "frontend:\n  type: dynamo\n  env: {A: '1'}\n"
+    )
+    text = text.replace("  gpus_per_decode: 8\n", "  gpus_per_decode: 8\n  het_jobs: false\n")
+    (source / "2p1d-dep2-dep8-8k1k.yaml").write_text(text)
+    recipe, _, _ = _rendered(tree)
+    assert recipe["identity"] == {
+        "model": {"repo": "nvidia/MiniMax-M3-NVFP4"},
+        "frameworks": {"vllm": "0.11.0"},
+    }
+    assert recipe["use_chat_template"] is False
+    assert recipe["frontend"] == {"type": "dynamo", "env": {"A": "1"}}
+    assert recipe["resources"]["het_jobs"] is False
+    assert recipe["backend"]["vllm_config"]["decode"]["max-cudagraph-capture-size"] == 4096
+    assert recipe["benchmark"] == {
+        "type": "sa-bench",
+        "isl": 8192,
+        "osl": 1024,
+        "concurrencies": "2048",
+        "req_rate": "inf",
+    }
+
+
+def test_srtslurm_yaml_defines_the_alias_and_the_container(tmp_path: Path) -> None:
+    tree = _seed_tree(tmp_path, "", container="vllm-minimax-m3")
+    recipe, srtslurm, _ = _rendered(tree)
+    assert recipe["model"]["path"] == "minimax-m3-nvfp4"
+    assert srtslurm["model_paths"]["minimax-m3-nvfp4"] == "/scratch/fsw/models/MiniMax-M3-NVFP4"
+    # the recipe's container alias resolves to the job's image (the catalog's entry for it)
+    assert recipe["model"]["container"] == "vllm-minimax-m3"
+    image = "vllm/vllm-openai:vllm-minimax-m3-perf-x86_64-13.0.1-8b00f41"
+    assert srtslurm["containers"]["vllm-minimax-m3"] == image
+
+
+def test_a_container_other_than_the_jobs_image_is_replaced(tmp_path: Path) -> None:
+    tree = _seed_tree(tmp_path, "", container="nvcr.io/nvidia/other:1.0")
+    recipe, srtslurm, notes = _rendered(tree)
+    image = "vllm/vllm-openai:vllm-minimax-m3-perf-x86_64-13.0.1-8b00f41"
+    assert recipe["model"]["container"] == image
+    assert any("model.container" in n and "the job's image" in n for n in notes)
+
+
+def test_a_registry_image_is_written_in_enroot_notation(tmp_path: Path) -> None:
+    from inferbench.config.images import enroot_image
+
+    assert enroot_image("nvcr.io/nvidia/ai-dynamo/x:0.8.1") == "nvcr.io#nvidia/ai-dynamo/x:0.8.1"
+    assert enroot_image("nvcr.io#nvidia/x:1") == "nvcr.io#nvidia/x:1"
+    assert enroot_image("lmsysorg/sglang:v0.5.8") == "lmsysorg/sglang:v0.5.8"
+    assert enroot_image("docker.io/library/ubuntu:24.04") == "ubuntu:24.04"
+
+
+def test_a_recipe_missing_from_the_tree_is_found_in_an_srt_slurm_checkout(tmp_path: Path) -> None:
+    tree = _seed_tree(tmp_path, "")
+    recipes = tree / "benchmarks/multi_node/srt-slurm-recipes"
+    checkout = tmp_path / "srt-slurm"
+    (checkout / "recipes").mkdir(parents=True)
+    shutil.move(str(recipes / "vllm"), str(checkout / "recipes" / "vllm"))
+    project = load_project(tree)
+    (dep,) = group_jobs(expand_project(project, SweepFilters(config_keys=(SEED_KEY,))))
+    with pytest.raises(InputError, match="in neither the tree") as info:
+        srtctl_plan(dep, project, None, "/tmp/job")
+    assert "--srt-slurm" in info.value.render()
+    plan = srtctl_plan(dep, project, None, "/tmp/job", srt_slurm=checkout)
+    assert any(n.startswith("recipe upstream recipes/vllm/minimax-m3") for n in plan.notes)
+
+
+def test_a_multinode_job_without_config_file_is_not_an_srtctl_job(seed: tuple) -> None:
+    from dataclasses import replace
+
+    project, dep = seed
+    bare = replace(dep, config_file=None, config_selector=None, settings={})
+    with pytest.raises(InputError, match="no CONFIG_FILE, so the job is not an srtctl job"):
+        srtctl_plan(bare, project, None, "/tmp/j")

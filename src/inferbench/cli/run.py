@@ -124,6 +124,12 @@ _ROOT = typer.Option(Path("."), "--root", help="Benchmark tree (InferenceX layou
 _BACKEND = typer.Option(Backend.LOCAL, "--backend", help="Where jobs run.")
 _ENGINE = typer.Option(None, "--engine", help="Serve with this engine (sim: the simulator).")
 _CLUSTER = typer.Option(None, "--cluster", help="Catalog cluster (slurm/srtctl backends).")
+_SRT_SLURM = typer.Option(
+    None, "--srt-slurm", help="srt-slurm checkout for recipes missing from the tree (srtctl)."
+)
+_SRTCTL_ROOT = typer.Option(
+    None, "--srtctl-root", help="srt-slurm checkout srtctl submits from (srtctl_root)."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -146,11 +152,15 @@ def register(app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the plans; run nothing."),
         max_jobs: int = typer.Option(None, "--max-jobs", min=1, help="Run at most N jobs."),
         max_prompts: int = typer.Option(None, "--max-prompts", min=1, help="Cap per point."),
+        srt_slurm: Path = _SRT_SLURM,
+        srtctl_root: Path = _SRTCTL_ROOT,
     ) -> None:
         """Run the sweep: plan each job, start its servers, drive its points, keep results.
 
         Ctrl-C stops after the current point (twice: at once); `--resume RUN-ID` continues
         the run with the settings it was started with."""
+        from dataclasses import replace
+
         from inferbench.config.project import load_project
         from inferbench.launch.planner import PlanOptions
         from inferbench.launch.resume import load_saved_run, refuse_conflicts
@@ -175,6 +185,12 @@ def register(app: typer.Typer) -> None:
                 given["filters"] = _filter_dict(filters.sweep_filters())
             refuse_conflicts(saved.info, given)
             options = saved.options(runs_dir)
+            if srt_slurm is not None or srtctl_root is not None:  # where things are, not what
+                options = replace(
+                    options,
+                    srt_slurm=srt_slurm or options.srt_slurm,
+                    plan=replace(options.plan, srtctl_root=_abs(srtctl_root)),
+                )
             project = load_project(options.root)
             deployments = saved.deployments
         else:
@@ -189,12 +205,14 @@ def register(app: typer.Typer) -> None:
                 fail_fast=fail_fast,
                 max_jobs=max_jobs,
                 cluster=cluster,
-                plan=PlanOptions(max_prompts=max_prompts),
+                plan=PlanOptions(max_prompts=max_prompts, srtctl_root=_abs(srtctl_root)),
                 filters=_filter_dict(sweep_filters),
+                srt_slurm=srt_slurm,
             )
         request = build_request(options, project, deployments, preview=dry_run, stop=StopRequest())
         if dry_run:
-            _print_plans(request)
+            if _print_plans(request):
+                raise typer.Exit(1)
             return
         summary = run_with_progress(request)
         render_summary(summary)
@@ -203,23 +221,38 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
     @app.command("plan")
+    @with_options
     def plan_cmd(
         selector: str = typer.Argument(..., help="Config-key glob or fingerprint prefix."),
         root: Path = _ROOT,
+        *,
+        filters: FilterOptions,
         backend: Backend = _BACKEND,
         engine: Engine = _ENGINE,
         cluster: str = _CLUSTER,
-        as_json: bool = typer.Option(False, "--json", help="Print plans as JSON."),
+        srt_slurm: Path = _SRT_SLURM,
+        srtctl_root: Path = _SRTCTL_ROOT,
+        as_json: bool = typer.Option(False, "--json", help="Print plans as one JSON list."),
     ) -> None:
-        """Print the deployment plans of the selected jobs (nothing runs)."""
+        """Print the deployment plans of the selected jobs (nothing runs); exit 1 when one
+        of them cannot be planned."""
+        from inferbench.launch.planner import PlanOptions
         from inferbench.launch.session import RunOptions, build_request
         from inferbench.launch.sweep import load_deployments, select
-        from inferbench.matrix.filters import SweepFilters
 
-        project, deployments = load_deployments(root, SweepFilters())
+        project, deployments = load_deployments(root, filters.sweep_filters())
         chosen = select(deployments, selector)
-        options = RunOptions(root=root, backend=backend, engine=engine, cluster=cluster)
-        _print_plans(build_request(options, project, chosen, preview=True), as_json=as_json)
+        options = RunOptions(
+            root=root,
+            backend=backend,
+            engine=engine,
+            cluster=cluster,
+            srt_slurm=srt_slurm,
+            plan=PlanOptions(srtctl_root=_abs(srtctl_root)),
+        )
+        request = build_request(options, project, chosen, preview=True)
+        if _print_plans(request, as_json=as_json):
+            raise typer.Exit(1)
 
     @app.command("demo")
     def demo_cmd(
@@ -263,15 +296,36 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
         raise typer.Exit(1)
 
 
-def _print_plans(request: RunRequest, as_json: bool = False) -> None:
+def _abs(path: Path | None) -> str | None:
+    return None if path is None else str(path.resolve())
+
+
+def _print_plans(request: RunRequest, as_json: bool = False) -> int:
+    """Print each job's plan (text, or one JSON list on stdout); a job that cannot be
+    planned is reported on stderr. Returns how many could not be planned."""
+    import json
+
     from inferbench.errors import InferbenchError
     from inferbench.launch.rundir import RunDir
 
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     preview = RunDir(request.runs_dir / "<run-id>")
-    for dep in request.deployments[: request.max_jobs]:
+    plans: list[object] = []
+    failed = 0
+    deployments = request.deployments[: request.max_jobs]
+    for dep in deployments:
         try:
             plan = request.planner(dep, preview.job(dep.fingerprint))
         except InferbenchError as exc:
-            _console.print(f"# {_label(dep)} {dep.fingerprint[:12]}: cannot plan: {exc.render()}")
+            failed += 1
+            err.print(f"{_label(dep)} {dep.fingerprint[:12]}: cannot plan: {exc.render()}")
             continue
-        _console.print(plan.to_json() if as_json else plan.render_text(), markup=False)
+        if as_json:
+            plans.append(plan.model_dump(mode="json"))
+        else:
+            _console.print(plan.render_text(), markup=False)
+    if as_json:
+        print(json.dumps(plans, indent=2, sort_keys=True))
+    if failed:
+        err.print(f"{failed} of {len(deployments)} jobs cannot be planned")
+    return failed

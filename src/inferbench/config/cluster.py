@@ -105,7 +105,10 @@ class Cluster(FrozenModel):
         return self
 
     def serves(self, runner_label: str) -> bool:
-        return runner_label in self.runners or runner_label == f"cluster:{self.name}"
+        """A label it lists, `cluster:<name>`, or its name: the workflows pick the launcher
+        `launch_<name>.sh` from the runner machine's name (`gb300-nv_0`), so a label that
+        is the cluster's name (InferenceX's `runner: gb300-nv`) names its machines."""
+        return runner_label in self.runners or runner_label in (self.name, f"cluster:{self.name}")
 
     def model_entry(
         self, model_prefix: str, precision: str, framework: str | None = None

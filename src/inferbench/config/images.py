@@ -94,6 +94,22 @@ def same_image(a: str, b: str) -> bool:
         return a.strip() == b.strip()
 
 
+def enroot_image(ref: str) -> str:
+    """`ref` in enroot's notation, as pyxis's `--container-image` takes it: `registry#repo:tag`
+    for a registry other than Docker Hub (`nvcr.io/nvidia/x:1` -> `nvcr.io#nvidia/x:1`; pyxis
+    would read the slash form as a Docker Hub repository), `repo:tag` for Docker Hub."""
+    image = normalize_image(ref)
+    if image.registry == DEFAULT_REGISTRY:
+        text = image.repository.removeprefix("library/")
+    else:
+        text = f"{image.registry}#{image.repository}"
+    if image.tag:
+        text += f":{image.tag}"
+    if image.digest:
+        text += f"@{image.digest}"
+    return text
+
+
 def _split_tag(text: str) -> tuple[str, str | None]:
     slash = text.rfind("/")
     colon = text.rfind(":")

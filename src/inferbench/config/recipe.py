@@ -145,25 +145,38 @@ class RecipeFile:
                 out.extend(f"{key}[{i}]" for i in range(n))
         return out
 
+    def _only_variant(self) -> str:
+        choices = self.selectors()
+        if len(choices) != 1:
+            raise ConfigError(
+                f"override file has {len(choices)} variants; name one",
+                location=self.doc.locate(),
+                hint="reference it as file.yaml:<selector>, one of: "
+                + ", ".join(["base", *choices]),
+            )
+        return choices[0]
+
     def recipe(self, selector: str | None = None) -> Recipe:
         """The recipe for `selector` (`None`: the file itself, or its only variant)."""
         if selector in self._cache:
             return self._cache[selector]
         if selector is None and self.is_override_file:
-            choices = self.selectors()
-            if len(choices) != 1:
-                raise ConfigError(
-                    f"override file has {len(choices)} variants; name one",
-                    location=self.doc.locate(),
-                    hint="reference it as file.yaml:<selector>, one of: "
-                    + ", ".join(["base", *choices]),
-                )
-            recipe = self.recipe(choices[0])
+            recipe = self.recipe(self._only_variant())
         else:
             data, sections = self._assemble(selector)
             recipe = _validate(data, RecipeSource(self.doc, selector, sections))
         self._cache[selector] = recipe
         return recipe
+
+    def mapping(self, selector: str | None = None) -> dict[str, Any]:
+        """The recipe for `selector` as srtctl resolves it, unvalidated and as a fresh copy:
+        every key the file writes is kept, whether inferbench's schema knows it or not."""
+        if selector is None and self.is_override_file:
+            selector = self._only_variant()
+        data, sections = self._assemble(selector)
+        if not isinstance(data, dict):
+            raise ConfigError("a recipe must be a mapping", location=self.doc.locate(sections[0]))
+        return copy.deepcopy(data)
 
     def variants(self, selector: str | None = None) -> list[Recipe]:
         """All recipes `selector` stands for: a whole zip group, every variant (None on an

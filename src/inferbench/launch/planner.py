@@ -37,6 +37,7 @@ class PlanOptions:
     port: int | None = None  # None: 0 for the simulator, 8000 for real engines
     python: str | None = None  # interpreter that runs inferbench (sim, bench) on the node
     model_path: str | None = None  # the cluster's staged weights (else the model id)
+    srtctl_root: str | None = None  # the srt-slurm checkout srtctl submits from (srtctl)
 
 
 def bench_spec(dep: Deployment, options: PlanOptions) -> BenchSpec:

@@ -39,6 +39,7 @@ class RunOptions:
     local: LocalOptions = field(default_factory=LocalOptions)
     slurm_poll_s: float = 1.0
     filters: dict[str, object] = field(default_factory=dict)
+    srt_slurm: Path | None = None  # srt-slurm checkout for recipes missing from the tree
 
 
 def settings_of(options: RunOptions) -> RunSettings:
@@ -108,13 +109,26 @@ def planner_for(
     """Plans per deployment; a real engine on the local backend gets a free port each attempt
     (`pick_ports=False` keeps the default 8000 so printed plans are stable)."""
 
+    catalog: list[Any] = []  # the srtctl clusters, read once on first use
+
     def plan(dep: Deployment, job: JobDir) -> Plan:
         engine = options.engine
         job_dir = str(job.path.resolve())
         if options.backend is Backend.SRTCTL:
+            from inferbench.launch.srtcluster import srtctl_catalog
             from inferbench.launch.srtplan import srtctl_plan
 
-            return srtctl_plan(dep, project, options.cluster, job_dir, options.plan)
+            if not catalog:
+                catalog.append(srtctl_catalog(project))
+            return srtctl_plan(
+                dep,
+                project,
+                options.cluster,
+                job_dir,
+                options.plan,
+                catalog=catalog[0],
+                srt_slurm=options.srt_slurm,
+            )
         popts = options.plan
         if popts.model_path is None and resolve_engine(dep, engine) is not Engine.SIM:
             popts = replace(popts, model_path=staged_model(cluster, dep))

@@ -1,100 +1,211 @@
-"""Plan a multinode job for srtctl: its recipe with structured overrides + srtslurm.yaml.
+"""Plan a multinode job for srtctl: its source recipe, passed through, + srtslurm.yaml.
 
-The recipe the job references (`CONFIG_FILE=recipes/...[:selector]`) is loaded and
-validated by the config stage, then re-rendered with overrides applied as data, never by
-editing text: `model.path` becomes the target cluster's `model_paths` alias for the job's
-model, `benchmark.isl/osl/concurrencies` come from the job. The cluster file srtctl reads
-is generated from the cluster catalog (`Cluster.srtslurm_config()`).
+The recipe the job references (`CONFIG_FILE=recipes/...[:selector]`, from the tree or from
+an srt-slurm checkout) is resolved as srtctl resolves it (`base:` + overrides merged) and
+kept whole: every key it writes reaches srtctl, whether inferbench's schema knows it or
+not. Only the fields inferbench owns are set, as data, never by editing text:
+
+- `model.path`: the target cluster's `model_paths` alias for the job's weights;
+- `model.container`: a name that resolves to the job's image (the master's `image`);
+- the benchmark: `isl`/`osl`/`concurrencies` of an sa-bench block; `CONC` of an agentic
+  (custom) block's environment.
+
+The cluster file srtctl reads is written for the job from the cluster catalog
+(`srtcluster.srtslurm_for`). srtctl itself is the judge of the result (`srtctl dry-run`).
 """
 
 from __future__ import annotations
 
-import io
+import copy
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
+import yaml
 
+from inferbench.config.images import same_image
 from inferbench.errors import ConfigError, InputError, Location
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import Backend, Engine, Plan, RenderedFile
 from inferbench.launch.planner import PlanOptions, bench_spec
-from inferbench.launch.shellsafe import check_cluster
+from inferbench.launch.srtcluster import (
+    ClusterSource,
+    SrtctlCatalog,
+    image_location,
+    is_container_alias,
+    srtctl_catalog,
+    srtslurm_for,
+)
 
 RECIPE_FILE = "recipe.yaml"
 SRTSLURM_FILE = "srtslurm.yaml"
 OUTPUTS_DIR = "srtctl-outputs"
+SA_BENCH = "sa-bench"
+_ENGINES = {"sglang": Engine.SGLANG, "vllm": Engine.VLLM, "trtllm": Engine.TRTLLM}
 
 
 def dump_yaml(data: Any) -> str:
-    """YAML in the order written; YAML 1.1 quoting, as srtctl reads it with PyYAML (1.1),
-    so `yes`, `on`, `1e3` or `4:00:00` stay strings there."""
-    yaml = YAML(typ="rt")
-    yaml.default_flow_style = False
-    yaml.version = (1, 1)
-    buf = io.StringIO()
-    yaml.dump(data, buf)
-    return buf.getvalue()
+    """YAML that PyYAML's `safe_load` (srtctl's reader, YAML 1.1) reads back to `data`:
+    strings such as `yes`, `on`, `1e3` or `4:00:00` come out quoted."""
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
-def pick_cluster(project: Any, dep: Deployment, name: str | None) -> Any:
-    """The catalog cluster that runs `dep`: the one named, else the one serving its runner."""
-    clusters = getattr(project, "clusters", {})
-    if name is not None:
-        if name not in clusters:
-            raise InputError(
-                f"unknown cluster {name!r}",
-                location=Location(key="--cluster"),
-                hint=f"the cluster catalog defines: {', '.join(sorted(clusters)) or 'none'}",
-            )
-        check_cluster(clusters[name])  # its values reach srtctl's sbatch script
-        return clusters[name].cluster
-    serving = project.clusters_for_runner(dep.runner)
-    if not serving:
+def recipe_reference(dep: Deployment, project: Any) -> str:
+    """The job's CONFIG_FILE as written (`recipes/x.yaml[:selector]`)."""
+    written = dep.settings.get("CONFIG_FILE")
+    if written:
+        return written
+    assert dep.config_file is not None
+    path = Path(dep.config_file)
+    recipe_root = Path(project.layout.recipes)
+    if path.is_relative_to(recipe_root):
+        path = Path(project.layout.recipe_prefix) / path.relative_to(recipe_root)
+    return str(path) + (f":{dep.config_selector}" if dep.config_selector else "")
+
+
+def source_recipe(
+    dep: Deployment, project: Any, srt_slurm: Path | None = None
+) -> tuple[dict[str, Any], str]:
+    """The job's recipe as srtctl resolves it (a fresh mapping) and where it was found."""
+    if not dep.config_file and "CONFIG_FILE" not in dep.settings:
         raise InputError(
-            f"no cluster in the catalog serves runner {dep.runner!r}",
-            location=Location(key="runner"),
-            hint="add a clusters/<name>.yaml listing it under runners, or pass --cluster",
+            f"{dep.config_key}: {dep.framework} job has no CONFIG_FILE, "
+            "so the job is not an srtctl job",
+            location=Location(key="additional-settings"),
+            hint="add CONFIG_FILE=recipes/<path>.yaml to its prefill/decode additional-settings,"
+            " or run it with the launcher its framework uses",
         )
-    check_cluster(serving[0])
-    return serving[0].cluster
+    reference = recipe_reference(dep, project)
+    prefix = project.layout.recipe_prefix
+    if not reference.startswith(prefix):  # e.g. an llm-d config the launcher runs itself
+        raise InputError(
+            f"{dep.config_key}: CONFIG_FILE {reference!r} is not an srt-slurm recipe "
+            f"({prefix}...), so the job is not an srtctl job",
+            location=Location(key="CONFIG_FILE"),
+            hint="run it with the launcher its framework uses",
+        )
+    resolved = project.resolve_recipe(reference, srt_slurm=srt_slurm)
+    if not resolved.exists:
+        where = f"the tree or {srt_slurm}/recipes" if srt_slurm else "the tree"
+        raise ConfigError(
+            f"{dep.config_key}: CONFIG_FILE {resolved.reference!r} is in neither {where}",
+            location=Location(key="CONFIG_FILE"),
+            hint="fix the reference"
+            + ("" if srt_slurm else ", or pass --srt-slurm DIR to look in an srt-slurm checkout"),
+        )
+    recipe_file = project.recipe_file(resolved.path)
+    if resolved.selector is None and len(recipe_file.selectors()) > 1:
+        data = copy.deepcopy(recipe_file.doc.data)  # srtctl submits every variant: keep all
+    else:
+        data = recipe_file.mapping(resolved.selector)
+    shown = f"{resolved.origin} {resolved.reference}"
+    return data, shown
+
+
+def _set_model(
+    data: dict[str, Any], dep: Deployment, cluster: ClusterSource, notes: list[str]
+) -> str:
+    """Set model.path and model.container; return the container name written."""
+    model = data.get("model")
+    if not isinstance(model, dict):
+        raise ConfigError(
+            f"{dep.config_key}: the recipe has no `model:` mapping", location=Location(key="model")
+        )
+    entry = cluster.cluster.model_entry(dep.model_prefix, dep.precision, dep.framework)
+    if entry is None:
+        notes.append(
+            f"cluster {cluster.cluster.name} stages no {dep.model_prefix}/{dep.precision}: "
+            f"model.path kept as {model.get('path')!r}"
+        )
+    else:
+        target = entry.alias or entry.path
+        if model.get("path") != target:
+            notes.append(f"model.path {model.get('path')!r} -> {target!r}")
+        model["path"] = target
+    written = str(model.get("container") or "")
+    if written and (is_container_alias(written) or same_image(written, dep.image)):
+        return written  # resolved to the job's image by srtslurm.yaml, or already it
+    container = image_location(cluster.cluster, dep.image)
+    if not dep.image:
+        return written
+    notes.append(f"model.container {written!r} -> {container!r} (the job's image)")
+    model["container"] = container
+    return container
+
+
+def _set_benchmark(
+    data: dict[str, Any], dep: Deployment, notes: list[str], *, keep_concurrencies: bool = False
+) -> None:
+    bench = data.get("benchmark")
+    if bench is None:
+        bench = data["benchmark"] = {"type": SA_BENCH}
+    if not isinstance(bench, dict):
+        raise ConfigError(
+            f"{dep.config_key}: `benchmark:` is not a mapping", location=Location(key="benchmark")
+        )
+    kind = bench.get("type", SA_BENCH)
+    if dep.scenario == "agentic-coding":
+        (conc,) = dep.concurrencies[-1:] or (None,)
+        for section in (bench, data.get("frontend")):
+            env = section.get("env") if isinstance(section, dict) else None
+            if isinstance(env, dict) and "CONC" in env and conc is not None:
+                if str(env["CONC"]) != str(conc):
+                    notes.append(f"CONC {env['CONC']} -> {conc} (the job's concurrency)")
+                env["CONC"] = str(conc)
+        return
+    if kind == SA_BENCH or any(k in bench for k in ("isl", "osl", "concurrencies")):
+        bench.update(isl=dep.isl, osl=dep.osl)
+        if not keep_concurrencies:
+            bench["concurrencies"] = "x".join(str(c) for c in dep.concurrencies)
+    else:
+        notes.append(f"benchmark type {kind}: run as the recipe writes it")
+
+
+def _variant_sections(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        section
+        for key, section in data.items()
+        if key.startswith(("override_", "zip_override_")) and isinstance(section, dict)
+    ]
+
+
+def _set_in_variants(data: dict[str, Any], base: dict[str, Any], notes: list[str]) -> bool:
+    """Give every variant that overrides an owned field the base's value; True when some
+    variant sets its own concurrencies (srtctl submits each variant as its own job)."""
+    own_concurrencies = False
+    for section in _variant_sections(data):
+        model = section.get("model")
+        if isinstance(model, dict):
+            for key in ("path", "container"):
+                if key in model:
+                    model[key] = base["model"].get(key)
+        bench = section.get("benchmark")
+        if isinstance(bench, dict):
+            own_concurrencies |= "concurrencies" in bench
+    if own_concurrencies:
+        notes.append("every variant keeps its own benchmark.concurrencies")
+    return own_concurrencies
 
 
 def rendered_recipe(
-    dep: Deployment, project: Any, cluster: Any
-) -> tuple[dict[str, Any], list[str]]:
-    """The job's recipe as a mapping with the overrides applied, and notes on what changed."""
-    if not dep.config_file:
-        raise InputError(
-            f"{dep.config_key}: multinode job without CONFIG_FILE",
-            location=Location(key="additional-settings"),
-            hint="add CONFIG_FILE=recipes/<path>.yaml to its prefill/decode additional-settings",
-        )
-    root = Path(project.root).resolve()
-    path = (root / dep.config_file).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
-        raise ConfigError(
-            f"{dep.config_key}: CONFIG_FILE {dep.config_file!r} is not a recipe in the tree",
-            location=Location(key="CONFIG_FILE"),
-        )
-    recipe = project.recipe_file(path).recipe(dep.config_selector)
-    data: dict[str, Any] = recipe.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    shown = dep.config_file + (f":{dep.config_selector}" if dep.config_selector else "")
-    notes: list[str] = [f"recipe {shown} for cluster {cluster.name}"]
-    entry = cluster.model_entry(dep.model_prefix, dep.precision, dep.framework)
-    if entry is None:
-        notes.append(f"cluster {cluster.name} stages no {dep.model_prefix}/{dep.precision}")
-    else:
-        target = entry.alias or entry.path
-        if data["model"].get("path") != target:
-            notes.append(f"model.path {data['model'].get('path')!r} -> {target!r}")
-        data["model"]["path"] = target
-    bench = dict(data.get("benchmark") or {"type": "sa-bench"})
-    bench.update(
-        isl=dep.isl, osl=dep.osl, concurrencies="x".join(str(c) for c in dep.concurrencies)
-    )
-    data["benchmark"] = bench
-    return data, notes
+    dep: Deployment, project: Any, cluster: ClusterSource, srt_slurm: Path | None = None
+) -> tuple[dict[str, Any], str, list[str]]:
+    """The job's recipe with inferbench's fields set, the container name it uses, and notes.
+    A reference to an override file with several variants keeps the whole file (srtctl
+    submits each variant); the owned fields are then set in `base:` and in the variants."""
+    data, shown = source_recipe(dep, project, srt_slurm)
+    notes = [f"recipe {shown} for cluster {cluster.cluster.name} ({cluster.origin})"]
+    base = data.get("base") if isinstance(data.get("base"), dict) else None
+    target = base if base is not None else data
+    container = _set_model(target, dep, cluster, notes)
+    keep = base is not None and _set_in_variants(data, target, notes)
+    _set_benchmark(target, dep, notes, keep_concurrencies=keep)
+    return data, container, notes
+
+
+def recipe_engine(data: dict[str, Any]) -> Engine:
+    backend = (data.get("base") or data).get("backend")
+    kind = backend.get("type", "sglang") if isinstance(backend, dict) else "sglang"
+    return _ENGINES.get(str(kind), Engine.SIM)
 
 
 def srtctl_plan(
@@ -103,36 +214,34 @@ def srtctl_plan(
     cluster_name: str | None,
     job_dir: str,
     options: PlanOptions | None = None,
+    *,
+    catalog: SrtctlCatalog | None = None,
+    srt_slurm: Path | None = None,
 ) -> Plan:
     """Rendered recipe.yaml + srtslurm.yaml and the `srtctl apply` that submits them."""
-    from inferbench.config.recipe_schema import Recipe
-
+    options = options or PlanOptions()
     if not dep.multinode:
         raise InputError(
             f"{dep.config_key}: a single-node job does not run through srtctl",
             location=Location(key="backend"),
             hint="use --backend slurm or --backend local",
         )
-    cluster = pick_cluster(project, dep, cluster_name)
-    data, notes = rendered_recipe(dep, project, cluster)
-    try:
-        Recipe.model_validate(data)  # the overrides keep the recipe schema-valid
-    except ValueError as exc:
-        raise ConfigError(f"rendered recipe is invalid: {exc}") from None
+    catalog = catalog if catalog is not None else srtctl_catalog(project)
+    cluster = catalog.named(cluster_name) if cluster_name else catalog.serving(dep.runner)
+    data, container, notes = rendered_recipe(dep, project, cluster, srt_slurm)
+    srtslurm = srtslurm_for(cluster, dep, container, srtctl_root=options.srtctl_root)
     recipe_path = f"{job_dir}/rendered/{RECIPE_FILE}"
     return Plan(
         backend=Backend.SRTCTL,
-        engine=Engine(dep.framework.removeprefix("dynamo-").replace("trt", "trtllm"))
-        if dep.framework.removeprefix("dynamo-") in ("vllm", "sglang", "trt")
-        else Engine.SIM,
+        engine=recipe_engine(data),
         fingerprint=dep.fingerprint,
         config_key=dep.config_key,
         files=(
             RenderedFile(name=RECIPE_FILE, content=dump_yaml(data)),
-            RenderedFile(name=SRTSLURM_FILE, content=dump_yaml(cluster.srtslurm_config())),
+            RenderedFile(name=SRTSLURM_FILE, content=dump_yaml(srtslurm)),
         ),
         submit=("srtctl", "apply", "-f", recipe_path, "--json", "-o", f"{job_dir}/{OUTPUTS_DIR}"),
         submit_env={"SRTSLURM_CONFIG": f"{job_dir}/rendered/{SRTSLURM_FILE}"},
-        bench=bench_spec(dep, options or PlanOptions()),
+        bench=bench_spec(dep, options),
         notes=tuple(notes),
     )
