@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inferbench.fsio import atomic_write_text
+from inferbench.fsio import atomic_write_text, make_executable
 from inferbench.launch.outcome import JobStatus, LaunchFailure, PointOutcome
 from inferbench.launch.plan import BenchPoint, Plan
 from inferbench.launch.rundir import JobDir
@@ -36,7 +36,7 @@ def write_rendered(plan: Plan, job_dir: JobDir) -> None:
         target = job_dir.rendered / Path(file.name).name  # a plain name: no escaping the folder
         atomic_write_text(target, file.content)
         if file.executable:
-            target.chmod(0o755)
+            make_executable(target)
 
 
 def _ignore(_: object) -> None:

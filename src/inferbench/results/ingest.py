@@ -21,9 +21,16 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from inferbench.errors import InputError
+from inferbench.errors import InputError, Location
 from inferbench.results.evalrecord import EvalRecord
-from inferbench.results.sources import JobOutcome, Unit, discover_units, unit_points
+from inferbench.results.sources import (
+    UNREADABLE,
+    JobOutcome,
+    Unit,
+    discover_units,
+    unit_points,
+    unreadable,
+)
 from inferbench.results.store import (
     DEFAULT_DB_URL,
     StoreRow,
@@ -135,7 +142,16 @@ def _read_units(units: Sequence[Unit], identity: Mapping[str, Any] | None, now: 
                 evals.append(item.record)
                 run_ids.add(item.record.provenance.run_id)
             elif item.record is not None:
-                rows.append(store_row(item.record, now))
+                try:
+                    rows.append(store_row(item.record, now))
+                except InputError as exc:
+                    loc = exc.location
+                    exc.location = Location(item.path, loc.line, loc.column, loc.key)
+                    skipped.append(Skipped(item.path, exc.render()))
+                    continue
+                except UNREADABLE as exc:  # e.g. a number too large to key the point by
+                    skipped.append(Skipped(item.path, unreadable(item.path, exc).render()))
+                    continue
                 run_ids.add(item.record.provenance.run_id)
             elif item.error is not None:
                 skipped.append(Skipped(item.path, item.error.render()))

@@ -232,8 +232,27 @@ def current_version(conn: Connection) -> int:
     return max(found, default=0)
 
 
+# pg_advisory_xact_lock key serialising schema changes ("ib" + "schema" in ASCII, shortened).
+_PG_LOCK_KEY = 0x69625343
+_SQLITE_LOCK_WAIT_MS = 120_000  # a big v3 re-key can take a while; a first use is instant
+
+
+def lock_for_migration(conn: Connection) -> None:
+    """Take the database's schema lock for the rest of `conn`'s transaction, so processes
+    opening a new store at the same moment migrate it one after the other (each re-reads
+    the version under the lock). SQLite: `BEGIN IMMEDIATE`, the write lock up front
+    (pysqlite would run CREATE TABLE outside any transaction); PostgreSQL: an advisory
+    transaction lock. Must be the first statement of a fresh connection."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(f"PRAGMA busy_timeout = {_SQLITE_LOCK_WAIT_MS}")
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    elif conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+
+
 def migrate(conn: Connection, target: int = LATEST) -> list[int]:
-    """Apply every migration above the current version up to `target`; returns those run."""
+    """Apply every migration above the current version up to `target`; returns those run.
+    Concurrent callers must hold `lock_for_migration` (open_store does)."""
     if not inspect(conn).has_table("schema_migrations"):
         schema_migrations.create(conn)
     have = current_version(conn)

@@ -108,6 +108,11 @@ def discover(
         yield from unit_points(unit, identity)
 
 
+# What reading one result file may raise beside InputError: the file is skipped and named,
+# never the whole ingest stopped (one bad file must not block the valid ones).
+UNREADABLE = (ValueError, TypeError, ArithmeticError, KeyError, IndexError, AttributeError)
+
+
 def _safe(path: Path, make: Any) -> Point:
     try:
         return Point(path, record=make())
@@ -115,6 +120,16 @@ def _safe(path: Path, make: Any) -> Point:
         if exc.location.file is None:
             exc.location = Location(path, exc.location.line, exc.location.column, exc.location.key)
         return Point(path, error=exc)
+    except UNREADABLE as exc:
+        return Point(path, error=unreadable(path, exc))
+
+
+def unreadable(path: Path, exc: Exception) -> InputError:
+    return InputError(
+        f"cannot ingest this result ({type(exc).__name__}: {str(exc)[:200]})",
+        location=Location(file=path),
+        hint="fix or remove the file; the other results were ingested",
+    )
 
 
 def _optional_json(path: Path) -> dict[str, Any]:

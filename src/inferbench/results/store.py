@@ -25,13 +25,14 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from inferbench.errors import InferbenchError
+from inferbench.errors import InferbenchError, InputError, Location
 from inferbench.results.evalrecord import EvalRecord, eval_record_from_json
 from inferbench.results.migrations import (
     LATEST,
     current_version,
     eval_results,
     job_outcomes,
+    lock_for_migration,
     migrate,
     records,
 )
@@ -134,6 +135,17 @@ class Store:
         try:
             with self.engine.begin() as conn:
                 yield conn
+        except DBAPIError as exc:
+            raise _store_error(exc, self.url) from None
+
+    def _migrate(self) -> None:
+        """Migrate under the schema lock: a second process opening the same new store waits,
+        then finds it migrated."""
+        try:
+            with self.engine.connect() as conn:
+                lock_for_migration(conn)
+                migrate(conn)
+                conn.commit()
         except DBAPIError as exc:
             raise _store_error(exc, self.url) from None
 
@@ -299,9 +311,21 @@ class StoreRow:
 _ROW_COLUMNS = tuple(StoreRow.__dataclass_fields__)
 
 
+_INT_COLUMN_MAX = 2**31 - 1  # INTEGER in PostgreSQL; a value beyond would fail the batch
+
+
 def store_row(r: Record, now: str) -> StoreRow:
+    """The row of a record; InputError when a value cannot be stored (so the one file is
+    skipped, not the whole transaction lost)."""
     payload = r.model_dump_json()
     i = r.identity
+    for name, value in (("isl", i.isl), ("osl", i.osl), ("concurrency", i.concurrency)):
+        if not 0 <= value <= _INT_COLUMN_MAX:
+            raise InputError(
+                f"{name} {value} is out of range (0..{_INT_COLUMN_MAX})",
+                location=Location(key=name),
+                hint="fix the file's name or its fields",
+            )
     return StoreRow(
         natural_key=r.natural_key(),
         point_key=r.point_key(),
@@ -432,14 +456,14 @@ def open_store(url: str = DEFAULT_DB_URL, *, busy_timeout_s: float = 5.0) -> Sto
     try:
         with store._begin() as conn:
             have = current_version(conn)
-            if have > LATEST:
-                raise StoreError(
-                    f"database {_redact(url)} has schema v{have}, newer than this "
-                    f"inferbench (v{LATEST})",
-                    hint="upgrade inferbench",
-                )
-            if have < LATEST:
-                migrate(conn)
+        if have > LATEST:
+            raise StoreError(
+                f"database {_redact(url)} has schema v{have}, newer than this "
+                f"inferbench (v{LATEST})",
+                hint="upgrade inferbench",
+            )
+        if have < LATEST:
+            store._migrate()
     except SQLAlchemyError as exc:
         raise StoreError(f"cannot use database {_redact(url)}: {exc}") from None
     return store
