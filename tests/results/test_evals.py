@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,45 @@ def test_simulated_evals_are_never_compared(tmp_path: Path) -> None:
         store.evals(RecordFilter(run_id="a")), store.evals(RecordFilter(run_id="b"))
     ).deltas
     assert delta.verdict == "not compared" and delta.note == "simulated"
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.skipif(find_spec("lm_eval") is None, reason="lm-eval is not installed here")
+def test_known_answers_from_the_run_step_through_store_to_compare(tmp_path: Path) -> None:
+    """run's eval step -> lm-eval -> eval file -> ingest -> compare, with known scores."""
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "evals" / "known_answers.py"
+    module_spec = importlib.util.spec_from_file_location("known_answers", path)
+    assert module_spec is not None and module_spec.loader is not None
+    known_answers = importlib.util.module_from_spec(module_spec)
+    sys.modules.setdefault("known_answers", known_answers)  # its dataclass looks itself up
+    module_spec.loader.exec_module(known_answers)
+    known_answer_server, write_dataset = (
+        known_answers.known_answer_server,
+        known_answers.write_dataset,
+    )
+    from inferbench.launch.evalstep import run_evals
+    from inferbench.launch.plan import BenchPoint, BenchSpec, EvalPlan
+
+    data = write_dataset(tmp_path / "gsm.jsonl")
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    plan = EvalPlan(concurrencies=(128,), context_length=9472, dataset=str(data))
+    spec = BenchSpec(
+        model="known", isl=8192, osl=1024, points=(BenchPoint(concurrency=128, num_prompts=1,
+        num_warmups=0),), eval=plan,
+    )  # fmt: skip
+    for run_id, known in (("base", 9), ("head", 3)):
+        run = write_run_dir(tmp_path, run_id, failed_job=False)
+        job = run / "fp-disagg-1"
+        with known_answer_server(known=known) as srv:
+            (written,) = run_evals(srv.url, spec, job / "results", job / "logs")
+            assert run_evals(srv.url, spec, job / "results", job / "logs") == [written]
+            assert srv.requests == 10  # the rerun found the eval done and sent nothing
+        ingest_paths([run], db)
+    store = open_store(db)
+    (base,) = store.evals(RecordFilter(run_id="base"))
+    assert base.result.primary is not None and base.result.primary.value == pytest.approx(0.9)
+    (delta,) = compare_evals([base], store.evals(RecordFilter(run_id="head"))).deltas
+    assert delta.verdict == "regression" and delta.change == pytest.approx(-0.6)

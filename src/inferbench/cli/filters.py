@@ -33,6 +33,17 @@ def _seq_lens(values: list[str] | None) -> tuple[tuple[int, int], ...]:
     return tuple(pairs)
 
 
+def eval_mode(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
+    """`--no-evals` / `--evals-only` / `--all-evals`, as InferenceX's generator takes them."""
+    if no_evals and (evals_only or all_evals):
+        raise InputError("--no-evals cannot be combined with --evals-only or --all-evals")
+    if all_evals:
+        return EvalMode.ALL
+    if evals_only:
+        return EvalMode.ONLY
+    return EvalMode.NONE if no_evals else EvalMode.DEFAULT
+
+
 def _node_type(single_node: bool, multi_node: bool) -> NodeType:
     if single_node == multi_node:  # neither or both: every job, as InferenceX
         return "all"

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from inferbench.cli.filters import FilterOptions
+from inferbench.cli.filters import FilterOptions, eval_mode
 from inferbench.cli.options import with_options
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.outcome import JobStatus, Outcome, PointOutcome
@@ -154,6 +154,18 @@ def register(app: typer.Typer) -> None:
         max_prompts: int = typer.Option(None, "--max-prompts", min=1, help="Cap per point."),
         srt_slurm: Path = _SRT_SLURM,
         srtctl_root: Path = _SRTCTL_ROOT,
+        no_evals: bool = typer.Option(False, "--no-evals", help="Run no evals."),
+        evals_only: bool = typer.Option(False, "--evals-only", help="Only the eval jobs."),
+        all_evals: bool = typer.Option(False, "--all-evals", help="Every eligible job evals."),
+        eval_task: str = typer.Option(
+            "gsm8k", "--eval-task", help="Task of the run-eval jobs: gsm8k | gpqa."
+        ),
+        eval_dataset: Path | None = typer.Option(
+            None, "--eval-dataset", help="Local eval data (else the Hugging Face cache)."
+        ),
+        eval_limit: int = typer.Option(
+            None, "--eval-limit", min=1, help="Eval only the first N questions (a smoke run)."
+        ),
     ) -> None:
         """Run the sweep: plan each job, start its servers, drive its points, keep results.
 
@@ -162,6 +174,7 @@ def register(app: typer.Typer) -> None:
         from dataclasses import replace
 
         from inferbench.config.project import load_project
+        from inferbench.evals.spec import task_info
         from inferbench.launch.planner import PlanOptions
         from inferbench.launch.resume import load_saved_run, refuse_conflicts
         from inferbench.launch.session import RunOptions, build_request
@@ -181,8 +194,9 @@ def register(app: typer.Typer) -> None:
                 "max_prompts": max_prompts,
             }
             given = {k: v for k, v in asked.items() if k in typed}
-            if typed & _FILTER_PARAMS:
-                given["filters"] = _filter_dict(filters.sweep_filters())
+            if typed & (_FILTER_PARAMS | {"no_evals", "evals_only", "all_evals"}):
+                evals = eval_mode(no_evals, evals_only, all_evals)
+                given["filters"] = _filter_dict(filters.sweep_filters(evals=evals))
             refuse_conflicts(saved.info, given)
             options = saved.options(runs_dir)
             if srt_slurm is not None or srtctl_root is not None:  # where things are, not what
@@ -194,7 +208,7 @@ def register(app: typer.Typer) -> None:
             project = load_project(options.root)
             deployments = saved.deployments
         else:
-            sweep_filters = filters.sweep_filters()
+            sweep_filters = filters.sweep_filters(evals=eval_mode(no_evals, evals_only, all_evals))
             project, deployments = load_deployments(root, sweep_filters)
             options = RunOptions(
                 root=root,
@@ -205,7 +219,13 @@ def register(app: typer.Typer) -> None:
                 fail_fast=fail_fast,
                 max_jobs=max_jobs,
                 cluster=cluster,
-                plan=PlanOptions(max_prompts=max_prompts, srtctl_root=_abs(srtctl_root)),
+                plan=PlanOptions(
+                    max_prompts=max_prompts,
+                    eval_task=task_info(eval_task).name,
+                    eval_dataset=str(eval_dataset.resolve()) if eval_dataset else None,
+                    eval_limit=eval_limit,
+                    srtctl_root=_abs(srtctl_root),
+                ),
                 filters=_filter_dict(sweep_filters),
                 srt_slurm=srt_slurm,
             )

@@ -10,11 +10,10 @@ from typing import Literal
 import typer
 from rich.console import Console
 
-from inferbench.cli.filters import FilterOptions, split_values
+from inferbench.cli.filters import FilterOptions, eval_mode, split_values
 from inferbench.cli.options import with_options
 from inferbench.errors import InputError
 from inferbench.fsio import atomic_write_text
-from inferbench.matrix.filters import EvalMode
 from inferbench.matrix.job import Scenario
 
 Format = Literal["table", "json", "github"]
@@ -30,16 +29,6 @@ def _scenarios(values: list[str] | None) -> tuple[Scenario, ...]:
             raise InputError(f"--scenario-type {name!r} is not one of {', '.join(_SCENARIOS)}")
         chosen.append(match[0])
     return tuple(chosen)
-
-
-def _eval_mode(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
-    if no_evals and (evals_only or all_evals):
-        raise InputError("--no-evals cannot be combined with --evals-only or --all-evals")
-    if all_evals:
-        return EvalMode.ALL
-    if evals_only:
-        return EvalMode.ONLY
-    return EvalMode.NONE if no_evals else EvalMode.DEFAULT
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -76,7 +65,7 @@ def sweep(
         raise InputError(f"--format {fmt!r} is not one of {', '.join(_FORMATS)}")
     sweep_filters = filters.sweep_filters(
         scenario_types=_scenarios(scenario_type),
-        evals=_eval_mode(no_evals, evals_only, all_evals),
+        evals=eval_mode(no_evals, evals_only, all_evals),
         step=step_size,
     )
     # Imported here so `inferbench --help` stays fast.

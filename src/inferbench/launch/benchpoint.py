@@ -10,10 +10,13 @@ writes it atomically), so a killed run never leaves half a point that a resume w
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from inferbench.errors import ExternalToolError
+from inferbench.fsio import atomic_write_text
 from inferbench.launch.local import PointRunner
 from inferbench.launch.outcome import PointOutcome
 from inferbench.launch.plan import BenchPoint, BenchSpec
@@ -39,6 +42,27 @@ def _log_line(log_path: Path, text: str) -> None:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("a", encoding="utf-8") as log:
         log.write(text + "\n")
+
+
+@contextmanager
+def sampling_power(result_path: Path, log_path: Path) -> Iterator[None]:
+    """GPU power beside the point, into `power_<point>.csv` next to its result (the name
+    the results stage reads); with no tool on this node, a `.unavailable` note says why."""
+    from inferbench.power.sampler import PowerSampler, detect_source
+
+    stem = result_path.stem
+    source, why = detect_source()
+    if source is None:
+        atomic_write_text(result_path.with_name(f"power_{stem}.unavailable"), why + "\n")
+        yield
+        return
+    sampler = PowerSampler(source, result_path.with_name(f"power_{stem}.csv"))
+    sampler.start()
+    _log_line(log_path, f"power: sampling {source.kind} into power_{stem}.csv")
+    try:
+        yield
+    finally:
+        sampler.stop()
 
 
 def bench_point_runner() -> PointRunner:
@@ -67,7 +91,8 @@ def bench_point_runner() -> PointRunner:
         )
         options = api.BenchOptions(client=ClientOptions(max_failure_rate=spec.max_failure_rate))
         _log_line(log_path, f"bench {base_url} conc={point.concurrency} n={point.num_prompts}")
-        outcome = api.run_point(endpoint, workload, load, options)
+        with sampling_power(result_path, log_path):
+            outcome = api.run_point(endpoint, workload, load, options)
         result = outcome.result
         block = result.inferbench
         if not block.complete and block.incomplete_reason == INTERRUPTED:

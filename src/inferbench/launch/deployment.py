@@ -63,6 +63,8 @@ class Deployment:
     config_selector: str | None = None  # `override_x` of `file.yaml:override_x`
     scenario: str = "fixed-seq-len"
     job_json: str = "{}"  # the first job of the group, as the matrix wrote it
+    eval_concurrencies: tuple[int, ...] = ()  # of the jobs marked `run-eval`
+    eval_only: bool = False  # every job of the group is `eval-only`
 
 
 def _int(data: Mapping[str, Any], key: str, default: int | None = None) -> int:
@@ -151,7 +153,20 @@ def deployment_from_dicts(dumps: list[dict[str, Any]]) -> Deployment:
         config_selector=resolved.get("config-selector") or None,
         scenario=scenario,
         job_json=json.dumps(first, indent=2, sort_keys=True) + "\n",
+        eval_concurrencies=_eval_concurrencies(dumps),
+        eval_only=all(bool(d.get("eval-only")) for d in dumps),
     )
+
+
+def _eval_concurrencies(dumps: list[dict[str, Any]]) -> tuple[int, ...]:
+    """Where the evals run: a multinode job's `eval-conc`, else each marked job's `conc`."""
+    out: set[int] = set()
+    for d in dumps:
+        if d.get("run-eval") or d.get("eval-only"):
+            value = d.get("eval-conc") or d.get("conc")
+            items = value if isinstance(value, list | tuple) else [value]
+            out.update(int(v) for v in items if isinstance(v, int) and not isinstance(v, bool))
+    return tuple(sorted(out))
 
 
 def group_jobs(jobs: Iterable[JobLike]) -> list[Deployment]:

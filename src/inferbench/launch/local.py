@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inferbench.errors import InferbenchError
+from inferbench.launch.evalstep import run_evals
 from inferbench.launch.execute import ExecResult, Executor, JobRun
 from inferbench.launch.outcome import JobStatus, LaunchFailure, PointOutcome
 from inferbench.launch.plan import BenchPoint, BenchSpec, Plan
@@ -62,6 +63,8 @@ def _drive(server: ServerProcess, job: JobRun, run_point: PointRunner, result: E
             )
         result.points.append(outcome)
         job.on_point(outcome)
+    if job.plan.bench.eval is not None and not job.stop.requested:
+        run_evals(server.base_url, job.plan.bench, job.job_dir.results, job.job_dir.logs)
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,18 @@ class BenchPoint(Frozen):
     num_warmups: int
 
 
+class EvalPlan(Frozen):
+    """The accuracy evals of a deployment: run after its throughput points (or instead of
+    them, `only`), once per eval concurrency, against the same server."""
+
+    task: str = "gsm8k"
+    concurrencies: tuple[int, ...]
+    context_length: int
+    dataset: str | None = None  # a local file or folder; None: the Hugging Face cache
+    only: bool = False  # an eval-only job: no throughput points
+    limit: int | None = None  # first N questions (InferenceX's EVAL_LIMIT smoke runs)
+
+
 class BenchSpec(Frozen):
     """How the load generator drives the deployment (the same for every point but conc)."""
 
@@ -86,6 +98,7 @@ class BenchSpec(Frozen):
     random_range_ratio: float = SA_BENCH.range_ratio
     points: tuple[BenchPoint, ...]
     max_failure_rate: float = SA_BENCH.max_failure_rate
+    eval: EvalPlan | None = None
 
 
 class Plan(Frozen):

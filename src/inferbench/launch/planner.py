@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 from inferbench.bench.preset import SA_BENCH
 from inferbench.errors import InputError, Location
+from inferbench.evals.spec import CONTEXT_MARGIN, DEFAULT_CONTEXT
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.engines import build_server, detect_engine, engine_args
 from inferbench.launch.engines.sim import READY_PATTERN
@@ -14,6 +15,7 @@ from inferbench.launch.plan import (
     BenchPoint,
     BenchSpec,
     Engine,
+    EvalPlan,
     Plan,
     ProcessSpec,
     RenderedFile,
@@ -38,11 +40,34 @@ class PlanOptions:
     python: str | None = None  # interpreter that runs inferbench (sim, bench) on the node
     model_path: str | None = None  # the cluster's staged weights (else the model id)
     srtctl_root: str | None = None  # the srt-slurm checkout srtctl submits from (srtctl)
+    evals: bool = True  # run the evals of jobs marked `run-eval`
+    eval_task: str = "gsm8k"
+    eval_dataset: str | None = None  # a local file/folder; None: the Hugging Face cache
+    eval_limit: int | None = None  # first N questions only (a smoke run)
+
+
+def eval_plan(dep: Deployment, options: PlanOptions) -> EvalPlan | None:
+    """The deployment's evals, InferenceX's way (context isl + osl + 256, capped at the
+    engine's max-model-len), or None when none is marked or evals are off."""
+    if not options.evals or not dep.eval_concurrencies:
+        return None
+    context = dep.isl + dep.osl + CONTEXT_MARGIN if dep.isl and dep.osl else DEFAULT_CONTEXT
+    if dep.max_model_len:
+        context = min(context, dep.max_model_len)
+    return EvalPlan(
+        task=options.eval_task,
+        concurrencies=dep.eval_concurrencies,
+        context_length=context,
+        dataset=options.eval_dataset,
+        only=dep.eval_only,
+        limit=options.eval_limit,
+    )
 
 
 def bench_spec(dep: Deployment, options: PlanOptions) -> BenchSpec:
+    evals = eval_plan(dep, options)
     points = []
-    for conc in dep.concurrencies:
+    for conc in () if evals is not None and evals.only else dep.concurrencies:
         prompts = conc * options.num_prompts_mult
         warmups = conc * options.num_warmup_mult
         if options.max_prompts is not None:
@@ -56,6 +81,7 @@ def bench_spec(dep: Deployment, options: PlanOptions) -> BenchSpec:
         osl=dep.osl,
         points=tuple(points),
         max_failure_rate=options.max_failure_rate,
+        eval=evals,
     )
 
 

@@ -54,6 +54,7 @@ class BenchFile:
     interactivity: Interactivity | None
     window: tuple[float, float] | None  # unix seconds the measured requests ran in
     power: tuple[PowerSample, ...]
+    power_note: str | None = None  # why there are no samples (no tool on the node)
     point: bench_result.PointResult | None = None  # None for plain sa-bench
     started_at: datetime | None = None  # the point's wall-clock bounds (warm-ups included)
     finished_at: datetime | None = None

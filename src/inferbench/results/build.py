@@ -21,6 +21,16 @@ def derive(identity: Identity, metrics: Metrics, bench: BenchFile | None = None)
     )
     attempted = metrics.completed + metrics.failed
     energy: Energy | None = None
+    if bench is not None and not bench.power and bench.power_note:
+        energy = Energy(
+            joules=None,
+            joules_per_output_token=None,
+            joules_per_total_token=None,
+            gpus=0,
+            samples=0,
+            valid=False,
+            reasons=(bench.power_note,),
+        )
     if bench is not None and bench.power:
         if bench.window is None:
             energy = Energy(

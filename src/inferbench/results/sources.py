@@ -181,6 +181,10 @@ def _with_power(results_dir: Path, names: set[str], conc: int, bench: BenchFile)
         if name in names:
             samples = read_power_csv(results_dir / name)
             return replace(bench, power=bench.power + samples)
+    note = f"power_conc{conc}.unavailable"
+    if note in names:
+        reason = (results_dir / note).read_text(errors="replace").strip()[:500]
+        return replace(bench, power_note=reason or "power was not sampled")
     return bench
 
 
