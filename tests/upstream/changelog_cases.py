@@ -92,3 +92,17 @@ CASES = (
     Case("global-all-evals", ((append(entry(SINGLE, AGENTIC)),),), flags=("--all-evals",)),
     Case("unknown-key", ((append(entry("no-such-key-h200-vllm")),),), rejected=True),
 )
+
+# Cases where `inferbench check --base` is also held against InferenceX's own validator
+# (`utils/validate_perf_changelog.py`): accepted ones and every rejected one.
+CHECKED = frozenset(
+    {
+        "one-entry",
+        "several-entries-one-commit",
+        "append-only",
+        "entry-between-old-ones",
+        "two-commits",
+        "blank-line-dropped-and-entry-added",
+        *(case.id for case in CASES if case.rejected),
+    }
+)

@@ -16,6 +16,9 @@ files done once (keyed by their content). A generator script that differs from t
 `rows`, another tool's flat list of jobs for the same range (benchmark rows, then rows flagged
 `eval-only`); `other` is then those rows put into the processing's buckets and through its own
 output model (`ChangelogMatrixEntry`), as it treats its own rows, for a like-for-like comparison.
+A case with `"validate": true` also runs `utils/validate_perf_changelog.py` (what `run-sweep.yml`
+runs on a pull request) through its own `main()`; its call of the processing runs in this
+process too. `validated` is then its exit status (0: accepted) and `validation` its message.
 """
 
 from __future__ import annotations
@@ -146,42 +149,52 @@ def main() -> None:
     def run(cmd: Any, *args: Any, **kwargs: Any) -> Any:
         if generator.handles(cmd):
             return generator.run(list(cmd), bool(kwargs.get("check", False)))
+        if isinstance(cmd, list) and len(cmd) > 1 and str(cmd[1]).endswith("process_changelog.py"):
+            rc, out, err = _main(process_changelog, ["process_changelog.py", *map(str, cmd[2:])])
+            return subprocess.CompletedProcess(cmd, rc, out, err)
         if isinstance(cmd, list) and cmd and cmd[0] == "python3":
             cmd = [sys.executable, *cmd[1:]]  # the oracle venv, as run-sweep.yml's uv run
         return _REAL_RUN(cmd, *args, **kwargs)
 
     process_changelog.subprocess.run = run  # type: ignore[attr-defined]
+    import validate_perf_changelog
+
     results = []
     for case in json.load(sys.stdin):
         _git(repo, "checkout", "-q", "--detach", case["head"])
-        sys.argv = [
-            "process_changelog.py",
-            "--base-ref",
-            case["base"],
-            "--head-ref",
-            case["head"],
-            "--changelog-file",
-            "perf-changelog.yaml",
-            *case["args"],
-        ]
-        out, err = io.StringIO(), io.StringIO()
-        rc = 0
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                process_changelog.main()
-            except SystemExit as exc:
-                rc = exc.code if isinstance(exc.code, int) else 1
-            except Exception as exc:
-                rc = 1
-                print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
-        text = out.getvalue().strip()
-        matrix = json.loads(text.splitlines()[-1]) if rc == 0 and text else None
-        other = None
+        refs = ["--base-ref", case["base"], "--head-ref", case["head"]]
+        argv = ["process_changelog.py", *refs, "--changelog-file", "perf-changelog.yaml"]
+        rc, out, err = _main(process_changelog, [*argv, *case["args"]])
+        matrix = json.loads(out.strip().splitlines()[-1]) if rc == 0 and out.strip() else None
+        result: dict[str, Any] = {"rc": rc, "matrix": matrix, "error": err, "other": None}
         if matrix is not None and case.get("rows") is not None:
             meta = matrix["changelog_metadata"]
-            other = _as_processing_output(process_changelog, case["rows"], meta)
-        results.append({"rc": rc, "matrix": matrix, "error": err.getvalue(), "other": other})
+            result["other"] = _as_processing_output(process_changelog, case["rows"], meta)
+        if case.get("validate"):
+            argv = ["validate_perf_changelog.py", *refs, "--changelog-file", "perf-changelog.yaml"]
+            code, out, err = _main(validate_perf_changelog, [*argv, *case["args"]])
+            result.update(validated=code, validation=(out + err).strip())
+        results.append(result)
     json.dump(results, sys.stdout)
+
+
+def _main(module: Any, argv: list[str]) -> tuple[int, str, str]:
+    """Run `module.main()` as its script would run with `argv`: exit status, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    saved, sys.argv = sys.argv, argv
+    rc = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            returned = module.main()
+            rc = returned if isinstance(returned, int) else 0
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 1
+        except Exception as exc:  # a real run would exit 1 with the traceback
+            rc = 1
+            print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        finally:
+            sys.argv = saved
+    return rc, out.getvalue(), err.getvalue()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""`inferbench sweep --changed-since REV` selects what InferenceX's CI selects for REV..HEAD.
+"""`inferbench sweep --changed-since REV` selects what InferenceX's CI selects for REV..HEAD,
+and `inferbench check --base REV` agrees with InferenceX's changelog validator.
 
 A throwaway git history of the real tree (history.py, cases in changelog_cases.py) is built
 once; for each case the head is checked out, `inferbench sweep --changed-since BASE --format
@@ -6,7 +7,8 @@ json` runs on it, and InferenceX's `utils/process_changelog.py` runs on the same
 oracle venv (changelog_driver.py). inferbench's rows are put into the processing's buckets and
 through its own output model, so the two outputs compare key for key: the same benchmark rows
 (with their recipe-fingerprint), the same eval rows (agentic ones included), in the same order.
-Where the processing refuses a range, inferbench exits 2 with a message.
+Where the processing refuses a range, inferbench exits 2 with a message. For the CHECKED cases,
+`check --base` (changelog rules) is held against `utils/validate_perf_changelog.py`.
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ import pytest
 from inferbench.cli.main import main
 from inferbench.matrix.job import INFERBENCH_KEYS
 
-from .changelog_cases import CASES
-from .history import build, git
+from .changelog_cases import CASES, CHECKED
+from .history import Case, build, git
 
 pytestmark = pytest.mark.slow
 DRIVER = Path(__file__).resolve().parent / "changelog_driver.py"
+CHANGELOG_RULES = "IB501,IB502,IB503,IB504"
 
 
 @dataclass(frozen=True)
@@ -37,22 +40,31 @@ class Outcome:
     out: str
     err: str
     oracle: dict[str, Any]
+    findings: list[dict[str, Any]] | None  # `check --base` changelog findings (CHECKED cases)
 
 
-def _inferbench(repo: Path, base: str, flags: tuple[str, ...]) -> tuple[int, str, str]:
+def _cli(*args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     rc = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            main(
-                ["sweep", "--root", str(repo), "--format", "json", "--changed-since", base, *flags]
-            )
+            main(list(args))
         except SystemExit as exc:
             rc = exc.code if isinstance(exc.code, int) else 1
     return rc, out.getvalue(), err.getvalue()
 
 
+def _check(repo: Path, base: str) -> list[dict[str, Any]]:
+    args = ("check", str(repo), "--base", base, "--select", CHANGELOG_RULES, "--format", "json")
+    rc, out, err = _cli(*args)
+    assert rc in (0, 1), err
+    findings = json.loads(out)
+    assert isinstance(findings, list)
+    return findings
+
+
 def _row(job: dict[str, Any]) -> dict[str, Any]:
+    """inferbench's own keys off: the processing's output model forbids unknown keys."""
     return {key: value for key, value in job.items() if key not in INFERBENCH_KEYS}
 
 
@@ -62,16 +74,25 @@ def outcomes(
 ) -> dict[str, Outcome]:
     history = build(inferencex_tree, tmp_path_factory.mktemp("history") / "inferencex", CASES)
     ours: dict[str, tuple[int, str, str]] = {}
+    findings: dict[str, list[dict[str, Any]]] = {}
     calls = []
     for case in CASES:
-        git(history.repo, "checkout", "-q", "--detach", history.heads[case.id])
-        ours[case.id] = rc, out, _ = _inferbench(history.repo, history.base, case.flags)
-        # inferbench's own keys off: the processing's output model forbids unknown keys
+        head = history.heads[case.id]
+        git(history.repo, "checkout", "-q", "--detach", head)
+        sweep = ("sweep", "--root", str(history.repo), "--format", "json")
+        ours[case.id] = rc, out, _ = _cli(*sweep, "--changed-since", history.base, *case.flags)
+        if case.id in CHECKED:
+            findings[case.id] = _check(history.repo, history.base)
         rows = [_row(job) for job in json.loads(out)] if rc == 0 else None
         calls.append(
-            {"base": history.base, "head": history.heads[case.id], "args": list(case.flags),
-             "rows": rows}
-        )  # fmt: skip
+            {
+                "base": history.base,
+                "head": head,
+                "args": list(case.flags),
+                "rows": rows,
+                "validate": case.id in CHECKED,
+            }
+        )
     done = subprocess.run(
         [str(inferencex_python), str(DRIVER), str(history.repo)],
         input=json.dumps(calls),
@@ -83,7 +104,7 @@ def outcomes(
     assert done.returncode == 0, done.stderr[-4000:]
     answers = json.loads(done.stdout)
     return {
-        case.id: Outcome(*ours[case.id], oracle=answer)
+        case.id: Outcome(*ours[case.id], oracle=answer, findings=findings.get(case.id))
         for case, answer in zip(CASES, answers, strict=True)
     }
 
@@ -96,14 +117,12 @@ def test_the_history_has_the_cases_the_issue_asks_for() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_changed_since_selects_what_inferencex_selects(
-    case: Any, outcomes: dict[str, Outcome]
+    case: Case, outcomes: dict[str, Outcome]
 ) -> None:
     got = outcomes[case.id]
     oracle = got.oracle
     if case.rejected:
-        assert oracle["rc"] != 0, (
-            f"InferenceX accepted a range the case calls rejected ({case.note})"
-        )
+        assert oracle["rc"] != 0, "InferenceX accepted a range the case calls rejected"
         assert got.rc == 2, f"inferbench exited {got.rc}: {got.err[-2000:]}"
         assert "Traceback" not in got.err and "perf-changelog.yaml" in got.err
         return
@@ -116,6 +135,22 @@ def test_changed_since_selects_what_inferencex_selects(
             bucket, expected.get(bucket), ours.get(bucket)
         )
     assert any(expected[k] for k in expected if k != "changelog_metadata"), "empty case"
+
+
+@pytest.mark.parametrize("case_id", sorted(CHECKED))
+def test_check_base_agrees_with_inferencex_validator(
+    case_id: str, outcomes: dict[str, Outcome]
+) -> None:
+    """`check --base` calls no changelog change an error that InferenceX's own validator
+    accepts, and finds an error in every change it refuses."""
+    got = outcomes[case_id]
+    assert got.findings is not None
+    errors = [f for f in got.findings if f["severity"] == "error"]
+    if got.oracle["validated"] == 0:
+        assert not errors, f"InferenceX's validator accepts this change; inferbench: {errors}"
+    else:
+        why = got.oracle["validation"][-300:]
+        assert errors, f"InferenceX's validator refuses it ({why}); inferbench finds no error"
 
 
 def _first_difference(bucket: str, expected: Any, got: Any) -> str:

@@ -98,7 +98,7 @@ def read_base_view(project: Project, rev: str) -> BaseView:
         data = _at_base(rev, lambda t=master_text, p=path: parse_yaml(t, p).data)  # type: ignore[misc]
         if isinstance(data, dict):
             master_data.update(data)
-    return BaseView(rev, changelog, master_data, base.changed)
+    return BaseView(rev, changelog, master_data, base.changed, changelog_text=text)
 
 
 def _at_base(rev: str, load: Callable[[], Any]) -> Any:

@@ -162,6 +162,7 @@ class BaseView:
     changelog: Changelog | None
     master_data: Mapping[str, Any]  # config key -> entry data at the base
     changed_files: frozenset[Path]
+    changelog_text: str | None = None  # the changelog file as it was at the base
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ apart by its shape (`prefill`/`decode` blocks) and checked against the flag.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -399,6 +400,19 @@ def load_master_file(path: Path) -> list[MasterConfig]:
         entry = validate_doc(doc, MasterEntry, path=(key,))
         configs.append(MasterConfig(key=key, entry=entry, doc=doc))
     return configs
+
+
+_TOP_LEVEL_KEY = re.compile(
+    r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-][^:#]*?))[ \t]*:(?:[ \t]|$)""", re.M
+)
+
+
+def read_master_keys(path: Path) -> list[str]:
+    """The config keys of a master file without reading its entries: the keys written at
+    column 0 (a master file is one block mapping). For archived files, whose entries may
+    follow an older schema and are never swept: parsing them whole costs more than a check."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return [next(g for g in m.groups() if g is not None) for m in _TOP_LEVEL_KEY.finditer(text)]
 
 
 def load_masters(paths: list[Path]) -> dict[str, MasterConfig]:

@@ -30,7 +30,7 @@ from inferbench.config.base import FrozenModel
 from inferbench.config.changelog import Changelog, load_changelog
 from inferbench.config.cluster import ClusterFile, load_cluster
 from inferbench.config.launcher import LauncherTable, read_launchers
-from inferbench.config.master import MasterConfig, load_masters
+from inferbench.config.master import MasterConfig, load_masters, read_master_keys
 from inferbench.config.recipe import Recipe, RecipeFile, load_recipe_file, split_reference
 from inferbench.config.runners import Runners, load_runners
 from inferbench.config.settings import RecipeRef
@@ -44,6 +44,8 @@ class ProjectLayout(FrozenModel):
     """Where a tree keeps its files (paths and globs relative to the root)."""
 
     masters: tuple[str, ...] = ("configs/*-master.yaml",)
+    # master entries retired from sweeps; old changelog entries still name their keys
+    deprecated: tuple[str, ...] = ("configs/deprecated/*.yaml",)
     runners: str = "configs/runners.yaml"
     changelog: str = "perf-changelog.yaml"
     recipes: str = "benchmarks/multi_node/srt-slurm-recipes"
@@ -85,6 +87,17 @@ class Project:
     _resolved: dict[tuple[str, str | None], ResolvedRecipe] = field(
         default_factory=dict, repr=False, compare=False
     )
+
+    _deprecated: list[frozenset[str]] = field(default_factory=list, repr=False, compare=False)
+
+    def deprecated_keys(self) -> frozenset[str]:
+        """The config keys of the archived master files (`layout.deprecated`), read once."""
+        if not self._deprecated:
+            keys: set[str] = set()
+            for path in _glob(self.root, self.layout.deprecated):
+                keys.update(read_master_keys(path))
+            self._deprecated.append(frozenset(keys))
+        return self._deprecated[0]
 
     # --- recipes -----------------------------------------------------------------
     def recipe_paths(self) -> list[Path]:

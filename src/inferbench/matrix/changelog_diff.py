@@ -33,10 +33,23 @@ class AddedLines:
     commit: str
 
 
+@dataclass(frozen=True)
+class ChangelogDiff:
+    """What the working changelog adds to and deletes from a base text: added lines (text,
+    numbers in the current file) and the non-blank deleted lines (the current file's line
+    where each was, and its text). Blank deleted lines are allowed, as InferenceX allows them."""
+
+    added: tuple[str, ...]
+    added_lines: tuple[int, ...]
+    deleted: tuple[tuple[int, str], ...]
+
+
 def _diff(base: str, head: Path) -> str:
     git = shutil.which("git")
     if git is None:
-        raise ExternalToolError("git is not installed", hint="install git to use --changed-since")
+        raise ExternalToolError(
+            "git is not installed", hint="install git to read the changelog diff"
+        )
     with tempfile.TemporaryDirectory(prefix="inferbench-changelog-") as tmp:
         old = Path(tmp) / "base.yaml"
         old.write_text(base, encoding="utf-8")
@@ -52,41 +65,66 @@ def _diff(base: str, head: Path) -> str:
     return done.stdout
 
 
-def added_lines(root: Path, changelog: Path, rev: str) -> AddedLines:
-    """The lines the working changelog adds to its text at `rev` (all of it if absent there)."""
-    try:
-        commit, texts = read_texts(root, rev, [changelog])
-    except InputError as exc:  # its wording names check's --base flag
-        raise InputError(exc.message.replace("--base", "--changed-since"), hint=exc.hint) from None
-    base = texts.get(changelog.resolve()) or ""
+def diff_changelog(base: str, head: Path) -> ChangelogDiff:
+    """The working changelog `head` against the `base` text, line by line as git diffs it."""
     added: list[str] = []
     numbers: list[int] = []
+    deleted: list[tuple[int, str]] = []
     line = 0
-    for row in _diff(base, changelog).split("\n"):
+    for row in _diff(base, head).split("\n"):
         hunk = _HUNK.match(row)
         if hunk:
             line = int(hunk.group(1))
         elif row.startswith("-") and not row.startswith("---"):
             if row[1:].strip():
-                raise ConfigError(
-                    f"the changelog deletes or edits a line present at {rev}: {row[1:].strip()!r}",
-                    location=Location(changelog),
-                    hint="the changelog is append-only (InferenceX's CI refuses deletions): "
-                    "restore the old entry and append a new one",
-                )
+                deleted.append((max(line, 1), row[1:]))
         elif row.startswith("+") and not row.startswith("+++"):
             added.append(row[1:])
             numbers.append(line)
             line += 1
         elif row.startswith(" "):
             line += 1
-    return AddedLines(text="\n".join(added), lines=tuple(numbers), commit=commit)
+    return ChangelogDiff(tuple(added), tuple(numbers), tuple(deleted))
 
 
-def _relocated(exc: ConfigError, changelog: Path, added: AddedLines) -> ConfigError:
+def added_lines(root: Path, changelog: Path, rev: str) -> AddedLines:
+    """The lines the working changelog adds to its text at `rev` (all of it if absent there);
+    a deleted or edited line refuses the range, as InferenceX's CI refuses it."""
+    try:
+        commit, texts = read_texts(root, rev, [changelog])
+    except InputError as exc:  # its wording names check's --base flag
+        raise InputError(exc.message.replace("--base", "--changed-since"), hint=exc.hint) from None
+    diff = diff_changelog(texts.get(changelog.resolve()) or "", changelog)
+    if diff.deleted:
+        line, text = diff.deleted[0]
+        raise ConfigError(
+            f"the changelog deletes or edits a line present at {rev}: {text.strip()!r}",
+            location=Location(changelog, line),
+            hint="the changelog is append-only (InferenceX's CI refuses deletions): "
+            "restore the old entry and append a new one",
+        )
+    return AddedLines(text="\n".join(diff.added), lines=diff.added_lines, commit=commit)
+
+
+def parse_added(text: str, lines: tuple[int, ...], changelog: Path) -> tuple[ChangelogItem, ...]:
+    """The entries that added lines make up, each located at its line in the current file."""
+    try:
+        parsed: Changelog = parse_changelog(text, changelog)
+    except ConfigError as exc:
+        raise _relocated(exc, changelog, lines) from None
+    items = []
+    for item in parsed.items:
+        line = item.line
+        real = lines[line - 1] if line is not None and 0 < line <= len(lines) else None
+        location = Location(changelog, real, None, item.location.key)
+        items.append(ChangelogItem(item.index, item.entry, real, location))
+    return tuple(items)
+
+
+def _relocated(exc: ConfigError, changelog: Path, lines: tuple[int, ...]) -> ConfigError:
     where = exc.location
     line = where.line if where is not None else None
-    real = added.lines[line - 1] if line is not None and 0 < line <= len(added.lines) else None
+    real = lines[line - 1] if line is not None and 0 < line <= len(lines) else None
     location = Location(changelog, real, None, where.key if where is not None else None)
     return ConfigError(exc.message, location=location, hint=exc.hint)
 
@@ -100,24 +138,18 @@ def added_entries(root: Path, changelog: Path, rev: str) -> tuple[ChangelogItem,
             location=Location(changelog),
             hint="append an entry to the changelog, or drop --changed-since",
         )
-    try:
-        parsed: Changelog = parse_changelog(added.text, changelog)
-    except ConfigError as exc:
-        raise _relocated(exc, changelog, added) from None
-    if not parsed.items:
+    items = parse_added(added.text, added.lines, changelog)
+    if not items:
         raise ConfigError(
             f"the lines added since {rev} hold no changelog entry",
             location=Location(changelog, added.lines[0]),
             hint="a new entry starts with `- config-keys:`",
         )
-    items = []
-    for item in parsed.items:
-        line = item.line
-        real = added.lines[line - 1] if line is not None and 0 < line <= len(added.lines) else None
-        location = Location(changelog, real, None, item.location.key)
+    for item in items:
         if item.entry.pr_link is None:
             raise ConfigError(
-                "a new changelog entry needs a pr-link", location=location, hint="add pr-link: URL"
+                "a new changelog entry needs a pr-link",
+                location=item.location,
+                hint="add pr-link: URL",
             )
-        items.append(ChangelogItem(item.index, item.entry, real, location))
-    return tuple(items)
+    return items

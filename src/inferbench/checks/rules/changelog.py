@@ -1,47 +1,72 @@
-"""The perf changelog: names existing configs, is append-only against --base, covers every
-changed config, and its topology words describe the configs it names."""
+"""The perf changelog: names existing configs, is append-only against --base (read from the
+diff, as InferenceX's CI reads it), covers every changed config, and the topology words of new
+entries describe the configs they name."""
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import ChangelogSubject
 from inferbench.checks.topology_match import same_token, tokens_of
-from inferbench.config.changelog import ChangelogEntry, ChangelogItem, is_glob
+from inferbench.config.changelog import ChangelogEntry, ChangelogItem, changelog_key_matches
 from inferbench.config.master import MasterEntry, MultiNodeSearchSpace
 from inferbench.config.topology import TokenKind, deployment_words, parse_tokens, seq_word
+from inferbench.errors import ConfigError, Location
+from inferbench.matrix.changelog_diff import ChangelogDiff, diff_changelog, parse_added
 
 
 def _plain(entry: ChangelogEntry) -> ChangelogEntry:
-    """An entry without its pr-link (the one field an old entry may have fixed)."""
+    """An entry without its pr-link."""
     return entry.model_copy(update={"pr_link": None})
 
 
-def first_rewrite(subject: ChangelogSubject) -> int | None:
-    """Index of the first base entry that was changed or removed, or None if append-only."""
-    base = subject.base.changelog if subject.base else None
-    if base is None:
+@functools.lru_cache(maxsize=8)
+def _diff(path: Path, base_text: str, head_text: str) -> ChangelogDiff:
+    del head_text  # part of the cache key: the file as it is now
+    return diff_changelog(base_text, path)
+
+
+def changelog_diff(subject: ChangelogSubject) -> ChangelogDiff | None:
+    """The working changelog against its --base text, as git diffs it (None without one)."""
+    base = subject.base
+    if base is None or base.changelog_text is None:
         return None
-    current = subject.changelog.items
-    for i, old in enumerate(base.items):
-        if i >= len(current) or _plain(current[i].entry) != _plain(old.entry):
-            return i
-    return None
+    path = subject.changelog.file
+    return _diff(path, base.changelog_text, path.read_text(encoding="utf-8", errors="replace"))
+
+
+def _added_items(subject: ChangelogSubject, diff: ChangelogDiff) -> list[ChangelogItem] | None:
+    """The current entries the diff's added lines make up, or None when they make up none
+    that is an entry of the file (lines added inside an old entry)."""
+    try:
+        added = parse_added("\n".join(diff.added), diff.added_lines, subject.changelog.file)
+    except ConfigError:
+        return None
+    by_line = {item.line: item for item in subject.changelog.items}
+    items = [by_line.get(item.line) for item in added]
+    return None if any(item is None for item in items) else [i for i in items if i is not None]
 
 
 def new_items(subject: ChangelogSubject) -> Sequence[ChangelogItem]:
-    """The entries appended since the base (all of them without --base)."""
+    """The entries added since the base, as InferenceX's CI finds them (the entries the
+    diff's added lines make up); all of them without --base or a changelog at the base."""
     items = subject.changelog.items
-    base = subject.base.changelog if subject.base else None
-    if subject.base is None or base is None:
+    diff = changelog_diff(subject)
+    if diff is None:
         return items
-    if first_rewrite(subject) is None:
-        return items[len(base.items) :]
-    remaining = Counter(_plain(item.entry) for item in base.items)
+    if not diff.deleted:
+        added = _added_items(subject, diff)
+        if added is not None:
+            return added
+    # an edited changelog (IB502 says so): the entries not present at the base
+    base = subject.base.changelog if subject.base else None
+    remaining = Counter(_plain(item.entry) for item in base.items) if base else Counter()
     fresh: list[ChangelogItem] = []
     for item in items:
         plain = _plain(item.entry)
@@ -52,14 +77,9 @@ def new_items(subject: ChangelogSubject) -> Sequence[ChangelogItem]:
     return fresh
 
 
-def resolve(patterns: Sequence[str], keys: Sequence[str], exact: set[str]) -> list[str]:
-    out: list[str] = []
-    for pattern in patterns:
-        if is_glob(pattern):
-            out.extend(fnmatch.filter(keys, pattern))
-        elif pattern in exact:
-            out.append(pattern)
-    return out
+def resolve(patterns: Sequence[str], keys: Sequence[str]) -> list[str]:
+    """The keys the patterns name, as InferenceX's CI matches them (`*` the only wildcard)."""
+    return [k for pattern in patterns for k in keys if changelog_key_matches(pattern, k)]
 
 
 @rule(
@@ -67,21 +87,35 @@ def resolve(patterns: Sequence[str], keys: Sequence[str], exact: set[str]) -> li
     "changelog-unknown-key",
     Severity.ERROR,
     ChangelogSubject,
-    "every config key (or glob) a changelog entry names exists (new entries, with --base)",
+    "a changelog entry names existing config keys: entries added since --base, keys of the "
+    "master configs (what InferenceX's CI sweeps); older entries, keys of the master configs "
+    "or of configs/deprecated/",
 )
 def changelog_unknown_key(subject: ChangelogSubject) -> Iterator[Problem]:
     keys = list(subject.project.masters)
-    exact = set(keys)
+    history = subject.base is None
     doc = subject.changelog.doc
     for item in new_items(subject):
         for i, pattern in enumerate(item.entry.config_keys):
-            if not resolve([pattern], keys, exact):
-                close = fnmatch.filter(keys, f"*{pattern.split('-')[0]}*")[:3]
-                yield Problem(
-                    f"config key {pattern!r} names no master entry",
-                    doc.locate((item.index, "config-keys", i)),
-                    hint=("did you mean: " + ", ".join(close)) if close else None,
+            if resolve([pattern], keys):
+                continue
+            retired = resolve([pattern], sorted(subject.project.deprecated_keys()))
+            if history and retired:
+                continue
+            hint: str | None
+            if retired:
+                message = (
+                    f"config key {pattern!r} is archived under configs/deprecated/; "
+                    "InferenceX's CI sweeps master configs only"
                 )
+                hint = "name an active config, or restore the entry to a master file"
+            else:
+                message = f"config key {pattern!r} names no master entry" + (
+                    ", active or deprecated" if history else ""
+                )
+                close = fnmatch.filter(keys, f"*{pattern.split('-')[0]}*")[:3]
+                hint = ("did you mean: " + ", ".join(close)) if close else None
+            yield Problem(message, doc.locate((item.index, "config-keys", i)), hint=hint)
 
 
 @rule(
@@ -89,28 +123,29 @@ def changelog_unknown_key(subject: ChangelogSubject) -> Iterator[Problem]:
     "changelog-not-append-only",
     Severity.ERROR,
     ChangelogSubject,
-    "entries present at --base are unchanged (pr-link fixes allowed), new ones at the end",
-    hint="restore the old entry and append a new one at the end of the file",
+    "the changelog diff since --base only adds whole entries (InferenceX's CI refuses any "
+    "deleted or edited line; blank lines may go)",
+    hint="restore the old lines and append a new entry at the end of the file",
 )
 def changelog_not_append_only(subject: ChangelogSubject) -> Iterator[Problem]:
-    index = first_rewrite(subject)
-    if index is None or subject.base is None or subject.base.changelog is None:
+    diff = changelog_diff(subject)
+    if diff is None or subject.base is None:
         return
-    current = subject.changelog.items
-    base_item = subject.base.changelog.items[index]
-    if index >= len(current):
+    rev = subject.base.rev
+    file = subject.changelog.file
+    if diff.deleted:
+        line, text = diff.deleted[0]
+        more = f" (and {len(diff.deleted) - 1} more)" if len(diff.deleted) > 1 else ""
         yield Problem(
-            f"{len(subject.base.changelog.items) - len(current)} entr(y/ies) present at "
-            f"{subject.base.rev} were removed (first: #{index + 1}, "
-            f"{', '.join(base_item.entry.config_keys)})",
-            subject.changelog.doc.locate(),
+            f"a line present at {rev} was deleted or edited here{more}: {text.strip()!r}; "
+            "the changelog is append-only",
+            Location(file, line),
         )
-        return
-    yield Problem(
-        f"entry #{index + 1} differs from {subject.base.rev} (was "
-        f"{', '.join(base_item.entry.config_keys)}); the changelog is append-only",
-        current[index].location,
-    )
+    elif diff.added and _added_items(subject, diff) is None:
+        yield Problem(
+            f"the lines added since {rev} are no whole entry (added inside an existing one?)",
+            Location(file, diff.added_lines[0]),
+        )
 
 
 def _changed_keys(subject: ChangelogSubject) -> list[tuple[str, str]]:
@@ -139,7 +174,7 @@ def _changed_keys(subject: ChangelogSubject) -> list[tuple[str, str]]:
 @rule(
     "IB503",
     "changelog-entry-missing",
-    Severity.ERROR,
+    Severity.WARNING,  # InferenceX's CI accepts such a change (nothing is swept for it)
     ChangelogSubject,
     "every master entry or recipe changed since --base is named by a newly appended entry",
     hint="append an entry naming the config at the end of the changelog",
@@ -185,34 +220,23 @@ def config_words(entry: MasterEntry) -> list[str]:
     return words
 
 
-def _latest_items(subject: ChangelogSubject) -> dict[int, list[str]]:
-    """item index -> the config keys for which it is the latest entry naming them."""
-    keys = list(subject.project.masters)
-    exact = set(keys)
-    latest: dict[str, int] = {}
-    for item in subject.changelog.items:
-        for key in resolve(item.entry.config_keys, keys, exact):
-            latest[key] = item.index
-    by_item: dict[int, list[str]] = {}
-    for key, index in latest.items():
-        by_item.setdefault(index, []).append(key)
-    return by_item
-
-
 @rule(
     "IB504",
     "changelog-topology-words",
     Severity.WARNING,
     ChangelogSubject,
-    "topology words in a description (2P1D, DEP8, 8k1k) match the configs it names",
+    "topology words in the description of an entry added since --base (2P1D, DEP8, 8k1k) "
+    "match the configs it names (older descriptions tell their own time)",
     hint="fix the description; if it names the source of a port, say 'from ...' plainly",
 )
 def changelog_topology_words(subject: ChangelogSubject) -> Iterator[Problem]:
+    if subject.base is None:
+        return
     kinds = (TokenKind.PD, TokenKind.WORKER, TokenKind.SEQ)
-    by_item = _latest_items(subject)
     doc = subject.changelog.doc
-    for item in subject.changelog.items:
-        keys = by_item.get(item.index)
+    names = list(subject.project.masters)
+    for item in new_items(subject):
+        keys = list(dict.fromkeys(resolve(item.entry.config_keys, names)))
         if not keys:
             continue
         words = [w for key in keys for w in config_words(subject.project.masters[key].entry)]
