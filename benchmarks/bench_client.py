@@ -14,7 +14,10 @@ core 1, every scenario against a fresh server:
 Chunks per second are counted on the server (chunks sent over first-to-last
 send), so every client is rated the same way. With `--peers DIR`, aiperf and
 guidellm are installed from PyPI into throwaway virtual environments under DIR
-(reused when present) and run against the same servers, and the ratios printed.
+(reused when present), and InferenceX's own sa-bench
+(`utils/bench_serving/benchmark_serving.py` of the upstream tree, `--sa-bench DIR`)
+runs from its source in a venv with its imports (aiohttp, numpy, tqdm, transformers,
+no PyTorch); all run against the same servers, and the ratios are printed.
 
     .venv/bin/python benchmarks/bench_client.py [--repeats 3] [--peers PEERS_DIR]
         [--only firehose,held,timing] [--json out.json]
@@ -47,6 +50,10 @@ from inferbench.bench.settings import ClientOptions, Endpoint
 from inferbench.bench.workload import RandomWorkload
 
 SERVER_CORE, CLIENT_CORE = 0, 1
+SA_BENCH_DIR = (
+    Path(__file__).resolve().parents[1].parent / "shared/upstream/inferencex/utils/bench_serving"
+)
+SA_BENCH_DEPS = ("aiohttp", "numpy", "tqdm", "transformers", "huggingface_hub", "pillow")
 ISL = 16
 TTFT_S = 0.05
 RECEIVE_STAMPS: list[Literal["kernel", "user"]] = ["kernel"]  # set from --receive-stamps
@@ -93,8 +100,12 @@ def _pin_client() -> None:
 
 
 def _cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """This process's CPU and that of its finished children (the client's worker processes)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
 
 
 def _int(value: object) -> int:
@@ -118,6 +129,7 @@ class Reading:
     chunks_per_s: list[float] = field(default_factory=list)  # the server's count
     client_chunks_per_s: list[float] = field(default_factory=list)  # the client's own window
     cpu_share: list[float] = field(default_factory=list)  # client CPU s / wall s
+    cpu_ms_per_stream: list[float] = field(default_factory=list)  # client CPU ms per stream
     server_max_open: list[int] = field(default_factory=list)
     client_max_in_flight: list[int] = field(default_factory=list)
     recv_error_p50_ms: list[float] = field(default_factory=list)
@@ -130,7 +142,7 @@ class Reading:
 
 
 def _inferbench_point(
-    srv: Server, concurrency: int, osl: int, prompts: int, workers: int
+    srv: Server, concurrency: int, osl: int, prompts: int, workers: int | None
 ) -> tuple[PointOutcome, float, float]:
     endpoint = Endpoint(base_url=srv.url, model="m")
     workload = RandomWorkload(isl=ISL, osl=osl)
@@ -156,17 +168,31 @@ def firehose_inferbench(repeats: int, prompts: int) -> Reading:
     return reading
 
 
-def held_inferbench(concurrency: int, repeats: int, workers: int) -> Reading:
-    """A slow schedule (200 ms TTFT, 50 ms ITL, 40 tokens) so one core can serve it."""
+def held_schedule(concurrency: int) -> tuple[tuple[str, ...], int]:
+    """(server args, output tokens): slow enough that one server core keeps up.
+
+    Up to 4,096 streams: 200 ms TTFT, then a token every 50 ms, 40 tokens (20k chunks/s
+    at 1,024). Beyond: 1 s TTFT, a token every 500 ms, 12 tokens, so 16,384 streams ask
+    the server for 33k chunks/s, about what one core of this machine sends."""
+    if concurrency <= 4096:
+        return ("--ttft", "0.2", "--itl", "0.05", "--no-stamps"), 40
+    return ("--ttft", "1.0", "--itl", "0.5", "--no-stamps"), 12
+
+
+def held_inferbench(concurrency: int, repeats: int, workers: int | None) -> Reading:
+    """`concurrency` streams open at once: the most the server saw, the client's own count,
+    and the client's CPU per stream (all its processes)."""
     reading = Reading("inferbench", f"held c{concurrency}")
+    args, osl = held_schedule(concurrency)
     for _ in range(repeats):
-        with server("--ttft", "0.2", "--itl", "0.05", "--no-stamps") as srv:
-            outcome, cpu, wall = _inferbench_point(srv, concurrency, 40, 2 * concurrency, workers)
+        with server(*args) as srv:
+            outcome, cpu, wall = _inferbench_point(srv, concurrency, osl, concurrency, workers)
             summary = srv.get("/summary")
         result = outcome.result
         reading.server_max_open.append(_int(summary["max_active"]))
         reading.client_max_in_flight.append(result.inferbench.in_flight.max)
         reading.cpu_share.append(cpu / wall)
+        reading.cpu_ms_per_stream.append(1000 * cpu / concurrency)
         reading.failed.append(result.inferbench.failed)
     return reading
 
@@ -194,7 +220,11 @@ def timing_inferbench(concurrency: int, itl_s: float, osl: int, repeats: int) ->
     reading = Reading(f"inferbench ({RECEIVE_STAMPS[0]} stamps)", label)
     for _ in range(repeats):
         with server("--ttft", str(TTFT_S), "--itl", str(itl_s)) as srv:
-            outcome, cpu, wall = _inferbench_point(srv, concurrency, osl, 2 * concurrency, 1)
+            # beyond 2,048 streams: one client process per core, one request per stream
+            big = concurrency > 2048
+            prompts = concurrency if big else 2 * concurrency
+            workers = None if big else 1
+            outcome, cpu, wall = _inferbench_point(srv, concurrency, osl, prompts, workers)
             data = srv.get("/stamps")
         errors = _receive_errors(outcome.run.records, data["stamps"])
         result = outcome.result
@@ -217,12 +247,15 @@ class Peer:
     name: str
     package: str
     venv: Path
+    script: Path | None = None  # sa-bench runs from its source file
 
     @property
     def bin(self) -> Path:
-        return self.venv / "bin" / self.name
+        return self.venv / "bin" / ("python" if self.script else self.name)
 
     def version(self) -> str:
+        if self.script is not None:
+            return "upstream"
         out = subprocess.run(
             [str(self.venv / "bin" / "python"), "-m", "pip", "show", self.package],
             capture_output=True,
@@ -231,22 +264,31 @@ class Peer:
         return next((x.split()[1] for x in out.splitlines() if x.startswith("Version:")), "?")
 
 
-def install_peers(root: Path) -> list[Peer]:
+def install_peers(root: Path, names: list[str], sa_bench: Path) -> list[Peer]:
     """Throwaway venvs under root; a peer that does not install is skipped, and said so."""
     peers = []
-    for name in ("aiperf", "guidellm"):
+    for name in names:
         venv = root / name
-        peer = Peer(name, name, venv)
-        if not peer.bin.exists():
+        if name == "sa-bench":
+            script = sa_bench / "benchmark_serving.py"
+            if not script.is_file():
+                print(f"skipping sa-bench: {script} not found (--sa-bench DIR)")
+                continue
+            peer, packages = Peer(name, name, venv, script), list(SA_BENCH_DEPS)
+        else:
+            peer, packages = Peer(name, name, venv), [name]
+        marker = venv / ".installed"
+        if not marker.exists():
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
             pip = subprocess.run(
-                [str(venv / "bin" / "pip"), "install", "-q", name],
+                [str(venv / "bin" / "pip"), "install", "-q", *packages],
                 capture_output=True,
                 text=True,
             )
             if pip.returncode != 0 or not peer.bin.exists():
                 print(f"skipping {name}: pip install failed\n{pip.stderr[-800:]}")
                 continue
+            marker.touch()
         peers.append(peer)
     return peers
 
@@ -284,7 +326,11 @@ def tokenizer_dir(root: Path) -> Path:
 
 
 # where each peer writes its summary, relative to its output directory
-_PEER_SUMMARY = {"aiperf": "profile_export_aiperf.json", "guidellm": "benchmarks.json"}
+_PEER_SUMMARY = {
+    "aiperf": "profile_export_aiperf.json",
+    "guidellm": "benchmarks.json",
+    "sa-bench": "sa.json",
+}
 
 
 def _peer_command(
@@ -302,6 +348,29 @@ def _peer_command(
     itself, and asks for `continuous_usage_stats` (usage on every chunk). Its
     warm-up and cool-down default to none.
     """
+    if peer.script is not None:  # sa-bench, as run_benchmark_serving calls it
+        return [
+            str(peer.bin),
+            str(peer.script),
+            "--model", "m",
+            "--tokenizer", str(tok),
+            "--backend", "vllm",
+            "--base-url", srv.url,
+            "--dataset-name", "random",
+            "--random-input-len", str(ISL),
+            "--random-output-len", str(osl),
+            "--random-range-ratio", "1",
+            "--num-prompts", str(n),
+            "--max-concurrency", str(conc),
+            "--request-rate", "inf",
+            "--ignore-eos",
+            "--save-result",
+            "--percentile-metrics", "ttft,tpot,itl,e2el",
+            "--result-dir", str(out),
+            "--result-filename", _PEER_SUMMARY["sa-bench"],
+            "--disable-tqdm",
+            "--random-num-workers", "1",
+        ]  # fmt: skip
     if peer.name == "aiperf":
         return [
             str(peer.bin),
@@ -362,6 +431,8 @@ def _peer_env(peer: Peer) -> dict[str, str]:
     `snapshot_download(local_files_only=True)`, which rejects a path as a repo id
     (HFValidationError). Online it sees the path is local and never calls the hub."""
     env = dict(os.environ)
+    if peer.script is not None:
+        return env | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     if peer.name == "aiperf":
         env.pop("HF_HUB_OFFLINE", None)
         env.pop("TRANSFORMERS_OFFLINE", None)
@@ -390,6 +461,12 @@ def _peer_figures(peer: Peer, out: Path) -> PeerFigures:
     `request_totals.successful`.
     """
     data = json.loads((out / _PEER_SUMMARY[peer.name]).read_text())
+    if peer.script is not None:  # sa-bench's own result file (ms, tokens/s)
+        return PeerFigures(
+            ttft_median_ms=float(data["median_ttft_ms"]),
+            output_tokens_per_s=float(data["output_throughput"]),
+            completed=int(data["completed"]),
+        )
     if peer.name == "aiperf":
         assert data["time_to_first_token"]["unit"] == "ms"
         return PeerFigures(
@@ -434,6 +511,7 @@ def _run_peer_once(
     scenario = reading.scenario
     with tempfile.TemporaryDirectory() as tmp, server(*server_args) as srv:
         out = Path(tmp) / "out"
+        out.mkdir()  # sa-bench writes into --result-dir but does not create it
         cmd = _peer_command(peer, srv, tok, conc, osl, n, out)
         started = time.monotonic()
         proc = subprocess.run(
@@ -486,6 +564,7 @@ def report(readings: list[Reading]) -> None:
         ("chunks/s (server)", lambda r: _median(r.chunks_per_s)),
         ("chunks/s (client)", lambda r: _median(r.client_chunks_per_s)),
         ("client CPU", lambda r: _median(r.cpu_share)),
+        ("client CPU ms/stream", lambda r: _median(r.cpu_ms_per_stream)),
         ("server max open", lambda r: _median(r.server_max_open)),
         ("client max in flight", lambda r: _median(r.client_max_in_flight)),
         ("recv err p50 ms", lambda r: _median(r.recv_error_p50_ms)),
@@ -514,12 +593,26 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--firehose-prompts", type=int, default=2048)
     parser.add_argument("--only", default="firehose,held,timing")
-    parser.add_argument("--peers", type=Path, help="install and run aiperf/guidellm here")
+    parser.add_argument("--peers", type=Path, help="install and run the peer clients here")
+    parser.add_argument(
+        "--peer-names", default="sa-bench,aiperf,guidellm", help="which peers to run"
+    )
+    parser.add_argument(
+        "--sa-bench", type=Path, default=SA_BENCH_DIR, help="InferenceX's utils/bench_serving"
+    )
     parser.add_argument("--receive-stamps", choices=["kernel", "user"], default="kernel")
     parser.add_argument("--peer-repeats", type=int, default=3)
     parser.add_argument("--peer-firehose-prompts", type=int, default=1024, help="peers are slow")
     parser.add_argument("--no-inferbench", action="store_true", help="peers only")
-    parser.add_argument("--held-workers", type=int, default=1)
+    parser.add_argument(
+        "--held-workers", type=int, default=None, help="client processes (default: auto)"
+    )
+    parser.add_argument("--held", default="1024,4096", help="concurrencies to hold")
+    parser.add_argument(
+        "--timing-big",
+        action="store_true",
+        help="also the receive error at 4,096 (100 ms ITL) and 16,384 (500 ms ITL) streams",
+    )
     parser.add_argument("--json", type=Path, help="write the raw readings here")
     args = parser.parse_args()
     if (os.cpu_count() or 1) < 2:
@@ -535,13 +628,16 @@ def main() -> None:
     if "firehose" in only_ours:
         readings.append(firehose_inferbench(args.repeats, args.firehose_prompts))
     if "held" in only_ours:
-        for conc in (1024, 4096):
+        for conc in (int(c) for c in args.held.split(",")):
             readings.append(held_inferbench(conc, args.repeats, args.held_workers))
     if "timing" in only_ours:
         readings.append(timing_inferbench(256, 0.005, 256, args.repeats))
         readings.append(timing_inferbench(1024, 0.02, 128, args.repeats))
+        if args.timing_big:
+            readings.append(timing_inferbench(4096, 0.1, 20, args.repeats))
+            readings.append(timing_inferbench(16384, 0.5, 8, args.repeats))
     if args.peers is not None:
-        peers = install_peers(args.peers)
+        peers = install_peers(args.peers, args.peer_names.split(","), args.sa_bench)
         tok = tokenizer_dir(args.peers)
         fh = ("--firehose", "--no-stamps")
         slow = ("--ttft", "0.2", "--itl", "0.05", "--no-stamps")
