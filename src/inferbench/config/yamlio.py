@@ -31,6 +31,7 @@ from yaml.constructor import SafeConstructor
 from yaml.error import MarkedYAMLError, YAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from inferbench.config import parse_cache
 from inferbench.errors import ConfigError, Location
 
 try:  # libyaml: several times faster than the pure-Python parser
@@ -370,15 +371,34 @@ def _compose(text: str, file: Path) -> Node | None:
 
 
 def load_yaml(path: Path, *, duplicates: str = "error") -> PositionedDoc:
-    """Read and parse `path`; unreadable or malformed files raise ConfigError."""
+    """Read and parse `path`; unreadable or malformed files raise ConfigError. A parse of the
+    same bytes made before is taken from the parse cache (`parse_cache`)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError("file not found", location=Location(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(f"cannot read file: {exc}", location=Location(path)) from None
-    return parse_yaml(text, path, duplicates=duplicates)
+    digest = parse_cache.key(raw, duplicates)
+    cached = parse_cache.load(digest)
+    if cached is not None:
+        data, positions, dups = cached
+        found = tuple(
+            DuplicateKey(Location(path, line, column, key), first)
+            for line, column, key, first in dups
+        )
+        return PositionedDoc(file=path, data=data, positions=positions, duplicates=found)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read file: {exc}", location=Location(path)) from None
+    doc = parse_yaml(text, path, duplicates=duplicates)
+    dups = [
+        (d.location.line, d.location.column, d.location.key, d.first_line) for d in doc.duplicates
+    ]
+    parse_cache.store(digest, (doc.data, doc.positions, dups))
+    return doc
 
 
 def _syntax_error(exc: MarkedYAMLError, file: Path, text: str) -> ConfigError:
