@@ -9,6 +9,9 @@ and the median, min and max are printed. Two cache states for `check` and `sweep
 - warm: the cache filled by one run before (the usual case: a CI re-run, an edit of a few
   files), so unchanged files are unpacked instead of parsed.
 
+CPU time (user + system of the child) is printed beside the wall time: on a shared, loaded
+machine wall time is mostly waiting for a core, and CPU time is what the run itself costs.
+
     python benchmarks/upstream_tree.py [--tree DIR] [--runs 5] [--srt-slurm DIR] [--json]
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,32 +37,39 @@ def _cli() -> list[str]:
     return [sys.executable, "-m", "inferbench.cli.main"]
 
 
-def _wall(args: list[str], env: dict[str, str]) -> float:
+def _wall(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds user + system) of one fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1) or "Traceback" in done.stderr:
         raise SystemExit(f"{' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def _measure(name: str, args: list[str], runs: int, warm: bool) -> dict[str, object]:
     times: list[float] = []
+    cpus: list[float] = []
     with tempfile.TemporaryDirectory() as base:
         for run in range(runs + (1 if warm else 0)):
             cache = Path(base) / ("warm" if warm else f"cold-{run}")
             env = {**os.environ, "INFERBENCH_CACHE_DIR": str(cache)}
             env.pop("INFERBENCH_NO_CACHE", None)
-            elapsed = _wall(args, env)
+            elapsed, cpu = _wall(args, env)
             if warm and run == 0:
                 continue  # fills the cache
             times.append(elapsed)
+            cpus.append(cpu)
     return {
         "name": name,
         "cache": "warm" if warm else "cold",
         "median_s": statistics.median(times),
         "min_s": min(times),
         "max_s": max(times),
+        "cpu_median_s": statistics.median(cpus),
         "runs": len(times),
     }
 
@@ -88,7 +99,7 @@ def main() -> None:
     for r in results:
         print(
             f"  {r['name']:<6} {r['cache']:<5} median {r['median_s']:.3f}  "
-            f"min {r['min_s']:.3f}  max {r['max_s']:.3f}"
+            f"min {r['min_s']:.3f}  max {r['max_s']:.3f}  cpu median {r['cpu_median_s']:.3f}"
         )
 
 

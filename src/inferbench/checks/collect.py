@@ -7,6 +7,7 @@ cross-check; one inferbench cannot type at all is counted in `Coverage` instead.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from inferbench.checks.subjects import (
 from inferbench.config.cluster_import import import_cluster
 from inferbench.config.launcher import LauncherTable
 from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
-from inferbench.config.project import Project
+from inferbench.config.project import Project, real_path
 from inferbench.config.recipe import Recipe, RecipeNotTyped, locate
 from inferbench.config.recipe_schema import RecipeProblem
 from inferbench.config.settings import RecipeRef
@@ -202,9 +203,9 @@ class Collector:
         return Coverage(len(self.out.references), tuple(sorted(reasons.items())), not_typed)
 
     def _unreferenced_recipes(self) -> None:
-        referenced = {path for path, _ in self._variants}
+        referenced = {os.fspath(path) for path, _ in self._variants}
         for path in self.project.recipe_paths():
-            if path in referenced or path.resolve() in referenced:
+            if os.fspath(path) in referenced or real_path(path) in referenced:
                 continue
             for recipe in self._load(path, None, None):
                 bench = recipe.benchmark

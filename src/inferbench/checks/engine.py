@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,7 +134,7 @@ def check_project(
 
 def _subjects_for(
     kind: type, subjects: Subjects, project: Project, base: BaseView | None
-) -> list[tuple[Any, Location]]:
+) -> list[tuple[Any, Location | Callable[[], Location]]]:
     if kind is MasterSubject:
         return [(s, s.config.locate()) for s in subjects.masters]
     if kind is RecipeReference:
@@ -146,8 +147,8 @@ def _subjects_for(
         return [(d, Location(d.path)) for d in subjects.duplicates]
     if kind is Coverage:
         return [] if subjects.coverage is None else [(subjects.coverage, Location())]
-    if kind is RecipeUse:
-        return [(u, locate(u.recipe)) for u in iter_recipe_uses(subjects)]
+    if kind is RecipeUse:  # located only if a rule crashes on it
+        return [(u, functools.partial(locate, u.recipe)) for u in iter_recipe_uses(subjects)]
     if kind is Deployment:
         return [(d, d.reference.location) for d in subjects.deployments]
     if kind is ClusterSubject:

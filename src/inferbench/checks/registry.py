@@ -105,11 +105,16 @@ def select_rules(
     return [r for r in chosen if not any(r.matches(s) for s in ignore)]
 
 
-def run_rule(rule: Rule[S], subject: S, where: Location) -> Iterator[Finding]:
-    """Run one rule on one subject; a crash becomes an internal-error finding for `where`."""
+def run_rule(
+    rule: Rule[S], subject: S, where: Location | Callable[[], Location]
+) -> Iterator[Finding]:
+    """Run one rule on one subject; a crash becomes an internal-error finding for `where`
+    (a Location, or a function giving it: locating costs, and is needed only on a crash)."""
     try:
         problems = list(rule.check(subject))
     except Exception as exc:  # a crashing rule is a bug; report it and go on
+        if callable(where):
+            where = where()
         yield Finding(
             rule=INTERNAL_ERROR_ID,
             slug=INTERNAL_ERROR_SLUG,

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from ruamel.yaml import YAML
 
 from inferbench.config.cluster import Cluster
 from inferbench.config.launcher import LauncherTable, UnreadableBranch, cluster_name
@@ -152,6 +151,8 @@ def import_cluster(
 
 
 def render_cluster_yaml(data: Mapping[str, Any], table: LauncherTable) -> str:
+    from ruamel.yaml import YAML  # only `clusters import` writes YAML; `check` needs none
+
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
     yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]

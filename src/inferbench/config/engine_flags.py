@@ -12,6 +12,7 @@ which flags set the limits the checks compare (`LIMIT_FLAGS`), and how a flag's 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -225,6 +226,13 @@ class FlagHit:
     value: Any
 
 
+@functools.lru_cache(maxsize=4096)
+def _known_with_prefix(engine: str, prefix: str) -> int:
+    """How many of the engine's known flags start with `prefix` (abbreviation lookups repeat
+    the same few prefixes thousands of times on a real tree)."""
+    return sum(1 for flag in KNOWN_FLAGS.get(engine, frozenset()) if flag.startswith(prefix))
+
+
 @dataclass(frozen=True)
 class EngineFlags:
     """A read-only engine flag map (one of prefill / decode / aggregated)."""
@@ -278,14 +286,16 @@ class EngineFlags:
         return len(self.flags)
 
     def _abbreviation(self, wanted: str, canon: dict[str, str]) -> str | None:
-        known = KNOWN_FLAGS.get(self.engine, frozenset()) | {wanted}
+        known = KNOWN_FLAGS.get(self.engine, frozenset())
+        extra = 0 if wanted in known else 1  # `wanted` itself is one flag with the prefix
         hits = [
             written
             for name, written in canon.items()
             if len(name) >= _MIN_PREFIX
             and wanted.startswith(name)
+            and name != wanted
             and name not in known
-            and sum(1 for flag in known if flag.startswith(name)) == 1
+            and _known_with_prefix(self.engine, name) + extra == 1
         ]
         return hits[0] if len(hits) == 1 else None
 

@@ -184,14 +184,25 @@ class Project:
         return [c for c in self.clusters.values() if c.cluster.serves(runner_label)]
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=1024)
 def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
+def real_path(path: str | Path) -> str:
+    """`os.path.realpath`, with the (few, repeated) parent folders resolved once: a tree's
+    hundreds of recipe paths share a few dozen folders."""
+    text = os.fspath(path)
+    head, name = os.path.split(text)
+    if not name or name in (".", ".."):
+        return _real(text)
+    joined = os.path.join(_real(head or "."), name)
+    return os.path.realpath(joined) if os.path.islink(joined) else joined
+
+
 def _inside(base: Path, relative: Path, shown: str, what: str = "the recipe tree") -> Path:
     """`base / relative` with symlinks resolved; ConfigError if that leaves `base`."""
-    target = os.path.realpath(base / relative)
+    target = real_path(base / relative)
     root = _real(str(base))
     if target != root and not target.startswith(root.rstrip(os.sep) + os.sep):
         raise ConfigError(

@@ -255,12 +255,13 @@ class Recipe(RecipeModel):
     def problems(self) -> tuple[RecipeProblem, ...]:
         """Why srtctl would reject this recipe (empty: it accepts it, as far as inferbench's
         copy of srtctl's schema can tell)."""
-        return self._problems
+        problems: tuple[RecipeProblem, ...] = self.__pydantic_private__["_problems"]  # type: ignore[index]
+        return problems
 
     @property
     def source(self) -> Any:
         """The `RecipeSource` this recipe was loaded from (None when built in code)."""
-        return self._source
+        return self.__pydantic_private__["_source"]  # type: ignore[index]
 
     @property
     def disaggregated(self) -> bool:
@@ -271,17 +272,21 @@ class Recipe(RecipeModel):
         return ("prefill", "decode") if self.disaggregated else ("aggregated",)
 
     def flags(self, mode: WorkerMode) -> EngineFlags:
-        cached: EngineFlags | None = self._derived.get(("flags", mode))
+        # the private dict directly: pydantic's __getattr__ for private attributes is slow,
+        # and rules ask for flags tens of thousands of times on a real tree
+        derived = self.__pydantic_private__["_derived"]  # type: ignore[index]
+        cached: EngineFlags | None = derived.get(("flags", mode))
         if cached is None:
-            cached = self._derived[("flags", mode)] = self.backend.flags(mode)
+            cached = derived[("flags", mode)] = self.backend.flags(mode)
         return cached
 
     def layout(self, mode: WorkerMode) -> WorkerLayout:
         """The engine layout the flags of `mode` describe."""
-        cached: WorkerLayout | None = self._derived.get(("layout", mode))
+        derived = self.__pydantic_private__["_derived"]  # type: ignore[index]
+        cached: WorkerLayout | None = derived.get(("layout", mode))
         if cached is None:
             cached = engine_layout(self.backend.type, self.flags(mode).get)
-            self._derived[("layout", mode)] = cached
+            derived[("layout", mode)] = cached
         return cached
 
     def flags_path(self, mode: WorkerMode) -> tuple[str, ...]:

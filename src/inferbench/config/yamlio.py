@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import marshal
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,7 @@ class PositionedDoc:
 
     file: Path
     data: Any
-    positions: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    positions: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
     # keys written twice in one mapping, when parsed with duplicates="last"
     duplicates: tuple[DuplicateKey, ...] = field(default=(), compare=False)
 
@@ -370,6 +371,36 @@ def _compose(text: str, file: Path) -> Node | None:
     return root
 
 
+class _LazyPositions(Mapping[str, int]):
+    """A cached position map, unpacked on first use: most documents of a clean tree are
+    never asked where a key is."""
+
+    def __init__(self, packed: bytes) -> None:
+        self._packed: bytes | None = packed
+        self._map: dict[str, int] = {}
+
+    def _loaded(self) -> dict[str, int]:
+        if self._packed is not None:
+            self._map = marshal.loads(self._packed)
+            self._packed = None
+        return self._map
+
+    def __getitem__(self, key: str) -> int:
+        return self._loaded()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._loaded()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._loaded().get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+
 def load_yaml(path: Path, *, duplicates: str = "error") -> PositionedDoc:
     """Read and parse `path`; unreadable or malformed files raise ConfigError. A parse of the
     same bytes made before is taken from the parse cache (`parse_cache`)."""
@@ -383,7 +414,8 @@ def load_yaml(path: Path, *, duplicates: str = "error") -> PositionedDoc:
     digest = parse_cache.key(raw, duplicates)
     cached = parse_cache.load(digest)
     if cached is not None:
-        data, positions, dups = cached
+        data, packed, dups = cached
+        positions = _LazyPositions(packed)
         found = tuple(
             DuplicateKey(Location(path, line, column, key), first)
             for line, column, key, first in dups
@@ -397,7 +429,7 @@ def load_yaml(path: Path, *, duplicates: str = "error") -> PositionedDoc:
     dups = [
         (d.location.line, d.location.column, d.location.key, d.first_line) for d in doc.duplicates
     ]
-    parse_cache.store(digest, (doc.data, doc.positions, dups))
+    parse_cache.store(digest, (doc.data, marshal.dumps(dict(doc.positions)), dups))
     return doc
 
 
