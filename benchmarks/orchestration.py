@@ -29,10 +29,11 @@ import urllib.request
 from pathlib import Path
 
 from inferbench.config.project import load_project
+from inferbench.core.outcome import Outcome, PointOutcome
+from inferbench.core.status import PointStatus
 from inferbench.fsio import atomic_write_text
 from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.local import LocalExecutor, LocalOptions, PointRunner
-from inferbench.launch.outcome import Outcome, PointOutcome
 from inferbench.launch.plan import Backend, BenchPoint, BenchSpec, Engine, Plan
 from inferbench.launch.planner import PlanOptions, local_plan
 from inferbench.launch.process import ServerProcess
@@ -98,7 +99,9 @@ def minimal_point(
     with urllib.request.urlopen(req, timeout=60) as resp:
         data = resp.read()
     atomic_write_text(out, data.decode())
-    return PointOutcome(concurrency=point.concurrency, ok=True, result_file=out.name)
+    return PointOutcome(
+        concurrency=point.concurrency, status=PointStatus.PASSED, result_file=out.name
+    )
 
 
 class _Clock(RunEvents):

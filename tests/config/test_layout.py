@@ -14,7 +14,6 @@ from inferbench.config.topology import (
     TokenKind,
     deployment_words,
     parse_tokens,
-    seq_word,
     worker_word,
 )
 
@@ -65,7 +64,6 @@ def test_topology_words() -> None:
     assert worker_word(worker_layout(tp=4, ep=4)) == "TEP4"
     assert worker_word(worker_layout(tp=4)) == "TP4"
     assert worker_word(worker_layout(tp=4, pp=2)) == "TP4PP2"
-    assert seq_word(8192, 1024) == "8k1k" and seq_word(1024, 8192) == "1k8k"
     assert deployment_words(worker_layout(tp=8)).all() == ("TP8",)
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.core.status import JobStatus
 from inferbench.launch.deployment import deployment_from_dicts
-from inferbench.launch.outcome import JobStatus
 from inferbench.launch.plan import Engine, Plan, ProcessSpec
 from inferbench.launch.planner import PlanOptions, slurm_plan
 from inferbench.launch.rundir import JobDir
@@ -68,7 +68,7 @@ def _sim_job() -> dict[str, object]:
 
 
 def _plan_for(job_dir: JobDir, site: SlurmSite, argv: tuple[str, ...] | None = None) -> Plan:
-    from inferbench.matrix.job import Job
+    from inferbench.core.job import Job
 
     job = Job.model_validate(_sim_job())
     wire = job.to_wire()

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import PointStatus
 from inferbench.launch.deployment import Deployment, deployment_from_dicts
-from inferbench.launch.outcome import PointOutcome
 from inferbench.launch.plan import Backend, BenchPoint, BenchSpec, Engine, Plan, ProcessSpec
 
 ENGINE_SERVER = str(Path(__file__).with_name("engine_server.py"))
@@ -37,7 +38,6 @@ def job_dict(**over: object) -> dict[str, object]:
         "conc": 4,
         "max-model-len": 2304,
         "exp-name": "llama_1k1k",
-        "fingerprint": "ab" * 32,
     }
     job.update(over)
     return job
@@ -73,6 +73,10 @@ def http_point(
         with urllib.request.urlopen(base_url + "/v1/work", timeout=5) as resp:
             body = json.loads(resp.read())
     except OSError as exc:
-        return PointOutcome(concurrency=point.concurrency, ok=False, reason=str(exc))
+        return PointOutcome(
+            concurrency=point.concurrency, status=PointStatus.FAILED, reason=str(exc)
+        )
     atomic_write_text(out, json.dumps({"max_concurrency": point.concurrency, **body}))
-    return PointOutcome(concurrency=point.concurrency, ok=True, result_file=str(out.name))
+    return PointOutcome(
+        concurrency=point.concurrency, status=PointStatus.PASSED, result_file=str(out.name)
+    )

@@ -25,7 +25,7 @@ from inferbench.launch.runner import RunEvents, RunRequest, execute_run
 
 def deployments() -> list[Deployment]:
     return [
-        deployment_from_dicts([job_dict(fingerprint=f"{i:x}" * 64, conc=c) for c in (1, 2, 4)])
+        deployment_from_dicts([job_dict(**{"config-key": f"llama-{i}"}, conc=c) for c in (1, 2, 4)])
         for i in (1, 2, 3)
     ]
 

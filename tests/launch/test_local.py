@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.core.status import JobStatus
 from inferbench.launch.local import LocalOptions, run_local
-from inferbench.launch.outcome import JobStatus
 from inferbench.launch.rundir import JobDir
 
 from .conftest import http_point, server_plan

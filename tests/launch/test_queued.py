@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import JobStatus
 from inferbench.launch.execute import ExecResult, Executor
-from inferbench.launch.outcome import JobStatus, PointOutcome
 from inferbench.launch.plan import Backend, BenchPoint, Plan, RenderedFile
 from inferbench.launch.rundir import JobDir
 from inferbench.launch.slurm import INALLOC_RESULT, SlurmExecutor

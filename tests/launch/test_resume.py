@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import JobStatus
 from inferbench.errors import InputError
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.local import LocalExecutor
 from inferbench.launch.lock import RunInUse, run_lock
-from inferbench.launch.outcome import JobStatus, PointOutcome
 from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.planner import PlanOptions
 from inferbench.launch.resume import load_saved_run, refuse_conflicts

@@ -6,9 +6,10 @@ import json
 import socket
 from pathlib import Path
 
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import JobStatus, PointStatus
 from inferbench.launch.deployment import Deployment, deployment_from_dicts
 from inferbench.launch.local import LocalExecutor, LocalOptions
-from inferbench.launch.outcome import JobStatus, PointOutcome
 from inferbench.launch.plan import Backend, Plan
 from inferbench.launch.rundir import JobDir
 from inferbench.launch.runner import RunRequest, execute_run
@@ -21,7 +22,7 @@ OPTS = LocalOptions(health_timeout_s=10, health_poll_s=0.02, stop_grace_s=2)
 
 def _deps(n: int) -> list[Deployment]:
     return [
-        deployment_from_dicts([job_dict(fingerprint=f"{i:x}" * 64, conc=c) for c in (1, 2)])
+        deployment_from_dicts([job_dict(**{"config-key": f"llama-{i}"}, conc=c) for c in (1, 2)])
         for i in range(1, n + 1)
     ]
 
@@ -104,7 +105,9 @@ def test_failed_gate_is_recorded_per_point(tmp_path: Path) -> None:
     def gate(base_url: str, spec: object, point: object, out: Path, log: Path) -> PointOutcome:
         result = http_point(base_url, spec, point, out, log)  # type: ignore[arg-type]
         if result.concurrency == 2:
-            return result.model_copy(update={"ok": False, "reason": "failure rate 12% > 5%"})
+            return result.model_copy(
+                update={"status": PointStatus.FAILED, "reason": "failure rate 12% > 5%"}
+            )
         return result
 
     request = _request(tmp_path, _deps(1), _healthy)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferbench.matrix.job import Job, WorkerBlock
+from inferbench.core.job import Job, WorkerBlock
 
 
 def single(conc: int = 4, **over: Any) -> Job:

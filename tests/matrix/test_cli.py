@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from inferbench.cli.main import main
+from inferbench.core.job import Job
 from inferbench.matrix.filters import EvalMode, SweepFilters
-from inferbench.matrix.job import Job
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -1,6 +1,6 @@
+from inferbench.core.job import Job
 from inferbench.matrix.evals import apply_eval_mode, mark_all, mark_default
 from inferbench.matrix.filters import EvalMode
-from inferbench.matrix.job import Job
 
 from .jobs import agentic_single, multi, single, worker
 

@@ -2,10 +2,10 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.core.job import Job
 from inferbench.errors import InputError
 from inferbench.matrix.expand import expand_masters
 from inferbench.matrix.filters import EvalMode, SweepFilters
-from inferbench.matrix.job import Job
 
 from .masters import CONTEXT, write_masters
 

@@ -3,7 +3,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from inferbench.matrix.job import Job, WorkerBlock
+from inferbench.core.job import Job, WorkerBlock
 
 from .jobs import agentic_single, multi, single
 
@@ -82,7 +82,7 @@ def test_fingerprint_stable_across_processes() -> None:
     import sys
 
     code = (
-        "from inferbench.matrix.job import Job; import json, sys; "
+        "from inferbench.core.job import Job; import json, sys; "
         "print(Job.model_validate(json.loads(sys.stdin.read())).fingerprint)"
     )
     wire = single().model_dump_json(by_alias=True, exclude={"fingerprint", "fingerprint_short"})

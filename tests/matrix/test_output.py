@@ -2,7 +2,7 @@ import json
 
 from rich.console import Console
 
-from inferbench.matrix.job import Job
+from inferbench.core.job import Job
 from inferbench.matrix.output import (
     GITHUB_MATRIX_LIMIT,
     chunked,

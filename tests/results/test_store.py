@@ -7,11 +7,12 @@ import pytest
 from results_fixtures import disagg_job, write_run_dir
 from sqlalchemy import TextClause, create_engine, inspect, select, text
 
+from inferbench.core.outcome import StoredOutcome
 from inferbench.results.identity import identity_from_job
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.migrations import LATEST, current_version, migrate, records
 from inferbench.results.record import SCHEMA_VERSION, Record
-from inferbench.results.sources import JobOutcome, Point, discover
+from inferbench.results.sources import Point, discover
 from inferbench.results.store import RecordFilter, Store, StoreError, open_store
 
 
@@ -31,11 +32,13 @@ def test_filters_and_get(db_url: str, tmp_path: Path) -> None:
 
 def test_a_failed_write_leaves_nothing(db_url: str, tmp_path: Path) -> None:
     points = [
-        p for p in discover([write_run_dir(tmp_path / "runs")]) if not isinstance(p, JobOutcome)
+        p for p in discover([write_run_dir(tmp_path / "runs")]) if not isinstance(p, StoredOutcome)
     ]
     good = [p.record for p in points if p.record is not None]
     # label is NOT NULL: the outcome insert fails after the records went in
-    broken = JobOutcome("run-1", "fp", None, "failed", 1, None)  # type: ignore[arg-type]
+    broken = StoredOutcome.model_construct(
+        run_id="run-1", job_fingerprint="fp", label=None, status="failed", attempt=1, reason=None
+    )
     with open_store(db_url) as store:
         with pytest.raises(StoreError):
             store.write(good, [broken])

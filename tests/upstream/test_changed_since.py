@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from inferbench.cli.main import main
-from inferbench.matrix.job import INFERBENCH_KEYS
+from inferbench.core.job import INFERBENCH_KEYS
 
 from .changelog_cases import CASES, CHECKED
 from .history import Case, build, git

@@ -22,16 +22,13 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from inferbench.bench.records import FailureKind, RequestRecord
+from inferbench.core.model import FrozenModel
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Stats(_Frozen):
+class Stats(FrozenModel):
     """Summary of one distribution, in the unit its name says (ms for times)."""
 
     count: int = 0
@@ -61,7 +58,7 @@ def stats_of(values: Sequence[float] | np.ndarray, scale: float = 1.0) -> Stats:
     )
 
 
-class Slo(_Frozen):
+class Slo(FrozenModel):
     """Service-level objectives in milliseconds; None = not constrained."""
 
     ttft_ms: float | None = Field(default=None, gt=0)
@@ -69,7 +66,7 @@ class Slo(_Frozen):
     e2el_ms: float | None = Field(default=None, gt=0)
 
 
-class Interactivity(_Frozen):
+class Interactivity(FrozenModel):
     """tok/s/user = 1000 / TPOT_ms, percentiles over the per-request distribution."""
 
     mean: float = 0.0
@@ -80,7 +77,7 @@ class Interactivity(_Frozen):
     p99: float = 0.0
 
 
-class Lengths(_Frozen):
+class Lengths(FrozenModel):
     """Nominal (intended) and achieved (server-reported) mean lengths."""
 
     nominal_mean_input: float = 0.0
@@ -89,14 +86,14 @@ class Lengths(_Frozen):
     achieved_mean_output: float = 0.0
 
 
-class InFlight(_Frozen):
+class InFlight(FrozenModel):
     """Requests in flight as the client saw them (sent -> done), over the window."""
 
     max: int = 0
     time_weighted_mean: float = 0.0
 
 
-class PointMetrics(_Frozen):
+class PointMetrics(FrozenModel):
     duration_s: float
     completed: int
     failed: int

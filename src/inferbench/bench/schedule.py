@@ -8,12 +8,12 @@ lower rate (relative sleeps drift low).
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from inferbench.bench.naming import point_stem
+from inferbench.core.concurrency import parse_concurrency_list as parse_list
 from inferbench.errors import InputError, Location
 
 
@@ -45,20 +45,14 @@ class LoadPoint(BaseModel):
         return point_stem(self.concurrency, self.request_rate)
 
 
-_CONC_LIST = re.compile(r"^\s*\d+(\s*[,x]\s*\d+)*\s*$")
-
-
 def parse_concurrency_list(text: str) -> list[int]:
     """`4,8,16` or srt-slurm's `4x8x16` -> [4, 8, 16] (order kept, duplicates dropped)."""
-    if not _CONC_LIST.match(text):
+    try:
+        values = parse_list(text)
+    except ValueError as exc:
         raise InputError(
-            f"invalid concurrency list {text!r}",
-            location=Location(key="--concurrency"),
-            hint="use positive integers separated by ',' or 'x', e.g. 4,8,16 or 4x8x16",
-        )
-    values = [int(v) for v in re.split(r"[,x]", text.replace(" ", ""))]
-    if any(v <= 0 for v in values):
-        raise InputError("concurrency must be positive", location=Location(key="--concurrency"))
+            str(exc), location=Location(key="--concurrency"), hint="e.g. 4,8,16 or 4x8x16"
+        ) from None
     return list(dict.fromkeys(values))
 
 

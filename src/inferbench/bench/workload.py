@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from inferbench.core.model import FrozenModel
 
 
 class RangeMode(StrEnum):
@@ -42,11 +44,7 @@ def draw_lengths(
     return rng.integers(low, high + 1, size=n)
 
 
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RandomWorkload(_Spec):
+class RandomWorkload(FrozenModel):
     """Random prompts with exact lengths.
 
     Without a tokenizer the prompt is a list of token ids (the completions API
@@ -72,7 +70,7 @@ class RandomWorkload(_Spec):
         return self
 
 
-class SharedPrefixWorkload(_Spec):
+class SharedPrefixWorkload(FrozenModel):
     """`groups` system prompts of `prefix_len` tokens; each request adds its own suffix."""
 
     kind: Literal["shared_prefix"] = "shared_prefix"
@@ -87,7 +85,7 @@ class SharedPrefixWorkload(_Spec):
     id_high: int = Field(default=30000, gt=1)
 
 
-class FileWorkload(_Spec):
+class FileWorkload(FrozenModel):
     """Prompts from a file: JSONL (`prompt`, optional `output_len`) or a ShareGPT JSON list."""
 
     kind: Literal["file"] = "file"

@@ -5,7 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from inferbench.core.model import FrozenModel
 
 
 class Precision(StrEnum):
@@ -40,11 +42,7 @@ WEIGHT_BYTES: dict[Precision, float] = {
 }
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class GpuSpec(_Frozen):
+class GpuSpec(FrozenModel):
     """One GPU: dense tensor throughput, HBM, scale-up and scale-out links."""
 
     key: str
@@ -91,7 +89,7 @@ def _wider_or_equal(have: Precision, want: Precision) -> bool:
     return order.index(have) >= order.index(want)
 
 
-class GqaAttention(_Frozen):
+class GqaAttention(FrozenModel):
     kind: Literal["gqa", "mha"]
     heads: int = Field(ge=1)
     kv_heads: int = Field(ge=1)
@@ -107,7 +105,7 @@ class GqaAttention(_Frozen):
         return self.head_dim, self.head_dim
 
 
-class MlaAttention(_Frozen):
+class MlaAttention(FrozenModel):
     kind: Literal["mla"]
     heads: int = Field(ge=1)
     kv_lora_rank: int = Field(ge=1)
@@ -136,7 +134,7 @@ KV_BYTES_PER_ELEMENT: dict[Precision, float] = {
 }
 
 
-class ModelSpec(_Frozen):
+class ModelSpec(FrozenModel):
     """One model architecture, enough for a roofline: sizes, attention shape, experts."""
 
     key: str

@@ -34,8 +34,8 @@ from inferbench.config.project import Project, real_path
 from inferbench.config.recipe import Recipe, RecipeNotTyped, locate
 from inferbench.config.recipe_schema import RecipeProblem
 from inferbench.config.settings import RecipeRef
+from inferbench.core.concurrency import expand_concurrency
 from inferbench.errors import ConfigError, Location
-from inferbench.matrix.conc import expand_concurrency
 
 
 @dataclass

@@ -10,7 +10,6 @@ from typing import Any
 
 from inferbench.checks.collect import Collector, Subjects, iter_recipe_uses
 from inferbench.checks.finding import Finding, Severity
-from inferbench.checks.gitbase import read_base
 from inferbench.checks.registry import (
     INTERNAL_ERROR_ID,
     Rule,
@@ -33,6 +32,7 @@ from inferbench.checks.subjects import (
     UpstreamReferences,
 )
 from inferbench.config.changelog import parse_changelog
+from inferbench.config.gitbase import read_base
 from inferbench.config.project import Project, load_project
 from inferbench.config.recipe import locate
 from inferbench.config.yamlio import parse_yaml

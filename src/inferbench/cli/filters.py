@@ -8,11 +8,11 @@ from typing import Annotated
 
 import typer
 
+from inferbench.core.concurrency import DEFAULT_STEP
+from inferbench.core.job import Scenario
+from inferbench.core.seqlen import parse_seq_len
 from inferbench.errors import InputError
-from inferbench.matrix.conc import DEFAULT_STEP
 from inferbench.matrix.filters import EvalMode, NodeType, SweepFilters
-from inferbench.matrix.job import Scenario
-from inferbench.matrix.seqlen import parse_seq_len
 
 
 def split_values(values: list[str] | None) -> tuple[str, ...]:

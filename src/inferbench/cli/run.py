@@ -14,8 +14,9 @@ from rich.table import Table
 
 from inferbench.cli.filters import FilterOptions, eval_mode
 from inferbench.cli.options import with_options
+from inferbench.core.outcome import Outcome, PointOutcome
+from inferbench.core.status import JobStatus
 from inferbench.launch.deployment import Deployment
-from inferbench.launch.outcome import JobStatus, Outcome, PointOutcome
 from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.runner import RunEvents, RunRequest, RunSummary, execute_run
 from inferbench.launch.stop import StopRequest, graceful_sigint

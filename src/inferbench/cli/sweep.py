@@ -12,9 +12,9 @@ from rich.console import Console
 
 from inferbench.cli.filters import FilterOptions, eval_mode, split_values
 from inferbench.cli.options import with_options
+from inferbench.core.job import Scenario
 from inferbench.errors import InputError
 from inferbench.fsio import atomic_write_text
-from inferbench.matrix.job import Scenario
 
 Format = Literal["table", "json", "github"]
 _FORMATS = ("table", "json", "github")

@@ -1,18 +1,12 @@
-"""The base of every config model, and the error a cross-field rule raises."""
+"""The base of every config model (core's FrozenModel), and the error a cross-field rule
+raises."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from inferbench.config.yamlio import KeyPath
+from inferbench.core.model import FrozenModel
 
-
-class FrozenModel(BaseModel):
-    """Unknown keys rejected, immutable after validation. Input keys are the file's own
-    spelling (the alias, e.g. `model-prefix`) only: `model_prefix` in a YAML file is an
-    unknown key, as it is for InferenceX."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+__all__ = ["FrozenModel", "RuleViolation"]
 
 
 class RuleViolation(ValueError):

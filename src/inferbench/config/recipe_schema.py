@@ -9,7 +9,6 @@ Engine flag maps are free (`--kebab-case value` per key), read through `EngineFl
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,12 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from inferbench.config.base import RuleViolation
 from inferbench.config.engine_flags import EngineFlags
 from inferbench.config.layout import WorkerLayout, engine_layout
+from inferbench.core.concurrency import parse_concurrency_list
 from inferbench.errors import Location
 
 BackendType = Literal["sglang", "vllm", "trtllm"]
 WorkerMode = Literal["prefill", "decode", "aggregated"]
 EnvValue = str | int | float | bool
-_CONC_STRING = re.compile(r"\s*\d+(\s*x\s*\d+)*\s*\Z")
 
 
 @dataclass(frozen=True)
@@ -187,9 +186,10 @@ def parse_concurrencies(value: Any) -> Any:
     if isinstance(value, int):
         return [value]
     if isinstance(value, str):
-        if not _CONC_STRING.match(value):
-            raise ValueError(f"concurrencies {value!r} is not a list or an 'AxBxC' string")
-        return [int(part) for part in value.split("x")]
+        try:
+            return list(parse_concurrency_list(value, separators="x"))
+        except ValueError as exc:
+            raise ValueError(f"concurrencies: {exc} (srt-slurm's 'AxBxC' form)") from None
     return value
 
 

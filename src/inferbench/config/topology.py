@@ -79,19 +79,6 @@ def deployment_words(
     )
 
 
-def seq_word(isl: int, osl: int) -> str:
-    """`8k1k` for 8192/1024 (InferenceX's naming: lengths in units of 1024)."""
-    return f"{_k(isl)}k{_k(osl)}k"
-
-
-def _k(length: int) -> str:
-    if length % 1024 == 0:
-        return str(length // 1024)
-    if length % 1000 == 0:
-        return str(length // 1000)
-    return f"{length / 1024:g}"
-
-
 _EDGE_L = r"(?<![A-Za-z0-9])"
 _EDGE_R = r"(?![A-Za-z0-9])"
 _PATTERNS: tuple[tuple[TokenKind, re.Pattern[str]], ...] = (

@@ -15,10 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import PointStatus
 from inferbench.errors import ExternalToolError
 from inferbench.fsio import atomic_write_text
 from inferbench.launch.local import PointRunner
-from inferbench.launch.outcome import PointOutcome
 from inferbench.launch.plan import BenchPoint, BenchSpec
 
 BENCH_API = "inferbench.bench.api"
@@ -112,7 +113,7 @@ def bench_point_runner() -> PointRunner:
         )
         return PointOutcome(
             concurrency=point.concurrency,
-            ok=outcome.passed,
+            status=PointStatus.PASSED if outcome.passed else PointStatus.FAILED,
             reason=reason,
             result_file=f"results/{result_path.name}",
         )

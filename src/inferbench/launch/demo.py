@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferbench.errors import InputError, Location
 from inferbench.launch.deployment import Deployment, group_jobs
@@ -17,6 +17,10 @@ from inferbench.launch.local import LocalOptions
 from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.planner import PlanOptions
 from inferbench.launch.session import RunOptions
+
+if TYPE_CHECKING:
+    from inferbench.config.project import Project
+    from inferbench.matrix.filters import SweepFilters
 
 # One deployment per config (its first curve), concurrencies up to 8, one round of prompts
 # per point and no warm-ups: the simulator serves in real time, and the demo should take
@@ -44,15 +48,15 @@ def find_examples(root: Path | None) -> Path:
     )
 
 
-def demo_filters(project: Any) -> Any:
+def demo_filters(project: Project) -> SweepFilters:
     from inferbench.matrix.filters import SweepFilters
 
-    known = set(getattr(project, "masters", {}))
+    known = set(project.masters)
     keys = tuple(k for k in DEMO_CONFIG_KEYS if k in known) or tuple(sorted(known))[:2]
     return SweepFilters(config_keys=keys, max_conc=DEMO_MAX_CONC)
 
 
-def demo_deployments(project: Any) -> list[Deployment]:
+def demo_deployments(project: Project) -> list[Deployment]:
     """The first deployment of each demo config."""
     from inferbench.matrix.expand import expand_project
 
@@ -62,7 +66,7 @@ def demo_deployments(project: Any) -> list[Deployment]:
     return list(chosen.values())
 
 
-def demo_options(root: Path, runs_dir: Path, filters: Any) -> RunOptions:
+def demo_options(root: Path, runs_dir: Path, filters: SweepFilters) -> RunOptions:
     return RunOptions(
         root=root,
         backend=Backend.LOCAL,

@@ -13,8 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import JobStatus
 from inferbench.fsio import atomic_write_text, make_executable
-from inferbench.launch.outcome import JobStatus, LaunchFailure, PointOutcome
+from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.plan import BenchPoint, Plan
 from inferbench.launch.rundir import JobDir
 from inferbench.launch.stop import StopRequest

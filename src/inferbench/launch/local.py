@@ -10,10 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import JobStatus
 from inferbench.errors import InferbenchError
 from inferbench.launch.evalstep import run_evals
 from inferbench.launch.execute import ExecResult, Executor, JobRun
-from inferbench.launch.outcome import JobStatus, LaunchFailure, PointOutcome
+from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.plan import BenchPoint, BenchSpec, Plan
 from inferbench.launch.process import ServerProcess, log_tail
 from inferbench.launch.rundir import JobDir

@@ -20,7 +20,8 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
-from inferbench.launch.outcome import JobStatus, LaunchFailure
+from inferbench.core.status import JobStatus
+from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.plan import ProcessSpec
 from inferbench.redact import Redactor
 

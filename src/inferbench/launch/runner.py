@@ -19,12 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inferbench.core.outcome import Outcome, PointOutcome
+from inferbench.core.status import JobStatus
 from inferbench.errors import InferbenchError
 from inferbench.fsio import atomic_write_text
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.execute import ExecResult, Executor
 from inferbench.launch.lock import run_lock
-from inferbench.launch.outcome import RETRYABLE, JobStatus, Outcome, PointOutcome
 from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.rundir import (
     JobDir,
@@ -194,7 +195,7 @@ def _run_one(
         except KeyboardInterrupt:  # the backend has stopped its servers
             outcome = _cut_short(dep, state, request, started)
         write_json(job_dir.outcome_json, outcome.model_dump(mode="json"))
-        retry = outcome.status in RETRYABLE and tries <= request.retries
+        retry = outcome.retryable and tries <= request.retries
         if not retry or request.stop.requested:
             state.job_finished(dep.fingerprint, outcome.status)
             events.job_finished(dep, outcome)

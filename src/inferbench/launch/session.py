@@ -6,7 +6,7 @@ import socket
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING
 
 from inferbench.config.cluster import Cluster
 from inferbench.errors import InputError, Location
@@ -22,6 +22,10 @@ from inferbench.launch.shellsafe import check_cluster
 from inferbench.launch.site import SlurmSite, site_from_cluster
 from inferbench.launch.slurm import SlurmExecutor
 from inferbench.launch.stop import StopRequest
+
+if TYPE_CHECKING:
+    from inferbench.config.project import Project
+    from inferbench.launch.srtcluster import SrtctlCatalog
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,10 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def find_cluster(project: Any, name: str | None) -> Cluster | None:
+def find_cluster(project: Project | None, name: str | None) -> Cluster | None:
     if name is None:
         return None
-    clusters = getattr(project, "clusters", None) or {}
+    clusters = project.clusters if project is not None else {}
     entry = clusters.get(name)
     if entry is None:
         known = ", ".join(sorted(clusters)) if clusters else "none"
@@ -73,7 +77,7 @@ def find_cluster(project: Any, name: str | None) -> Cluster | None:
             hint=f"the cluster catalog defines: {known}",
         )
     check_cluster(entry)  # its values reach sbatch scripts
-    return cast(Cluster, entry.cluster)
+    return entry.cluster
 
 
 def find_site(cluster: Cluster | None) -> SlurmSite:
@@ -101,7 +105,7 @@ def staged_model(cluster: Cluster | None, dep: Deployment) -> str | None:
 def planner_for(
     options: RunOptions,
     site: SlurmSite,
-    project: Any = None,
+    project: Project | None = None,
     cluster: Cluster | None = None,
     *,
     pick_ports: bool = True,
@@ -109,7 +113,7 @@ def planner_for(
     """Plans per deployment; a real engine on the local backend gets a free port each attempt
     (`pick_ports=False` keeps the default 8000 so printed plans are stable)."""
 
-    catalog: list[Any] = []  # the srtctl clusters, read once on first use
+    catalog: list[SrtctlCatalog] = []  # the srtctl clusters, read once on first use
 
     def plan(dep: Deployment, job: JobDir) -> Plan:
         engine = options.engine
@@ -118,7 +122,7 @@ def planner_for(
             from inferbench.launch.srtcluster import srtctl_catalog
             from inferbench.launch.srtplan import srtctl_plan
 
-            if not catalog:
+            if not catalog and project is not None:
                 catalog.append(srtctl_catalog(project))
             return srtctl_plan(
                 dep,
@@ -126,7 +130,7 @@ def planner_for(
                 options.cluster,
                 job_dir,
                 options.plan,
-                catalog=catalog[0],
+                catalog=catalog[0] if catalog else None,
                 srt_slurm=options.srt_slurm,
             )
         popts = options.plan
@@ -156,7 +160,7 @@ def executor_for(options: RunOptions, *, preview: bool = False) -> Executor:
 
 def build_request(
     options: RunOptions,
-    project: Any,
+    project: Project | None,
     deployments: Sequence[Deployment],
     *,
     preview: bool = False,

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import JobStatus, PointStatus
 from inferbench.errors import ExternalToolError
 from inferbench.launch.execute import ExecResult, JobRun
-from inferbench.launch.outcome import JobStatus, PointOutcome
 from inferbench.launch.plan import Plan
 from inferbench.launch.process import log_tail
 from inferbench.launch.rundir import JobDir
@@ -62,7 +63,7 @@ def collect_points(plan: Plan, job_dir: JobDir) -> list[PointOutcome]:
     return [
         PointOutcome(
             concurrency=p.concurrency,
-            ok=True,
+            status=PointStatus.PASSED,
             result_file=str(job_dir.result_file(p.concurrency).relative_to(job_dir.path)),
         )
         for p in plan.bench.points

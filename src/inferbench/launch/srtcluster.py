@@ -15,13 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from inferbench.config.cluster import Cluster, ClusterFile
 from inferbench.config.images import ImageRefError, enroot_image, same_image
 from inferbench.errors import InferbenchError, InputError, Location
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.shellsafe import check_cluster
+
+if TYPE_CHECKING:
+    from inferbench.config.project import Project
 
 
 @dataclass(frozen=True)
@@ -74,17 +78,17 @@ class SrtctlCatalog:
         )
 
 
-def srtctl_catalog(project: Any) -> SrtctlCatalog:
+def srtctl_catalog(project: Project) -> SrtctlCatalog:
     """The catalog of `project`, completed with the clusters its launchers describe."""
     from inferbench.config.cluster_import import import_cluster
 
     catalog = {
         name: ClusterSource(entry.cluster, _shown(project, entry.file), file=entry)
-        for name, entry in (getattr(project, "clusters", None) or {}).items()
+        for name, entry in project.clusters.items()
     }
     imported: dict[str, ClusterSource] = {}
     unreadable: dict[str, str] = {}
-    for table in (getattr(project, "launchers", None) or {}).values():
+    for table in project.launchers.values():
         if table.cluster in catalog:
             continue
         try:
@@ -100,7 +104,7 @@ def srtctl_catalog(project: Any) -> SrtctlCatalog:
     return SrtctlCatalog(catalog, imported, unreadable)
 
 
-def _shown(project: Any, path: Any) -> str:
+def _shown(project: Project, path: Path) -> str:
     try:
         return str(path.resolve().relative_to(project.root.resolve()))
     except (ValueError, AttributeError):

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import JobStatus, PointStatus
 from inferbench.errors import ExternalToolError
 from inferbench.fsio import atomic_write_bytes, atomic_write_text
 from inferbench.launch.execute import ExecResult, JobRun
-from inferbench.launch.outcome import JobStatus, PointOutcome
 from inferbench.launch.process import log_tail
 from inferbench.launch.rundir import JobDir
 from inferbench.launch.slurmjob import Ended, QueuedExecutor, Submitted, wait_in_queue
@@ -68,7 +69,7 @@ def collect_sa_bench(output_dir: Path, job_dir: JobDir) -> list[PointOutcome]:
         atomic_write_bytes(job_dir.results / "raw" / file.name, data)
         atomic_write_bytes(job_dir.result_file(conc), data)
         rel = str(job_dir.result_file(conc).relative_to(job_dir.path))
-        points.append(PointOutcome(concurrency=conc, ok=True, result_file=rel))
+        points.append(PointOutcome(concurrency=conc, status=PointStatus.PASSED, result_file=rel))
     return points
 
 

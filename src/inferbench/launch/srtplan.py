@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -36,6 +36,9 @@ from inferbench.launch.srtcluster import (
     srtslurm_for,
 )
 
+if TYPE_CHECKING:
+    from inferbench.config.project import Project
+
 RECIPE_FILE = "recipe.yaml"
 SRTSLURM_FILE = "srtslurm.yaml"
 OUTPUTS_DIR = "srtctl-outputs"
@@ -49,7 +52,7 @@ def dump_yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
-def recipe_reference(dep: Deployment, project: Any) -> str:
+def recipe_reference(dep: Deployment, project: Project) -> str:
     """The job's CONFIG_FILE as written (`recipes/x.yaml[:selector]`)."""
     written = dep.settings.get("CONFIG_FILE")
     if written:
@@ -63,7 +66,7 @@ def recipe_reference(dep: Deployment, project: Any) -> str:
 
 
 def source_recipe(
-    dep: Deployment, project: Any, srt_slurm: Path | None = None
+    dep: Deployment, project: Project, srt_slurm: Path | None = None
 ) -> tuple[dict[str, Any], str]:
     """The job's recipe as srtctl resolves it (a fresh mapping) and where it was found."""
     if not dep.config_file and "CONFIG_FILE" not in dep.settings:
@@ -187,7 +190,7 @@ def _set_in_variants(data: dict[str, Any], base: dict[str, Any], notes: list[str
 
 
 def rendered_recipe(
-    dep: Deployment, project: Any, cluster: ClusterSource, srt_slurm: Path | None = None
+    dep: Deployment, project: Project, cluster: ClusterSource, srt_slurm: Path | None = None
 ) -> tuple[dict[str, Any], str, list[str]]:
     """The job's recipe with inferbench's fields set, the container name it uses, and notes.
     A reference to an override file with several variants keeps the whole file (srtctl
@@ -210,7 +213,7 @@ def recipe_engine(data: dict[str, Any]) -> Engine:
 
 def srtctl_plan(
     dep: Deployment,
-    project: Any,
+    project: Project | None,
     cluster_name: str | None,
     job_dir: str,
     options: PlanOptions | None = None,
@@ -225,6 +228,12 @@ def srtctl_plan(
             f"{dep.config_key}: a single-node job does not run through srtctl",
             location=Location(key="backend"),
             hint="use --backend slurm or --backend local",
+        )
+    if project is None:
+        raise InputError(
+            "an srtctl plan needs the benchmark tree (its recipes and cluster catalog)",
+            location=Location(key="--root"),
+            hint="pass --root PATH/TO/TREE",
         )
     catalog = catalog if catalog is not None else srtctl_catalog(project)
     cluster = catalog.named(cluster_name) if cluster_name else catalog.serving(dep.runner)

@@ -13,21 +13,21 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from inferbench.core.status import RETRYABLE, JobStatus, RunPhase
 from inferbench.fsio import atomic_write_text
-from inferbench.launch.outcome import RETRYABLE, JobStatus
 
 _CONC = re.compile(r"^conc(\d+)\.json$")
 # What a resume runs again (its unfinished points only): never started, cut short (a kill,
 # a Ctrl-C), or ended by the infrastructure. A failure of the configuration stays recorded.
-RESUMABLE = frozenset({"pending", "running", str(JobStatus.INTERRUPTED)}) | {
-    str(s) for s in RETRYABLE
-}
+RESUMABLE: frozenset[RunPhase | JobStatus] = frozenset(
+    (RunPhase.PENDING, RunPhase.RUNNING, JobStatus.INTERRUPTED, *RETRYABLE)
+)
 
 
 class JobState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    status: str = "pending"  # pending | running | a JobStatus value (interrupted: to resume)
+    status: RunPhase | JobStatus = RunPhase.PENDING  # interrupted: to resume
     attempts: int = 0
     finished: list[int] = Field(default_factory=list)  # concurrencies with a result file
     failed: list[int] = Field(default_factory=list)  # of those, the ones that failed the gate
@@ -65,7 +65,7 @@ class StateFile:
     def start_attempt(self, fingerprint: str) -> int:
         job = self.job(fingerprint)
         job.attempts += 1
-        job.status = "running"
+        job.status = RunPhase.RUNNING
         self.save()
         return job.attempts
 
@@ -78,7 +78,7 @@ class StateFile:
         self.save()
 
     def job_finished(self, fingerprint: str, status: JobStatus) -> None:
-        self.job(fingerprint).status = str(status)
+        self.job(fingerprint).status = status
         self.save()
 
     def set_slurm_job(self, fingerprint: str, job_id: str | None) -> None:

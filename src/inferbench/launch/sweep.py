@@ -5,13 +5,17 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inferbench.errors import InputError, Location
 from inferbench.launch.deployment import Deployment, group_jobs
 
+if TYPE_CHECKING:
+    from inferbench.config.project import Project
+    from inferbench.matrix.filters import SweepFilters
 
-def load_deployments(root: Path, filters: Any) -> tuple[Any, list[Deployment]]:
+
+def load_deployments(root: Path, filters: SweepFilters) -> tuple[Project, list[Deployment]]:
     """The project at `root` and its sweep (filtered), grouped into deployments."""
     from inferbench.config.project import load_project
     from inferbench.matrix.expand import expand_project

@@ -1,8 +1,6 @@
 """inferbench.matrix: master configs -> sweep jobs.
 
-job.py      the Job model (InferenceX field names) and its fingerprint
-conc.py     concurrency expansion
-seqlen.py   sequence-length names (1k1k, 8k1k, ...)
+(the Job model, concurrency expansion and sequence-length names live in inferbench.core)
 filters.py  SweepFilters, EvalMode, config-key selection
 evals.py    run-eval marking
 expand.py   expand_project / expand_masters

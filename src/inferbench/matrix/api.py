@@ -5,16 +5,16 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from inferbench.checks.gitbase import read_texts
+from inferbench.config.gitbase import read_texts
 from inferbench.config.master import load_masters
 from inferbench.config.project import Project, load_project
 from inferbench.config.runners import load_runners
+from inferbench.core.job import Job
 from inferbench.errors import ConfigError, Location
 from inferbench.matrix.changed import BaseTree, ChangelogRun, changed_jobs
 from inferbench.matrix.changelog_diff import added_entries
 from inferbench.matrix.expand import expand_project, project_context, registry_context
 from inferbench.matrix.filters import SweepFilters
-from inferbench.matrix.job import Job
 
 
 def base_tree(project: Project, rev: str) -> BaseTree:

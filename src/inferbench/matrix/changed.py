@@ -28,10 +28,10 @@ from typing import Any
 
 from inferbench.config.changelog import ChangelogItem, changelog_key_matches
 from inferbench.config.master import MasterConfig
+from inferbench.core.job import Job, Scenario, inferencex_row, recipe_fingerprint
 from inferbench.errors import ConfigError
 from inferbench.matrix.expand import ExpandContext, expand_masters
 from inferbench.matrix.filters import EvalMode, SweepFilters
-from inferbench.matrix.job import Job, Scenario, inferencex_row, recipe_fingerprint
 
 SCENARIOS: tuple[Scenario, ...] = ("fixed-seq-len", "agentic-coding")
 

@@ -17,8 +17,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from inferbench.checks.gitbase import read_texts
 from inferbench.config.changelog import Changelog, ChangelogItem, parse_changelog
+from inferbench.config.gitbase import read_texts
 from inferbench.errors import ConfigError, ExternalToolError, InputError, Location
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")

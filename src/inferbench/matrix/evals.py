@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 
+from inferbench.core.job import Job
 from inferbench.matrix.filters import EvalMode
-from inferbench.matrix.job import Job
 
 EVAL_SEQ_LEN = (8192, 1024)
 MIN_EVAL_CONC = 16

@@ -34,14 +34,14 @@ from inferbench.config.master import (
 from inferbench.config.master import WorkerBlock as MasterWorker
 from inferbench.config.project import Project
 from inferbench.config.runners import RunnerRegistry
+from inferbench.core.concurrency import ConcRule, expand_concurrency
+from inferbench.core.job import Job, JobRouter, KvOffloadBackend, ResolvedSettings, WorkerBlock
+from inferbench.core.lengths import max_model_len
+from inferbench.core.seqlen import seq_len_name
 from inferbench.errors import ConfigError, InputError
-from inferbench.matrix.conc import ConcRule, expand_concurrency
 from inferbench.matrix.evals import apply_eval_mode
 from inferbench.matrix.filters import SweepFilters, select_keys
-from inferbench.matrix.job import Job, KvOffloadBackend, ResolvedSettings, Router, WorkerBlock
-from inferbench.matrix.seqlen import seq_len_name
 
-MAX_MODEL_LEN_MARGIN = 256
 DEFAULT_AGENTIC_DURATION_S = 3600
 MAX_AGENTIC_CPU_DRAM_MIB = 2_861_022  # 3 TB (decimal) in MiB, InferenceX's cap
 _MIB, _GB = 1024 * 1024, 1_000_000_000
@@ -122,7 +122,7 @@ def _common(config: MasterConfig, space: Any) -> dict[str, Any]:
         runner=entry.runner,
         spec_decoding=space.spec_decoding,
         disagg=entry.disagg,
-        router=Router(name=router.name, version=router.version) if router else None,
+        router=JobRouter(name=router.name, version=router.version) if router else None,
     )
 
 
@@ -137,7 +137,7 @@ def _point_jobs(
         fixed = dict(
             isl=point.isl,
             osl=point.osl,
-            max_model_len=point.isl + point.osl + MAX_MODEL_LEN_MARGIN,
+            max_model_len=max_model_len(point.isl, point.osl),
             run_eval=False,  # InferenceX writes run-eval: false on every fixed-seq-len row
             exp_name=f"{config.entry.model_prefix}_{seq_len_name(point.isl, point.osl)}",
         )

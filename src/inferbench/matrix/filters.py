@@ -10,7 +10,7 @@ Semantics follow InferenceX's `generate_sweep_configs.py`:
   runner type that `runners.yaml` does not define is an error.
 - `seq_lens`: (isl, osl) pairs, e.g. from `1k1k,8k1k`; it filters fixed-seq-len jobs only
   (agentic jobs have no lengths and stay, as in InferenceX; `scenario_types` drops them).
-- `min_conc` / `max_conc`: see `inferbench.matrix.conc`.
+- `min_conc` / `max_conc`: see `inferbench.core.concurrency`.
 - `max_tp`: drops single-node fixed-seq-len search-space entries with a larger `tp` (multinode
   and agentic entries are not filtered, as in InferenceX).
 - `node_type`: single-node only, multinode only, or both.
@@ -26,9 +26,9 @@ from enum import StrEnum
 from typing import Literal
 
 from inferbench.config.changelog import is_glob, key_matches
+from inferbench.core.concurrency import DEFAULT_STEP
+from inferbench.core.job import Scenario
 from inferbench.errors import InputError
-from inferbench.matrix.conc import DEFAULT_STEP
-from inferbench.matrix.job import Scenario
 
 NodeType = Literal["all", "single-node", "multi-node"]
 

@@ -28,8 +28,8 @@ from typing import Any
 import orjson
 from rich.table import Table
 
-from inferbench.matrix.job import Job, WorkerBlock
-from inferbench.matrix.seqlen import seq_len_name
+from inferbench.core.job import Job, WorkerBlock
+from inferbench.core.seqlen import seq_len_name
 
 GITHUB_MATRIX_LIMIT = 256
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from inferbench.core.outcome import StoredOutcome
 from inferbench.report.history import compare_payload, history_payload
 from inferbench.report.outcomes import outcomes_payload
 from inferbench.report.payload import (
@@ -34,13 +35,12 @@ from inferbench.report.payload import (
 from inferbench.report.prices import PriceTable
 from inferbench.results.compare import Comparison
 from inferbench.results.record import Record
-from inferbench.results.sources import JobOutcome
 
 
 @dataclass(frozen=True)
 class DashboardInputs:
     latest: Sequence[Record]  # one record per point (`Store.latest_per_point`)
-    outcomes: Sequence[JobOutcome]
+    outcomes: Sequence[StoredOutcome]
     history: Sequence[Record]  # `Store.history`
     comparison: Comparison | None
     prices: PriceTable

@@ -7,17 +7,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from inferbench.launch.outcome import JobStatus
-from inferbench.results.sources import JobOutcome
+from inferbench.core.outcome import StoredOutcome
 
 MAX_LISTED = 50
 
 
-def succeeded(outcome: JobOutcome) -> bool:
-    return outcome.status == JobStatus.COMPLETED
+def succeeded(outcome: StoredOutcome) -> bool:
+    return not outcome.status.failed
 
 
-def outcomes_payload(outcomes: Sequence[JobOutcome]) -> dict[str, Any]:
+def outcomes_payload(outcomes: Sequence[StoredOutcome]) -> dict[str, Any]:
     """Totals, counts by status, per-run counts and the first failures, for the header."""
     failed = [o for o in outcomes if not succeeded(o)]
     runs: dict[str, dict[str, int]] = {}
@@ -28,7 +27,7 @@ def outcomes_payload(outcomes: Sequence[JobOutcome]) -> dict[str, Any]:
     return {
         "total": len(outcomes),
         "failed": len(failed),
-        "by_status": dict(sorted(Counter(o.status for o in outcomes).items())),
+        "by_status": dict(sorted(Counter(str(o.status) for o in outcomes).items())),
         "runs": [{"run": run, **counts} for run, counts in runs.items()],
         "failures": [
             f"{o.run_id} {o.label}: {o.status}" + (f" ({o.reason})" if o.reason else "")

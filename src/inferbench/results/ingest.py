@@ -21,11 +21,11 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+from inferbench.core.outcome import StoredOutcome
 from inferbench.errors import InputError, Location
 from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.sources import (
     UNREADABLE,
-    JobOutcome,
     Unit,
     discover_units,
     unit_points,
@@ -56,7 +56,7 @@ class IngestReport:
     updated: int
     unchanged: int
     skipped: tuple[Skipped, ...] = ()
-    outcomes: tuple[JobOutcome, ...] = field(default_factory=tuple)
+    outcomes: tuple[StoredOutcome, ...] = field(default_factory=tuple)
     run_ids: tuple[str, ...] = ()
     evals: int = 0  # accuracy evals found (eval_<task>.json)
     new_evals: int = 0
@@ -119,7 +119,7 @@ class _Read:
     rows: list[StoreRow]
     evals: list[EvalRecord]
     skipped: list[Skipped]
-    outcomes: list[JobOutcome]
+    outcomes: list[StoredOutcome]
     run_ids: set[str]
     found: int
 
@@ -129,12 +129,12 @@ def _read_units(units: Sequence[Unit], identity: Mapping[str, Any] | None, now: 
     rows: list[StoreRow] = []
     evals: list[EvalRecord] = []
     skipped: list[Skipped] = []
-    outcomes: list[JobOutcome] = []
+    outcomes: list[StoredOutcome] = []
     run_ids: set[str] = set()
     found = 0
     for unit in units:
         for item in unit_points(unit, identity):
-            if isinstance(item, JobOutcome):
+            if isinstance(item, StoredOutcome):
                 outcomes.append(item)
                 continue
             found += 1

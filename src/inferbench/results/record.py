@@ -21,8 +21,9 @@ from functools import cached_property
 from typing import Any, Literal, Self
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from inferbench.core.model import FrozenModel
 from inferbench.errors import InputError, Location
 
 SCHEMA_VERSION = 3
@@ -30,11 +31,7 @@ SCHEMA_VERSION = 3
 PoolRole = Literal["worker", "prefill", "decode"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Pool(_Frozen):
+class Pool(FrozenModel):
     """One worker pool: `workers` engine instances of `gpus_per_worker` GPUs each."""
 
     role: PoolRole
@@ -64,7 +61,7 @@ class Pool(_Frozen):
         return f"{self.workers}x{par}"
 
 
-class Identity(_Frozen):
+class Identity(FrozenModel):
     """What produced the point: model, engine, image, hardware, topology, workload."""
 
     model: str
@@ -120,7 +117,7 @@ class Identity(_Frozen):
         return f"{self.hardware_prefill}/{self.hardware_decode}"
 
 
-class Provenance(_Frozen):
+class Provenance(FrozenModel):
     """Where and when the point was measured, and whether it is official."""
 
     run_id: str
@@ -139,7 +136,7 @@ class Provenance(_Frozen):
     commit: str | None = None  # the benchmark tree's commit, when the run recorded it
 
 
-class Stats(_Frozen):
+class Stats(FrozenModel):
     """A distribution summary in the unit its field name says (ms for latencies)."""
 
     mean: float | None = None
@@ -150,7 +147,7 @@ class Stats(_Frozen):
     p999: float | None = None
 
 
-class Interactivity(_Frozen):
+class Interactivity(FrozenModel):
     """Tokens/s/user percentiles over the per-request distribution.
 
     `source` says how they were obtained: `per_request` (computed from each request's
@@ -167,7 +164,7 @@ class Interactivity(_Frozen):
     source: Literal["per_request", "tpot_percentiles"]
 
 
-class Energy(_Frozen):
+class Energy(FrozenModel):
     """GPU energy over the benchmark window, with a verdict on whether to trust it."""
 
     joules: float | None
@@ -179,7 +176,7 @@ class Energy(_Frozen):
     reasons: tuple[str, ...] = ()
 
 
-class Derived(_Frozen):
+class Derived(FrozenModel):
     """Metrics with one definition each (see `inferbench.results.derived`)."""
 
     total_tput_per_gpu: float
@@ -192,7 +189,7 @@ class Derived(_Frozen):
     energy: Energy | None = None
 
 
-class Metrics(_Frozen):
+class Metrics(FrozenModel):
     """Every bench metric (sa-bench names, grouped) plus failures by category."""
 
     duration_s: float = Field(gt=0)
@@ -222,7 +219,7 @@ class Metrics(_Frozen):
     in_flight_mean: float | None = Field(default=None, ge=0)  # time-weighted
 
 
-class Record(_Frozen):
+class Record(FrozenModel):
     """One benchmark point as stored."""
 
     schema_version: int = SCHEMA_VERSION

@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from inferbench.core.outcome import StoredOutcome
+from inferbench.core.status import JobStatus
 from inferbench.errors import InputError, Location
 from inferbench.evals.result import is_eval_file, read_eval_result
 from inferbench.results.benchfile import BenchFile, load_json_object, read_bench_file
@@ -54,18 +56,6 @@ class Point:
 
 
 @dataclass(frozen=True)
-class JobOutcome:
-    """A job's final state from outcome.json (kept so failure rates stay visible)."""
-
-    run_id: str
-    job_fingerprint: str
-    label: str
-    status: str
-    attempt: int
-    reason: str | None
-
-
-@dataclass(frozen=True)
 class Unit:
     """One piece of an ingest that can be read on its own: a job directory or a file."""
 
@@ -94,7 +84,7 @@ def discover_units(paths: list[Path]) -> list[Unit]:
     return units
 
 
-def unit_points(unit: Unit, identity: Mapping[str, Any] | None) -> Iterator[Point | JobOutcome]:
+def unit_points(unit: Unit, identity: Mapping[str, Any] | None) -> Iterator[Point | StoredOutcome]:
     if unit.job:
         yield from _job_points(unit.path, identity)
     else:
@@ -103,7 +93,7 @@ def unit_points(unit: Unit, identity: Mapping[str, Any] | None) -> Iterator[Poin
 
 def discover(
     paths: list[Path], identity: Mapping[str, Any] | None = None
-) -> Iterator[Point | JobOutcome]:
+) -> Iterator[Point | StoredOutcome]:
     for unit in discover_units(paths):
         yield from unit_points(unit, identity)
 
@@ -188,7 +178,9 @@ def _with_power(results_dir: Path, names: set[str], conc: int, bench: BenchFile)
     return bench
 
 
-def _job_points(job_dir: Path, identity: Mapping[str, Any] | None) -> Iterator[Point | JobOutcome]:
+def _job_points(
+    job_dir: Path, identity: Mapping[str, Any] | None
+) -> Iterator[Point | StoredOutcome]:
     try:
         job = load_json_object(job_dir / "job.json")
         outcome = _optional_json(job_dir / "outcome.json")
@@ -216,11 +208,11 @@ def _job_points(job_dir: Path, identity: Mapping[str, Any] | None) -> Iterator[P
         "commit": _opt(_first(job, "commit") or _first(run, "commit", "git_commit", "git-commit")),
     }
     if outcome:
-        yield JobOutcome(
+        yield StoredOutcome(
             run_id=run_id,
             job_fingerprint=str(job.get("fingerprint") or job_dir.name),
             label=str(job.get("exp-name") or job_dir.name),
-            status=str(outcome.get("status") or "unknown"),
+            status=JobStatus.parse(outcome.get("status")),
             attempt=provenance["attempt"],
             reason=str(outcome["reason"]) if outcome.get("reason") else None,
         )

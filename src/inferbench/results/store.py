@@ -25,6 +25,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
+from inferbench.core.outcome import StoredOutcome
 from inferbench.errors import InferbenchError, InputError, Location
 from inferbench.results.evalrecord import EvalRecord, eval_record_from_json
 from inferbench.results.migrations import (
@@ -37,7 +38,6 @@ from inferbench.results.migrations import (
     records,
 )
 from inferbench.results.record import Record, content_hash, record_from_json
-from inferbench.results.sources import JobOutcome
 
 # One file name for the default store, so `make demo` and `inferbench results` meet.
 DEFAULT_DB_FILE = "results.sqlite"
@@ -149,7 +149,7 @@ class Store:
         except DBAPIError as exc:
             raise _store_error(exc, self.url) from None
 
-    def write(self, batch: Sequence[Record], outcomes: Sequence[JobOutcome] = ()) -> WriteCounts:
+    def write(self, batch: Sequence[Record], outcomes: Sequence[StoredOutcome] = ()) -> WriteCounts:
         """Upsert records by natural key and outcomes by (run, job), all in one transaction.
 
         A concurrent writer inserting the same point first makes our insert collide on
@@ -159,7 +159,7 @@ class Store:
         return self.write_rows([store_row(rec, now) for rec in batch], outcomes)
 
     def write_rows(
-        self, batch: Sequence[StoreRow], outcomes: Sequence[JobOutcome] = ()
+        self, batch: Sequence[StoreRow], outcomes: Sequence[StoredOutcome] = ()
     ) -> WriteCounts:
         """`write` for records already turned into rows (by worker processes, say)."""
         # The same point reached by two paths in one batch: the last one wins.
@@ -235,10 +235,10 @@ class Store:
             row = conn.execute(stmt).first()
         return StoredRecord(row[0], record_from_json(row[1])) if row else None
 
-    def outcomes(self) -> list[JobOutcome]:
+    def outcomes(self) -> list[StoredOutcome]:
         with self._begin() as conn:
             rows = conn.execute(select(job_outcomes)).mappings().all()
-        return [JobOutcome(**dict(r)) for r in rows]
+        return [StoredOutcome.model_validate(dict(r)) for r in rows]
 
     def write_evals(self, batch: Sequence[EvalRecord]) -> int:
         """Upsert evals by natural key (a re-ingest replaces); returns how many were new."""
@@ -371,7 +371,7 @@ def eval_row(e: EvalRecord, now: str) -> dict[str, object]:
 
 
 def _write_rows(
-    conn: Connection, rows: list[dict[str, object]], outcomes: Sequence[JobOutcome]
+    conn: Connection, rows: list[dict[str, object]], outcomes: Sequence[StoredOutcome]
 ) -> WriteCounts:
     inserted = updated = unchanged = 0
     update_stmt = (
@@ -410,11 +410,11 @@ def _existing(conn: Connection, keys: list[str]) -> dict[str, str]:
     return found
 
 
-def _write_outcomes(conn: Connection, outcomes: Sequence[JobOutcome]) -> None:
+def _write_outcomes(conn: Connection, outcomes: Sequence[StoredOutcome]) -> None:
     """Upsert job outcomes by (run, job fingerprint) in bulk."""
     if not outcomes:
         return
-    latest = {(o.run_id, o.job_fingerprint): dict(o.__dict__) for o in outcomes}
+    latest = {(o.run_id, o.job_fingerprint): o.model_dump(mode="json") for o in outcomes}
     runs = sorted({run for run, _ in latest})
     have: set[tuple[str, str]] = set()
     for start in range(0, len(runs), _CHUNK):

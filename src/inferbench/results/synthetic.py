@@ -15,6 +15,9 @@ from typing import Any
 
 import orjson
 
+from inferbench.core.lengths import max_model_len
+from inferbench.core.seqlen import seq_len_name
+from inferbench.core.status import JobStatus
 from inferbench.fsio import atomic_write_bytes
 
 
@@ -95,8 +98,8 @@ def job_json(cfg: SyntheticConfig, fingerprint: str) -> dict[str, Any]:
         "dp-attn": False,
         "spec-decoding": "none",
         "conc": 0,
-        "max-model-len": cfg.isl + cfg.osl + 256,
-        "exp-name": f"{cfg.model_prefix}_{cfg.isl // 1024}k{cfg.osl // 1024}k",
+        "max-model-len": max_model_len(cfg.isl, cfg.osl),
+        "exp-name": f"{cfg.model_prefix}_{seq_len_name(cfg.isl, cfg.osl)}",
         "disagg": False,
         "run-eval": False,
         "fingerprint": fingerprint,
@@ -145,7 +148,7 @@ def write_run_dir(
         _write(
             run_dir / fp / "outcome.json",
             {
-                "status": "completed",
+                "status": str(JobStatus.COMPLETED),
                 "attempt": 1,
                 "backend": "sim",
                 "engine": "sim",

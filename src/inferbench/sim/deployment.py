@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from inferbench.bench.preset import SA_BENCH
 from inferbench.catalog.schema import GpuSpec, ModelSpec, Precision
+from inferbench.core.model import FrozenModel
 from inferbench.errors import InputError, Location
 from inferbench.sim.engine import EngineLimits
 from inferbench.sim.perf import EfficiencyParams, Parallelism, Speculation, StepModel
@@ -24,11 +25,7 @@ class Mode(StrEnum):
     DISAGGREGATED = "disaggregated"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PoolSpec(_Frozen):
+class PoolSpec(FrozenModel):
     """A pool of identical workers and the engine flags they run with."""
 
     role: str  # prefill, decode or aggregated
@@ -68,7 +65,7 @@ class PoolSpec(_Frozen):
         return shape + (f"PP{self.pp}" if self.pp > 1 else "")
 
 
-class Workload(_Frozen):
+class Workload(FrozenModel):
     """The load: lengths (sa-bench random: U[floor(L*r), L]) and concurrencies."""
 
     isl: int = Field(ge=1)
@@ -82,7 +79,7 @@ class Workload(_Frozen):
         return self.num_prompts or concurrency * self.num_prompts_mult
 
 
-class Deployment(_Frozen):
+class Deployment(FrozenModel):
     """Everything one simulated deployment needs, validated and frozen."""
 
     name: str

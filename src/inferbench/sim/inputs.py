@@ -21,6 +21,7 @@ from inferbench.config.engine_flags import (
 from inferbench.config.layout import WorkerLayout, engine_layout, worker_layout
 from inferbench.config.recipe import Recipe, load_recipe, locate, split_reference
 from inferbench.config.recipe_schema import WorkerMode
+from inferbench.core.concurrency import parse_concurrency_list
 from inferbench.errors import InputError, Location
 from inferbench.sim.caching import AGENTIC_CONTEXT, cache_from_job
 from inferbench.sim.calibration import efficiency_for
@@ -88,30 +89,10 @@ def _field_flags(engine: str) -> dict[str, tuple[str, ...]]:
 
 def concurrency_list(value: Any, *, where: str = "--concurrency") -> tuple[int, ...]:
     """`2048`, `"4x8x16"` or `[4, 8]` -> (4, 8, 16); each a whole number of at least 1."""
-    if isinstance(value, bool):
-        items: list[Any] = [value]
-    elif isinstance(value, int):
-        items = [value]
-    elif isinstance(value, str):
-        items = [p.strip() for p in value.replace(",", "x").split("x")]
-    elif isinstance(value, list | tuple):
-        items = list(value)
-    else:
-        items = [value]
-    out: list[int] = []
-    for item in items:
-        number = item if isinstance(item, int) and not isinstance(item, bool) else None
-        if isinstance(item, str) and item.lstrip("-").isdigit():
-            number = int(item)
-        if number is None or number < 1:
-            raise InputError(
-                f"{where}: {item!r} is not a concurrency (a whole number of at least 1)",
-                hint="write e.g. 64, 4x8x16 or 4,8,16",
-            )
-        out.append(number)
-    if not out:
-        raise InputError(f"{where}: no concurrency given", hint="write e.g. 64 or 4x8x16")
-    return tuple(out)
+    try:
+        return parse_concurrency_list(value)
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}", hint="write e.g. 64, 4x8x16 or 4,8,16") from None
 
 
 def _job_concurrencies(path: Path, value: Any) -> tuple[int, ...]:

@@ -16,7 +16,8 @@ from inferbench.checks.subjects import ChangelogSubject
 from inferbench.checks.topology_match import same_token, tokens_of
 from inferbench.config.changelog import ChangelogEntry, ChangelogItem, changelog_key_matches
 from inferbench.config.master import MasterEntry, MultiNodeSearchSpace
-from inferbench.config.topology import TokenKind, deployment_words, parse_tokens, seq_word
+from inferbench.config.topology import TokenKind, deployment_words, parse_tokens
+from inferbench.core.seqlen import seq_len_name
 from inferbench.errors import ConfigError, Location
 from inferbench.matrix.changelog_diff import ChangelogDiff, diff_changelog, parse_added
 
@@ -202,7 +203,7 @@ def config_words(entry: MasterEntry) -> list[str]:
     for point in entry.search_spaces():
         space = point.space
         if point.isl is not None and point.osl is not None:
-            words.append(seq_word(point.isl, point.osl))
+            words.append(seq_len_name(point.isl, point.osl))
         if isinstance(space, MultiNodeSearchSpace):
             if space.aggregated:
                 words.extend(deployment_words(space.prefill.layout).all())

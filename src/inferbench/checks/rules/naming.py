@@ -10,7 +10,8 @@ from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import MasterSubject, RecipeUse
 from inferbench.checks.topology_match import worker_matches
 from inferbench.config.recipe import Recipe, RecipeSource, WorkerMode, locate
-from inferbench.config.topology import TokenKind, TopologyToken, parse_tokens, seq_word, worker_word
+from inferbench.config.topology import TokenKind, TopologyToken, parse_tokens, worker_word
+from inferbench.core.seqlen import seq_len_name, shorthand_matches
 
 
 @rule(
@@ -77,14 +78,14 @@ def _content_problem(recipe: Recipe, shown: str, token: TopologyToken) -> Proble
                 f"file name {shown!r} says {token.text} but the recipe is {actual}",
                 locate(recipe, ("resources", "prefill_workers" if have else "agg_workers")),
             )
-    if token.kind is TokenKind.SEQ and bench and bench.isl and bench.osl:
-        actual = seq_word(bench.isl, bench.osl)
-        if actual.lower() != token.word.lower():
-            return Problem(
-                f"file name {shown!r} says {token.text} but the benchmark is {actual} "
-                f"(isl {bench.isl}, osl {bench.osl})",
-                locate(recipe, ("benchmark", "isl")),
-            )
+    isl, osl = (bench.isl, bench.osl) if bench else (None, None)
+    seq = token.kind is TokenKind.SEQ
+    if seq and isl and osl and not shorthand_matches(token.first, token.second, isl, osl):
+        return Problem(
+            f"file name {shown!r} says {token.text} but the benchmark is "
+            f"{seq_len_name(isl, osl)} (isl {isl}, osl {osl})",
+            locate(recipe, ("benchmark", "isl")),
+        )
     conc = bench.concurrencies if bench else None
     # `c16` may name the concurrency per decode worker (srt-slurm's ctx1_gen3 recipes)
     per_worker = {c // max(res.workers(recipe.modes[-1]), 1) for c in conc or ()}

@@ -17,6 +17,7 @@ from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import RecipeUse
 from inferbench.config.recipe import WorkerMode, locate
 from inferbench.config.recipe_schema import Recipe, Resources
+from inferbench.core.lengths import MAX_MODEL_LEN_MARGIN
 
 
 def nodes_needed(workers: int, gpus_per_worker: int, gpus_per_node: int) -> int:
@@ -146,7 +147,8 @@ def max_model_len_short(use: RecipeUse) -> Iterator[Problem]:
                 + (
                     ""
                     if mode == "prefill"
-                    else f" (InferenceX uses isl + osl + 256 = {need + 256})"
+                    else f" (InferenceX uses isl + osl + {MAX_MODEL_LEN_MARGIN} = "
+                    f"{need + MAX_MODEL_LEN_MARGIN})"
                 ),
             )
 

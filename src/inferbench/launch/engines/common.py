@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from inferbench.config.layout import Spelling, worker_layout
+from inferbench.core.lengths import max_model_len
 from inferbench.launch.deployment import Deployment
 
 
@@ -68,7 +69,7 @@ def engine_args(
         ep=layout.ep,
         pp=layout.pp,
         dp_attention=dep.dp_attn,
-        max_model_len=dep.max_model_len or dep.isl + dep.osl + 256,
+        max_model_len=dep.max_model_len or max_model_len(dep.isl, dep.osl),
         max_num_seqs=per_rank,
         cudagraph_max_bs=per_rank,
         host=host,

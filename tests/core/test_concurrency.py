@@ -1,6 +1,6 @@
 import pytest
 
-from inferbench.matrix.conc import (
+from inferbench.core.concurrency import (
     ConcRule,
     expand_concurrency,
     expand_range,

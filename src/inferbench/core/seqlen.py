@@ -4,7 +4,11 @@ InferenceX names (isl, osl) pairs through a fixed table (`1k1k` = 1024/1024, `8k
 older versions also had `1k8k`) and writes any other pair as `<isl>_<osl>`. inferbench keeps that
 output for the table's pairs and extends the table's rule to every pair of whole multiples of
 1024 (`1024/8192` -> `1k8k`, as InferenceX itself named it while `1k8k` was in its table); other
-pairs stay `<isl>_<osl>`. `parse_seq_len` accepts both spellings.
+pairs stay `<isl>_<osl>` (so 1000/1000 is `1000_1000`, as InferenceX writes it).
+`parse_seq_len` accepts both spellings.
+
+People also write lengths loosely in file names (`1k1k` for a 1000/1000 srt-slurm recipe):
+`shorthand_matches` is the one rule for whether such a name fits the lengths; it never names.
 """
 
 from __future__ import annotations
@@ -37,3 +41,9 @@ def parse_seq_len(name: str) -> tuple[int, int]:
     if isl <= 0 or osl <= 0:
         raise ValueError(f"{name!r}: sequence lengths must be positive")
     return isl, osl
+
+
+def shorthand_matches(isl_k: int, osl_k: int, isl: int, osl: int) -> bool:
+    """Whether a file-name shorthand `<isl_k>k<osl_k>k` fits isl/osl, reading k as 1024 or
+    1000 (srt-slurm names 1000/1000 recipes `1k1k`)."""
+    return all(length in (k * _KILO, k * 1000) for k, length in ((isl_k, isl), (osl_k, osl)))

@@ -24,7 +24,9 @@ import json
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import ConfigDict, Field, computed_field, model_validator
+
+from inferbench.core.model import FrozenModel
 
 Scenario = Literal["fixed-seq-len", "agentic-coding"]
 
@@ -47,13 +49,13 @@ SHORT_FINGERPRINT_LEN = 12
 _DERIVED_KEYS = ("fingerprint", "fingerprint-short")
 
 
-class _Wire(BaseModel):
+class _Wire(FrozenModel):
     """Frozen, unknown keys rejected, JSON in InferenceX's kebab-case names."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True)
 
 
-class Router(_Wire):
+class JobRouter(_Wire):
     name: str
     version: str
 
@@ -129,7 +131,7 @@ class Job(_Wire):
     eval_only: bool = Field(default=False, alias="eval-only")
     eval_conc: int | None = Field(default=None, alias="eval-conc", ge=1)
     eval_all_concs: bool | None = Field(default=None, alias="eval-all-concs")
-    router: Router | None = None
+    router: JobRouter | None = None
     kv_p2p_transfer: str | None = Field(default=None, alias="kv-p2p-transfer")
     kv_offloading: str | None = Field(default=None, alias="kv-offloading")
     kv_offload_backend: KvOffloadBackend | None = Field(default=None, alias="kv-offload-backend")

@@ -1,6 +1,6 @@
 import pytest
 
-from inferbench.matrix.seqlen import parse_seq_len, seq_len_name
+from inferbench.core.seqlen import parse_seq_len, seq_len_name, shorthand_matches
 
 
 def test_names_follow_inferencex() -> None:
@@ -22,3 +22,14 @@ def test_parse_both_spellings_round_trip() -> None:
 def test_parse_rejects_garbage(bad: str) -> None:
     with pytest.raises(ValueError):
         parse_seq_len(bad)
+
+
+def test_one_name_for_1000_1000_as_inferencex_writes_it() -> None:
+    # InferenceX's generator: seq_len_itos.get((isl, osl), f"{isl}_{osl}")
+    assert seq_len_name(1000, 1000) == "1000_1000"
+    assert parse_seq_len("1000_1000") == (1000, 1000)
+
+
+def test_file_name_shorthand_reads_k_as_1024_or_1000() -> None:
+    assert shorthand_matches(1, 1, 1000, 1000) and shorthand_matches(1, 1, 1024, 1024)
+    assert shorthand_matches(8, 1, 8192, 1024) and not shorthand_matches(8, 1, 1024, 1024)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.checks.gitbase import read_base
+from inferbench.config.gitbase import read_base
 from inferbench.errors import InputError
 
 

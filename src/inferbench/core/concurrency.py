@@ -12,14 +12,56 @@ generator (`ConcRule`):
   way (max below every value -> `[max_conc]`). 4..100 with min 10 gives 16, 32, 64, 100.
 - `STRICT` (agentic): the values are expanded in full and only those within the bounds stay;
   none left means no job.
+
+A concurrency list written as text (`4,8,16` on a command line, srt-slurm's `4x8x16` in a
+recipe) is read by `parse_concurrency_list`, the one parser of that form.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from enum import StrEnum
 
 DEFAULT_STEP = 2
+MAX_CONCURRENCY = 10_000_000  # beyond any server; a 20-digit number is a typo, not a load
+
+
+def parse_concurrency_list(value: object, *, separators: str = ",x") -> tuple[int, ...]:
+    """`2048`, `"4x8x16"`, `"4,8,16"` or `[4, 8]` -> (4, 8, 16), in the order written.
+
+    Raises ValueError (with a message that says the accepted form) on anything else: empty
+    text, a non-integer, zero or a negative value, a value above MAX_CONCURRENCY.
+    `separators` narrows the text form (srt-slurm recipes take `x` only).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"concurrency must be an integer, not {value!r}")
+    if isinstance(value, int):
+        values: list[object] = [value]
+    elif isinstance(value, str):
+        shown = " or ".join(repr(c) for c in separators)
+        example = separators[0].join(("4", "8", "16"))
+        pattern = rf"^\s*\d+(\s*[{re.escape(separators)}]\s*\d+)*\s*$"
+        if not re.match(pattern, value):
+            raise ValueError(
+                f"{value!r} is not a concurrency list: use positive integers separated by "
+                f"{shown}, e.g. {example}"
+            )
+        values = [int(v) for v in re.split(f"[{re.escape(separators)}]", value.replace(" ", ""))]
+    elif isinstance(value, list | tuple):
+        values = list(value)
+    else:
+        raise ValueError(f"cannot read a concurrency list from {value!r}")
+    out: list[int] = []
+    for item in values:
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise ValueError(f"concurrency {item!r} is not an integer")
+        if not 1 <= item <= MAX_CONCURRENCY:
+            raise ValueError(f"concurrency {item} must be between 1 and {MAX_CONCURRENCY:,}")
+        out.append(item)
+    if not out:
+        raise ValueError("the concurrency list is empty")
+    return tuple(out)
 
 
 class ConcRule(StrEnum):
