@@ -95,7 +95,7 @@ class FileWorkload(FrozenModel):
     tokenizer: Path | None = None
 
 
-class TraceWorkload(_Spec):
+class TraceWorkload(FrozenModel):
     """Agentic sessions replayed from traces (`inferbench.bench.agentic`), not drawn prompts."""
 
     kind: Literal["trace"] = "trace"
