@@ -60,7 +60,7 @@ def _settings(job: Job) -> dict[str, str]:
     """additional-settings K=V of both pools (prefill first), then the resolved env."""
     out: dict[str, str] = {}
     for block in (job.prefill, job.decode):
-        for item in block.additional_settings if block is not None else ():
+        for item in (block.additional_settings or ()) if block is not None else ():
             name, sep, value = item.partition("=")
             if sep:
                 out.setdefault(name.strip(), value.strip())
