@@ -7,7 +7,7 @@ from pathlib import Path
 
 from inferbench.core.outcome import Outcome, PointOutcome, StoredOutcome
 from inferbench.core.status import JobStatus, PointStatus
-from inferbench.report.dashboard import dashboard_data
+from inferbench.report.outcomes import outcomes_payload
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.store import open_store
 from inferbench.results.synthetic import SyntheticConfig, write_run_dir
@@ -46,10 +46,10 @@ def test_completed_jobs_are_not_failed(tmp_path: Path) -> None:
     ingest_paths([run], url)
     with open_store(url) as store:
         outcomes = store.outcomes()
-        data = dashboard_data([s.record for s in store.latest_per_point()], outcomes)
+    data = outcomes_payload(outcomes)
     assert {o.status for o in outcomes} == set(statuses)
-    assert data["outcomes"]["total"] == 2 and data["outcomes"]["failed"] == 1
-    (failure,) = data["outcomes"]["failures"]
+    assert data["total"] == 2 and data["failed"] == 1
+    (failure,) = data["failures"]
     assert "server_crashed" in failure and "completed" not in failure
 
 
@@ -60,7 +60,8 @@ def test_all_completed_run_reports_no_failures() -> None:
         )
         for i in range(3)
     ]
-    assert dashboard_data([], outcomes)["outcomes"] == {"total": 3, "failed": 0, "failures": []}
+    data = outcomes_payload(outcomes)
+    assert (data["total"], data["failed"], data["failures"]) == (3, 0, [])
 
 
 def test_other_tools_spellings_of_success_count_as_completed() -> None:
