@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +108,9 @@ def test_sbatch_script_runs_no_payload(
 def test_local_command_lines_parse_back_to_their_argv(
     model: str, model_path: str, setting: str
 ) -> None:
-    dep = deployment_from_dicts(
-        [job_dict(model=model or "m", conc=4, **{"additional-settings": [f"FOO={setting}"]})]
+    # a single-node Job has no additional-settings of its own: set the deployment's directly
+    dep = replace(
+        deployment_from_dicts([job_dict(model=model or "m", conc=4)]), settings={"FOO": setting}
     )
     for engine in (Engine.VLLM, Engine.SGLANG, Engine.TRTLLM, Engine.SIM):
         plan = local_plan(dep, engine, PlanOptions(model_path=model_path or None))
