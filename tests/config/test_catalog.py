@@ -74,7 +74,12 @@ def test_a_jobs_model_paths_hold_its_frameworks_alias(write: WriteFile) -> None:
         "  - {model: m/A, model-prefix: a, precision: fp4, path: /m/b, alias: a, framework: y}\n",
     )
     cluster = load_cluster(write("clusters/c1.yaml", text)).cluster
-    job = {"fingerprint": "f" * 64, "model-prefix": "a", "precision": "fp4", "framework": "y"}
+    job: dict[str, object] = {
+        **{"config-key": "a-fp4-b200-y", "image": "img:1", "model": "m/A", "runner": "b200"},
+        **{"model-prefix": "a", "precision": "fp4", "framework": "y", "exp-name": "a_1k1k"},
+        **{"isl": 1024, "osl": 1024, "max-model-len": 2304, "conc": 4},
+        **{"tp": 1, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 1, "dp-attn": False},
+    }
     assert model_paths(cluster, deployment_from_dicts([job])) == {"a": "/m/b"}
     job["framework"] = "x"
     assert model_paths(cluster, deployment_from_dicts([job])) == {"a": "/m/a"}

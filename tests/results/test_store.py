@@ -8,6 +8,7 @@ from results_fixtures import disagg_job, write_run_dir
 from sqlalchemy import TextClause, create_engine, inspect, select, text
 
 from inferbench.core.outcome import StoredOutcome
+from inferbench.core.status import JobStatus
 from inferbench.results.identity import identity_from_job
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.migrations import LATEST, current_version, migrate, records
@@ -37,7 +38,12 @@ def test_a_failed_write_leaves_nothing(db_url: str, tmp_path: Path) -> None:
     good = [p.record for p in points if p.record is not None]
     # label is NOT NULL: the outcome insert fails after the records went in
     broken = StoredOutcome.model_construct(
-        run_id="run-1", job_fingerprint="fp", label=None, status="failed", attempt=1, reason=None
+        run_id="run-1",
+        job_fingerprint="fp",
+        label=None,
+        status=JobStatus.FAILED,
+        attempt=1,
+        reason=None,
     )
     with open_store(db_url) as store:
         with pytest.raises(StoreError):
