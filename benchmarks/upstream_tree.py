@@ -12,7 +12,13 @@ and the median, min and max are printed. Two cache states for `check` and `sweep
 CPU time (user + system of the child) is printed beside the wall time: on a shared, loaded
 machine wall time is mostly waiting for a core, and CPU time is what the run itself costs.
 
+InferenceX's own generator (`utils/matrix_logic/generate_sweep_configs.py full-sweep
+--config-files <its MASTER_CONFIGS>`, in the oracle venv: --oracle-python, else
+INFERBENCH_INFERENCEX_PYTHON, else built by `.ci/services/25-inferencex-oracle.sh`) runs in the
+same session, and the ratios generator / `sweep` are printed (skipped with --no-generator).
+
     python benchmarks/upstream_tree.py [--tree DIR] [--runs 5] [--srt-slurm DIR] [--json]
+                                       [--oracle-python PY | --no-generator]
 """
 
 from __future__ import annotations
@@ -31,17 +37,41 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 TREE = REPO.parent / "shared" / "upstream" / "inferencex"
 SRT_SLURM = REPO.parent / "shared" / "upstream" / "srt-slurm"
+ORACLE_SCRIPT = REPO / ".ci" / "services" / "25-inferencex-oracle.sh"
+
+
+def _oracle_python(given: str | None) -> str:
+    python = given or os.environ.get("INFERBENCH_INFERENCEX_PYTHON")
+    if python:
+        return python
+    done = subprocess.run(["bash", str(ORACLE_SCRIPT)], capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise SystemExit(f"no InferenceX oracle venv: {done.stderr.strip()[-400:]}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _generator(python: str, tree: Path) -> list[str]:
+    """The generator's full sweep over InferenceX's own list of master configs."""
+    code = (
+        "import sys; sys.path.insert(0, 'utils'); "
+        "from constants import MASTER_CONFIGS; print(*MASTER_CONFIGS)"
+    )
+    done = subprocess.run(
+        [python, "-c", code], cwd=tree, capture_output=True, text=True, check=True
+    )
+    script = str(tree / "utils" / "matrix_logic" / "generate_sweep_configs.py")
+    return [python, script, "full-sweep", "--config-files", *done.stdout.split()]
 
 
 def _cli() -> list[str]:
     return [sys.executable, "-m", "inferbench.cli.main"]
 
 
-def _wall(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+def _wall(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds user + system) of one fresh process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1) or "Traceback" in done.stderr:
@@ -50,7 +80,9 @@ def _wall(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def _measure(name: str, args: list[str], runs: int, warm: bool) -> dict[str, object]:
+def _measure(
+    name: str, args: list[str], runs: int, warm: bool, cwd: Path | None = None
+) -> dict[str, object]:
     times: list[float] = []
     cpus: list[float] = []
     with tempfile.TemporaryDirectory() as base:
@@ -58,7 +90,7 @@ def _measure(name: str, args: list[str], runs: int, warm: bool) -> dict[str, obj
             cache = Path(base) / ("warm" if warm else f"cold-{run}")
             env = {**os.environ, "INFERBENCH_CACHE_DIR": str(cache)}
             env.pop("INFERBENCH_NO_CACHE", None)
-            elapsed, cpu = _wall(args, env)
+            elapsed, cpu = _wall(args, env, cwd)
             if warm and run == 0:
                 continue  # fills the cache
             times.append(elapsed)
@@ -80,6 +112,8 @@ def main() -> None:
     parser.add_argument("--srt-slurm", type=Path, default=None)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--oracle-python", default=None, help="the InferenceX oracle venv's python")
+    parser.add_argument("--no-generator", action="store_true", help="skip InferenceX's generator")
     opts = parser.parse_args()
     if not (opts.tree / "configs").is_dir():
         raise SystemExit(f"no InferenceX tree at {opts.tree}")
@@ -92,15 +126,25 @@ def main() -> None:
         for name, args in (("check", check), ("sweep", sweep))
         for warm in (False, True)
     ]
+    if not opts.no_generator:
+        generator = _generator(_oracle_python(opts.oracle_python), opts.tree)
+        results.append(_measure("generator", generator, opts.runs, False, cwd=opts.tree))
+        results[-1]["cache"] = "-"
     if opts.json:
         print(json.dumps(results, indent=2))
         return
     print(f"tree: {opts.tree}  runs: {opts.runs}  (wall seconds, fresh process each run)")
     for r in results:
         print(
-            f"  {r['name']:<6} {r['cache']:<5} median {r['median_s']:.3f}  "
+            f"  {r['name']:<9} {r['cache']:<5} median {r['median_s']:.3f}  "
             f"min {r['min_s']:.3f}  max {r['max_s']:.3f}  cpu median {r['cpu_median_s']:.3f}"
         )
+    if not opts.no_generator:
+        gen = results[-1]
+        for r in (r for r in results if r["name"] == "sweep"):
+            wall = float(gen["median_s"]) / float(r["median_s"])  # type: ignore[arg-type]
+            cpu = float(gen["cpu_median_s"]) / float(r["cpu_median_s"])  # type: ignore[arg-type]
+            print(f"  generator / sweep ({r['cache']}): wall {wall:.2f}x, cpu {cpu:.2f}x")
 
 
 if __name__ == "__main__":

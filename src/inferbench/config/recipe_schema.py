@@ -37,7 +37,7 @@ class RecipeProblem:
 class RecipeModel(BaseModel):
     """Immutable; keys it does not name are ignored here (srtctl's schema judges them)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
 
 class ModelSpec(RecipeModel):

@@ -10,4 +10,4 @@ class FrozenModel(BaseModel):
     spelling (the alias, e.g. `model-prefix`) only: `model_prefix` in a YAML file is an
     unknown key, as it is for InferenceX."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
