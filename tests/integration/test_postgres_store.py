@@ -38,10 +38,11 @@ def pg() -> Iterator[str]:
     engine = create_engine(PG_URL)
 
     def reset() -> None:
+        from inferbench.results.migrations import metadata
+
+        names = ", ".join(table.name for table in metadata.sorted_tables)
         with engine.begin() as conn:
-            conn.execute(
-                text("DROP TABLE IF EXISTS records, job_outcomes, schema_migrations CASCADE")
-            )
+            conn.execute(text(f"DROP TABLE IF EXISTS {names} CASCADE"))
 
     reset()
     yield PG_URL

@@ -15,9 +15,13 @@ PG_SKIP = "INFERBENCH_TEST_PG_URL is not set (.ci/services/10-postgres.sh starts
 
 
 def reset_postgres(url: str) -> None:
+    """Drop every table the store's migrations create (the test database is shared)."""
+    from inferbench.results.migrations import metadata
+
+    names = ", ".join(table.name for table in metadata.sorted_tables)
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("DROP TABLE IF EXISTS records, job_outcomes, schema_migrations CASCADE"))
+        conn.execute(text(f"DROP TABLE IF EXISTS {names} CASCADE"))
     engine.dispose()
 
 
