@@ -35,6 +35,7 @@ from inferbench.config.changelog import parse_changelog
 from inferbench.config.gitbase import read_base
 from inferbench.config.project import Project, load_project
 from inferbench.config.recipe import locate
+from inferbench.config.srtctl_loader import use_srtctl
 from inferbench.config.yamlio import parse_yaml
 from inferbench.errors import ConfigError, InputError, Location
 
@@ -45,6 +46,7 @@ class CheckOptions:
     srt_slurm: Path | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    srtctl: bool = False  # judge recipes with the installed srtctl's own loader
 
 
 @dataclass(frozen=True)
@@ -77,9 +79,13 @@ def check_tree(root: Path, options: CheckOptions | None = None) -> CheckReport:
             hint="point it at a checkout of the srt-slurm repository",
         )
     rules = select_rules(all_rules(), options.select, options.ignore)
-    project = load_project(root)
-    base = read_base_view(project, options.base) if options.base else None
-    return check_project(project, rules, options, base)
+    use_srtctl(options.srtctl)
+    try:
+        project = load_project(root)
+        base = read_base_view(project, options.base) if options.base else None
+        return check_project(project, rules, options, base)
+    finally:
+        use_srtctl(False)
 
 
 def read_base_view(project: Project, rev: str) -> BaseView:

@@ -39,6 +39,12 @@ def check(
     srt_slurm: Path | None = typer.Option(
         None, "--srt-slurm", help="srt-slurm checkout to resolve upstream recipe references in."
     ),
+    srtctl: bool = typer.Option(
+        False,
+        "--srtctl",
+        help="Judge recipes with the installed srtctl's own loader (slower; srtctl must be "
+        "importable) instead of inferbench's copy of srtctl's schema.",
+    ),
     list_rules: bool = typer.Option(False, "--list-rules", help="Print the rule table and exit."),
 ) -> None:
     """Check a benchmark tree: exit 0 clean, 1 on error findings (or warnings with --strict),
@@ -54,7 +60,11 @@ def check(
             f"unknown --format {output_format!r}", hint="use one of: " + ", ".join(RENDERERS)
         )
     options = CheckOptions(
-        base=base, srt_slurm=srt_slurm, select=_split(select), ignore=_split(ignore)
+        base=base,
+        srt_slurm=srt_slurm,
+        select=_split(select),
+        ignore=_split(ignore),
+        srtctl=srtctl,
     )
     report = check_tree(tree or root or Path("."), options)
     # paths relative to the tree's root: what a reader of the tree (and GitHub, whose

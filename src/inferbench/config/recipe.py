@@ -28,7 +28,7 @@ from inferbench.config.recipe_schema import (
     WorkerMode,
     parse_concurrencies,
 )
-from inferbench.config.srtctl_schema import schema_problems
+from inferbench.config.srtctl_loader import recipe_problems
 from inferbench.config.validate import config_error_from, unknown_key_hint
 from inferbench.config.yamlio import KeyPath, PositionedDoc, format_path, load_yaml
 from inferbench.errors import ConfigError, Location
@@ -270,7 +270,7 @@ def _validate(data: Any, source: RecipeSource) -> Recipe:
             source.locate(p.path),
             unknown_key_hint(str(p.path[-1]), list(p.allowed)) if p.allowed else None,
         )
-        for p in schema_problems(data)
+        for p in recipe_problems(data)
     ]
     typed: Any = data
     for _ in range(_LENIENT_ROUNDS):
