@@ -241,10 +241,22 @@ def test_srtslurm_yaml_defines_the_alias_and_the_container(tmp_path: Path) -> No
     recipe, srtslurm, _ = _rendered(tree)
     assert recipe["model"]["path"] == "minimax-m3-nvfp4"
     assert srtslurm["model_paths"]["minimax-m3-nvfp4"] == "/scratch/fsw/models/MiniMax-M3-NVFP4"
-    # the recipe's container alias resolves to the job's image (the catalog's entry for it)
-    assert recipe["model"]["container"] == "vllm-minimax-m3"
+    # the cluster keeps no file of the job's image, so the recipe's alias becomes the image
+    # itself (srtctl's preflight takes an alias only for a file); the catalog's aliases stay
     image = "vllm/vllm-openai:vllm-minimax-m3-perf-x86_64-13.0.1-8b00f41"
+    assert recipe["model"]["container"] == image
     assert srtslurm["containers"]["vllm-minimax-m3"] == image
+
+
+def test_an_alias_for_a_file_of_the_jobs_image_is_kept(tmp_path: Path) -> None:
+    tree = _seed_tree(tmp_path, "", container="dynamo-vllm")
+    image = "vllm/vllm-openai:vllm-minimax-m3-perf-x86_64-13.0.1-8b00f41"
+    catalog = tree / "clusters/b200-dgxc.yaml"
+    catalog.write_text(catalog.read_text() + f"  {image}: /sqsh/minimax.sqsh\n")
+    recipe, srtslurm, _ = _rendered(tree)
+    assert recipe["model"]["container"] == "dynamo-vllm"
+    assert srtslurm["containers"]["dynamo-vllm"] == "/sqsh/minimax.sqsh"
+    assert srtslurm["containers"][image] == "/sqsh/minimax.sqsh"
 
 
 def test_a_container_other_than_the_jobs_image_is_replaced(tmp_path: Path) -> None:

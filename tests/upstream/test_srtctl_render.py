@@ -49,6 +49,7 @@ OWNED: tuple[tuple[str, ...], ...] = (
     ("benchmark", "osl"),
     ("benchmark", "concurrencies"),
     ("benchmark", "env", "CONC"),
+    ("benchmark", "env", "CONC_LIST"),
     ("frontend", "env", "CONC"),
 )
 # srtctl would print the HF model check of `identity:` blocks; keep it off the network.
@@ -159,6 +160,9 @@ def _without_owned(data: dict[str, Any]) -> dict[str, Any]:
             node = node.get(part) if isinstance(node, dict) else None
         if isinstance(node, dict):
             node.pop(path[-1], None)
+    bench = data.get("benchmark")
+    if isinstance(bench, dict) and bench.get("env") == {}:
+        bench.pop("env")  # an agentic recipe that had no environment gets CONC only
     if data.get("benchmark") in ({}, {"type": "sa-bench"}):
         data.pop("benchmark")  # a recipe without a benchmark gets inferbench's sa-bench
     return data

@@ -38,6 +38,14 @@ class Scheduler(FrozenModel):
     use_exclusive_sbatch_directive: bool | None = Field(
         default=None, alias="use-exclusive-sbatch-directive"
     )
+    # srtctl asks for `--gpus-per-node` and `--segment` unless told not to (a cluster
+    # without GPU gres, or one rack, as launch_gb200-nv.sh says for watchtower)
+    use_gpus_per_node_directive: bool | None = Field(
+        default=None, alias="use-gpus-per-node-directive"
+    )
+    use_segment_sbatch_directive: bool | None = Field(
+        default=None, alias="use-segment-sbatch-directive"
+    )
 
     @model_validator(mode="after")
     def _slurm_only_fields(self) -> Scheduler:
@@ -142,6 +150,8 @@ class Cluster(FrozenModel):
             gpus_per_node=self.gpus_per_node,
             network_interface=sched.network_interface,
             use_exclusive_sbatch_directive=sched.use_exclusive_sbatch_directive,
+            use_gpus_per_node_directive=sched.use_gpus_per_node_directive,
+            use_segment_sbatch_directive=sched.use_segment_sbatch_directive,
             default_sbatch_directives=dict(sched.sbatch_directives) or None,
             default_mounts=dict(sched.mounts) or None,
             model_paths=self.model_aliases(),

@@ -24,6 +24,7 @@ class SrtslurmConfig(FrozenModel):
     default_time_limit: str | None = None
     gpus_per_node: int | None = Field(default=None, ge=1)
     network_interface: str | None = None
+    use_gpus_per_node_directive: bool | None = None
     use_exclusive_sbatch_directive: bool | None = None
     use_segment_sbatch_directive: bool | None = None
     default_sbatch_directives: dict[str, SbatchValue] | None = None

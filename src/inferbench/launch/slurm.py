@@ -89,9 +89,9 @@ class SlurmExecutor(QueuedExecutor):
         job_id, err = submit(job.plan.submit, job.job_dir.path)
         return Submitted(job_id, clock_from=start) if job_id else err
 
-    def follow(self, job: JobRun, job_id: str) -> None:
+    def follow(self, job: JobRun, job_id: str) -> str | None:
         stop_file = job.job_dir.path / STOP_FILE  # read by the allocation between points
-        wait_in_queue(job_id, self.poll_s, self.deadline_s, job.stop, stop_file)
+        return wait_in_queue(job_id, self.poll_s, self.deadline_s, job.stop, stop_file)
 
     def collect(self, job: JobRun, submitted: Submitted) -> list[PointOutcome]:
         return collect_points(job.plan, job.job_dir)

@@ -41,10 +41,35 @@ def query(argv: list[str], timeout: float = 30.0) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout.strip(), proc.stderr.strip()
 
 
+# Pending reasons (squeue %r) under which the job cannot start as submitted: it asks for more
+# nodes, time or another account than its partition allows. Waiting would never end.
+NEVER_STARTS = frozenset(
+    {
+        "PartitionNodeLimit",
+        "PartitionTimeLimit",
+        "PartitionConfig",
+        "BadConstraints",
+        "InvalidAccount",
+        "InvalidQOS",
+    }
+)
+
+
+NEVER_STARTS_POLLS = 3
+
+
 def live_state(job_id: str) -> str | None:
     """The state while `squeue` still lists the job, else None."""
-    code, out, _ = query(["squeue", "-h", "-j", job_id, "-o", "%T"])
-    return out.splitlines()[0].strip() if code == 0 and out else None
+    return (_queued(job_id) or (None, ""))[0]
+
+
+def _queued(job_id: str) -> tuple[str, str] | None:
+    """(state, reason) while `squeue` lists the job."""
+    code, out, _ = query(["squeue", "-h", "-j", job_id, "-o", "%T|%r"])
+    if code != 0 or not out:
+        return None
+    state, _, reason = out.splitlines()[0].strip().partition("|")
+    return state, reason
 
 
 def final_state(job_id: str, job_dir: Path) -> tuple[str, str]:
@@ -68,20 +93,30 @@ def wait_in_queue(
     deadline_s: float | None = None,
     stop: StopRequest | None = None,
     stop_file: Path | None = None,
-) -> None:
+) -> str | None:
     """Poll until the job leaves the queue; past `deadline_s`, cancel it and keep waiting.
     On a stop request a job still pending is cancelled (nothing of it ran); a running one
-    is told through `stop_file` to finish its current point (else it runs to its end)."""
+    is told through `stop_file` to finish its current point (else it runs to its end).
+    A job pending for a reason under which it can never start is cancelled; the return
+    value then says why (else None)."""
     start = time.monotonic()
-    while (state := live_state(job_id)) is not None:
+    why: str | None = None
+    stuck = 0  # polls in a row pending for a reason it cannot start under
+    while (queued := _queued(job_id)) is not None:
+        state, reason = queued
+        stuck = stuck + 1 if state == "PENDING" and reason in NEVER_STARTS else 0
         if deadline_s is not None and time.monotonic() - start > deadline_s:
             query(["scancel", job_id])
+        elif stuck >= NEVER_STARTS_POLLS and why is None:  # not a passing state of the queue
+            query(["scancel", job_id])
+            why = f"it could never start here (pending: {reason}); cancelled"
         elif stop is not None and stop.requested:
             if state == "PENDING":
                 query(["scancel", job_id])
             elif stop_file is not None and not stop_file.exists():
                 atomic_write_text(stop_file, "stop after the current point\n")
         time.sleep(poll_s)
+    return why
 
 
 @dataclass(frozen=True)
@@ -97,14 +132,18 @@ class Ended:
     job_id: str
     state: str
     source: str  # which of Slurm's records said so
+    note: str | None = None  # what inferbench did to it (a job that could never start)
 
     @property
     def status(self) -> JobStatus:
+        if self.note is not None:
+            return JobStatus.FAILED  # cancelled by us because Slurm would never run it
         return slurm_status(self.state) or JobStatus.FAILED
 
     @property
     def reason(self) -> str:
-        return f"Slurm job {self.job_id} ended {self.state} (from {self.source})"
+        text = f"Slurm job {self.job_id} ended {self.state} (from {self.source})"
+        return f"{text}: {self.note}" if self.note else text
 
 
 class QueuedExecutor(Executor):
@@ -121,11 +160,12 @@ class QueuedExecutor(Executor):
             atomic_write_text(job.job_dir.path / JOB_ID_FILE, submitted.job_id + "\n")
             job.on_submitted(submitted.job_id)
         try:
-            self.follow(job, submitted.job_id)
+            note = self.follow(job, submitted.job_id)
         except KeyboardInterrupt:  # the second Ctrl-C: cancel the job at once, then stop
             query(["scancel", submitted.job_id])
             raise
-        ended = Ended(submitted.job_id, *final_state(submitted.job_id, job.job_dir.path))
+        state, source = final_state(submitted.job_id, job.job_dir.path)
+        ended = Ended(submitted.job_id, state, source, note)
         result.slurm_job_id = submitted.job_id
         result.points = self.collect(job, submitted)
         for point in self.reported(job, result.points):
@@ -143,8 +183,9 @@ class QueuedExecutor(Executor):
         """Hand the job to the scheduler (or find it still queued); else the complaint."""
 
     @abstractmethod
-    def follow(self, job: JobRun, job_id: str) -> None:
-        """Return once the job has left the queue (on `job.stop`, ask it to stop early)."""
+    def follow(self, job: JobRun, job_id: str) -> str | None:
+        """Return once the job has left the queue (on `job.stop`, ask it to stop early);
+        say why where the job was cancelled because it could never start."""
 
     @abstractmethod
     def collect(self, job: JobRun, submitted: Submitted) -> list[PointOutcome]:

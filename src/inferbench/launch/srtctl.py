@@ -100,8 +100,8 @@ class SrtctlExecutor(QueuedExecutor):
             return err or f"srtctl exited with status {proc.returncode}"
         return submitted  # its `slurm_job` clock starts now, once applied
 
-    def follow(self, job: JobRun, job_id: str) -> None:
-        wait_in_queue(job_id, self.poll_s, stop=job.stop)  # srtctl's job runs to its end
+    def follow(self, job: JobRun, job_id: str) -> str | None:
+        return wait_in_queue(job_id, self.poll_s, stop=job.stop)  # srtctl's job runs to its end
 
     def collect(self, job: JobRun, submitted: Submitted) -> list[PointOutcome]:
         return collect_sa_bench(submitted.output_dir, job.job_dir)
@@ -118,4 +118,14 @@ class SrtctlExecutor(QueuedExecutor):
             reason += f"; no sa-bench result for concurrency {', '.join(map(str, missing))}"
         result.status = status
         result.reason = "" if status is JobStatus.COMPLETED else reason
-        result.log_tail = log_tail(submitted.output_dir / "logs" / "benchmark.out")
+        result.log_tail = log_tail(job_log(job, submitted))
+
+
+def job_log(job: JobRun, submitted: Submitted) -> Path:
+    """The most telling log the job left: the benchmark's, else the sbatch job's own
+    (`sweep_<id>.log`, where a failed start shows), else what `srtctl apply` said."""
+    logs = submitted.output_dir / "logs"
+    for path in (logs / "benchmark.out", logs / f"sweep_{submitted.job_id}.log"):
+        if path.is_file():
+            return path
+    return job.job_dir.logs / "srtctl-apply.log"

@@ -125,14 +125,18 @@ def _set_model(
             notes.append(f"model.path {model.get('path')!r} -> {target!r}")
         model["path"] = target
     written = str(model.get("container") or "")
-    if written and (is_container_alias(written) or same_image(written, dep.image)):
-        return written  # resolved to the job's image by srtslurm.yaml, or already it
-    container = image_location(cluster.cluster, dep.image)
     if not dep.image:
         return written
-    notes.append(f"model.container {written!r} -> {container!r} (the job's image)")
-    model["container"] = container
-    return container
+    location = image_location(cluster.cluster, dep.image)
+    if is_container_alias(written) and location.startswith(("/", "./")):
+        return written  # srtslurm.yaml maps the alias to the cluster's file of the image
+    if same_image(written, location) and not is_container_alias(written):
+        return written  # already the image, in a notation srtctl passes to pyxis
+    # srtctl's preflight takes an alias only for a file; a registry image is written whole
+    if not same_image(written, dep.image):
+        notes.append(f"model.container {written!r} -> {location!r} (the job's image)")
+    model["container"] = location
+    return location
 
 
 def _set_benchmark(
@@ -147,13 +151,7 @@ def _set_benchmark(
         )
     kind = bench.get("type", SA_BENCH)
     if dep.scenario == "agentic-coding":
-        (conc,) = dep.concurrencies[-1:] or (None,)
-        for section in (bench, data.get("frontend")):
-            env = section.get("env") if isinstance(section, dict) else None
-            if isinstance(env, dict) and "CONC" in env and conc is not None:
-                if str(env["CONC"]) != str(conc):
-                    notes.append(f"CONC {env['CONC']} -> {conc} (the job's concurrency)")
-                env["CONC"] = str(conc)
+        _set_agentic_concurrency(data, bench, dep, notes)
         return
     if kind == SA_BENCH or any(k in bench for k in ("isl", "osl", "concurrencies")):
         bench.update(isl=dep.isl, osl=dep.osl)
@@ -161,6 +159,30 @@ def _set_benchmark(
             bench["concurrencies"] = "x".join(str(c) for c in dep.concurrencies)
     else:
         notes.append(f"benchmark type {kind}: run as the recipe writes it")
+
+
+def _set_agentic_concurrency(
+    data: dict[str, Any], bench: dict[str, Any], dep: Deployment, notes: list[str]
+) -> None:
+    """InferenceX's agentic client (benchmarks/multi_node/agentic_srt.sh) reads CONC, and
+    CONC_LIST for several concurrencies on one deployment; the job's values replace the
+    recipe's in the environments that name CONC, and the benchmark's gets them."""
+    if not dep.concurrencies:
+        return
+    first = str(dep.concurrencies[0])
+    envs = [bench.setdefault("env", {})]
+    frontend = data.get("frontend")
+    front_env = frontend.get("env") if isinstance(frontend, dict) else None
+    if isinstance(front_env, dict) and "CONC" in front_env:
+        envs.append(front_env)
+    for env in envs:
+        if not isinstance(env, dict):
+            continue
+        if "CONC" in env and str(env["CONC"]) != first:
+            notes.append(f"CONC {env['CONC']} -> {first} (the job's concurrency)")
+        env["CONC"] = first
+        if len(dep.concurrencies) > 1:
+            env["CONC_LIST"] = " ".join(str(c) for c in dep.concurrencies)
 
 
 def _variant_sections(data: dict[str, Any]) -> list[dict[str, Any]]:
