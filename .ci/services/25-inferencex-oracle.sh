@@ -12,7 +12,7 @@
 
 _inferbench_inferencex_oracle() {
   local cache venv py base
-  cache=${INFERBENCH_ORACLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/inferbench/oracles}
+  cache=${INFERBENCH_ORACLE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/inferbench/oracles}
   venv="$cache/inferencex"
   py="$venv/bin/python"
   if [ -x "$py" ] && "$py" -c 'import pydantic, yaml' >/dev/null 2>&1; then
