@@ -167,6 +167,13 @@ def register(app: typer.Typer) -> None:
         eval_limit: int = typer.Option(
             None, "--eval-limit", min=1, help="Eval only the first N questions (a smoke run)."
         ),
+        duration: float = typer.Option(
+            None, "--duration", min=1, help="Agentic jobs: seconds per point (job: 3600)."
+        ),
+        trace: Path = typer.Option(
+            None, "--trace", help="Agentic jobs: trace file or folder (default: synthetic)."
+        ),
+        synth: str = typer.Option("", "--synth", help="Agentic jobs: `traces synth` spec."),
     ) -> None:
         """Run the sweep: plan each job, start its servers, drive its points, keep results.
 
@@ -226,6 +233,9 @@ def register(app: typer.Typer) -> None:
                     eval_dataset=str(eval_dataset.resolve()) if eval_dataset else None,
                     eval_limit=eval_limit,
                     srtctl_root=_abs(srtctl_root),
+                    agentic_duration_s=duration,
+                    trace=str(trace.resolve()) if trace else None,
+                    synth=synth,
                 ),
                 filters=_filter_dict(sweep_filters),
                 srt_slurm=srt_slurm,

@@ -21,6 +21,7 @@ from inferbench.errors import ExternalToolError
 from inferbench.fsio import atomic_write_text
 from inferbench.launch.local import PointRunner
 from inferbench.launch.plan import BenchPoint, BenchSpec
+from inferbench.launch.replaypoint import replay_point as _replay_point
 
 BENCH_API = "inferbench.bench.api"
 INTERRUPTED = "interrupted"  # the load generator's reason for a point cut short by Ctrl-C
@@ -72,6 +73,8 @@ def bench_point_runner() -> PointRunner:
     def run(
         base_url: str, spec: BenchSpec, point: BenchPoint, result_path: Path, log_path: Path
     ) -> PointOutcome:
+        if spec.agentic is not None:
+            return _replay_point(base_url, spec, point, result_path, log_path)
         api = _bench_api()
         from inferbench.bench.result import write_point_result
         from inferbench.bench.schedule import LoadPoint

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from inferbench.config.agentic import AGENTIC_MAX_MODEL_LEN, SCENARIO
 from inferbench.core.job import Job, WorkerBlock
 from inferbench.core.lengths import max_model_len
 from inferbench.errors import InputError, Location
@@ -49,11 +50,40 @@ class Deployment:
     scenario: str = "fixed-seq-len"
     eval_concurrencies: tuple[int, ...] = ()  # of the jobs marked `run-eval`
     eval_only: bool = False  # every job of the group is `eval-only`
+    offload: Offload | None = None  # agentic jobs: prefix caching, KV offload, duration
+
+    @property
+    def agentic(self) -> bool:
+        return self.scenario == SCENARIO
 
     @property
     def job_json(self) -> str:
         """The job as `job.json` holds it (InferenceX names, None fields left out)."""
         return self.job.model_dump_json(by_alias=True, exclude_none=True, indent=2) + "\n"
+
+
+@dataclass(frozen=True)
+class Offload:
+    """An agentic job's KV tier (`kv-offloading`, `kv-offload-backend`) and its window."""
+
+    tier: str  # none or dram
+    backend: str | None  # vllm-native, vllm-simple, lmcache, mooncake, hicache
+    backend_version: str | None
+    total_cpu_dram_gb: int
+    duration_s: int
+
+
+def _offload(job: Job) -> Offload | None:
+    if job.scenario != SCENARIO:
+        return None
+    backend = job.kv_offload_backend
+    return Offload(
+        tier=job.kv_offloading or "none",
+        backend=backend.name if backend is not None else None,
+        backend_version=backend.version if backend is not None else None,
+        total_cpu_dram_gb=job.total_cpu_dram_gb or 0,
+        duration_s=job.duration or 3600,
+    )
 
 
 def _settings(job: Job) -> dict[str, str]:
@@ -93,7 +123,8 @@ def deployment_from_jobs(jobs: Sequence[Job]) -> Deployment:
         ep=first.ep or 1,
         dp_attn=bool(first.dp_attn),
         spec_decoding=first.spec_decoding,
-        max_model_len=first.max_model_len or max_model_len(isl, osl),
+        max_model_len=first.max_model_len
+        or (AGENTIC_MAX_MODEL_LEN if first.scenario == SCENARIO else max_model_len(isl, osl)),
         config_key=first.config_key,
         prefill=first.prefill,
         decode=first.decode,
@@ -103,6 +134,7 @@ def deployment_from_jobs(jobs: Sequence[Job]) -> Deployment:
         scenario=first.scenario,
         eval_concurrencies=_eval_concurrencies(jobs),
         eval_only=all(job.eval_only for job in jobs),
+        offload=_offload(first),
     )
 
 

@@ -89,6 +89,17 @@ class EvalPlan(Frozen):
     limit: int | None = None  # first N questions (InferenceX's EVAL_LIMIT smoke runs)
 
 
+class AgenticBench(Frozen):
+    """An agentic job's replay: each point runs `lanes = conc` for `duration_s` seconds."""
+
+    duration_s: float = Field(gt=0)
+    trace: str | None = None  # a trace file or folder; None: synthetic sessions
+    synth: str = ""  # `inferbench traces synth` spec (k=v,...) when there is no trace
+    warmup_sessions: int = Field(default=0, ge=0)
+    max_idle_s: float = Field(default=300.0, ge=0)
+    max_model_len: int | None = None
+
+
 class BenchSpec(Frozen):
     """How the load generator drives the deployment (the same for every point but conc)."""
 
@@ -99,6 +110,7 @@ class BenchSpec(Frozen):
     points: tuple[BenchPoint, ...]
     max_failure_rate: float = SA_BENCH.max_failure_rate
     eval: EvalPlan | None = None
+    agentic: AgenticBench | None = None  # multi-turn trace replay instead of random prompts
 
 
 class Plan(Frozen):

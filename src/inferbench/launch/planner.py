@@ -11,6 +11,7 @@ from inferbench.launch.deployment import Deployment
 from inferbench.launch.engines import build_server, detect_engine, engine_args
 from inferbench.launch.engines.sim import READY_PATTERN
 from inferbench.launch.plan import (
+    AgenticBench,
     Backend,
     BenchPoint,
     BenchSpec,
@@ -39,6 +40,9 @@ class PlanOptions:
     port: int | None = None  # None: 0 for the simulator, 8000 for real engines
     python: str | None = None  # interpreter that runs inferbench (sim, bench) on the node
     model_path: str | None = None  # the cluster's staged weights (else the model id)
+    agentic_duration_s: float | None = None  # replaces an agentic job's duration (3600 s)
+    trace: str | None = None  # agentic jobs: trace file or folder (default: synthetic)
+    synth: str = ""  # agentic jobs without a trace: `traces synth` spec
     srtctl_root: str | None = None  # the srt-slurm checkout srtctl submits from (srtctl)
     evals: bool = True  # run the evals of jobs marked `run-eval`
     eval_task: str = "gsm8k"
@@ -75,6 +79,14 @@ def bench_spec(dep: Deployment, options: PlanOptions) -> BenchSpec:
         if options.max_warmups is not None:
             warmups = min(warmups, options.max_warmups)
         points.append(BenchPoint(concurrency=conc, num_prompts=prompts, num_warmups=warmups))
+    agentic = None
+    if dep.offload is not None:
+        agentic = AgenticBench(
+            duration_s=options.agentic_duration_s or dep.offload.duration_s,
+            trace=options.trace,
+            synth=options.synth,
+            max_model_len=dep.max_model_len,
+        )
     return BenchSpec(
         model=dep.model,
         isl=dep.isl,
@@ -82,6 +94,7 @@ def bench_spec(dep: Deployment, options: PlanOptions) -> BenchSpec:
         points=tuple(points),
         max_failure_rate=options.max_failure_rate,
         eval=evals,
+        agentic=agentic,
     )
 
 
@@ -118,12 +131,6 @@ def local_plan(
 ) -> Plan:
     """Plan for the local backend: one server process on this machine plus the bench."""
     options = options or PlanOptions()
-    if dep.scenario != "fixed-seq-len":
-        raise InputError(
-            f"{dep.config_key}: {dep.scenario} jobs cannot be run yet (fixed-seq-len only)",
-            location=Location(key="scenario-type"),
-            hint="filter the sweep with --scenario-type fixed-seq-len",
-        )
     chosen = resolve_engine(dep, engine)
     proc = server_process(dep, chosen, options)
     args = engine_args(dep, host=options.host, port=proc.port, model_path=options.model_path)

@@ -8,6 +8,7 @@ own host link in parallel (`host_links.yaml`). Disaggregated pools are not given
 
 from __future__ import annotations
 
+from inferbench.config.agentic import AGENTIC_MAX_MODEL_LEN, SCENARIO
 from inferbench.sim.deployment import Deployment
 from inferbench.sim.engine import Router, Worker
 from inferbench.sim.prefix import CacheSpec, PrefixCache, TierStats, host_link_bytes_per_s
@@ -43,12 +44,12 @@ def decode_router(dep: Deployment, workers: list[Worker]) -> Router | None:
     return CacheAwareRouter(workers)
 
 
-AGENTIC_CONTEXT = 131072  # an agentic job names no max-model-len; InferenceX serves long contexts
+AGENTIC_CONTEXT = AGENTIC_MAX_MODEL_LEN
 
 
 def cache_from_job(data: dict[str, object]) -> CacheSpec | None:
     """An agentic job's prefix caching and DRAM tier (`kv-offloading: dram`); else None."""
-    if data.get("scenario-type") != "agentic-coding":
+    if data.get("scenario-type") != SCENARIO:
         return None
     backend = data.get("kv-offload-backend")
     name = backend.get("name") if isinstance(backend, dict) else None

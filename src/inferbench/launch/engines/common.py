@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from inferbench.config.layout import Spelling, worker_layout
 from inferbench.core.lengths import max_model_len
-from inferbench.launch.deployment import Deployment
+from inferbench.launch.deployment import Deployment, Offload
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class EngineArgs:
     port: int = 8000
     served_name: str | None = None  # the API model name when `model` is a staged path
     notes: tuple[str, ...] = field(default_factory=tuple)
+    offload: Offload | None = None  # agentic jobs: prefix caching and the KV offload tier
 
     @property
     def expert_parallel(self) -> bool:
@@ -75,4 +76,5 @@ def engine_args(
         host=host,
         port=port,
         notes=tuple(notes),
+        offload=dep.offload,
     )

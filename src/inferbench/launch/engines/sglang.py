@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from inferbench.config.engine_flags import batch_limit
 from inferbench.launch.engines.common import EngineArgs, ServerCommand
+from inferbench.launch.engines.offload import sglang_offload
 from inferbench.launch.plan import Engine
 
 
@@ -23,4 +24,6 @@ def sglang_command(args: EngineArgs, *, python: str = "python3") -> ServerComman
     argv += ["--context-length", str(args.max_model_len)]
     argv += ["--max-running-requests", str(batch_limit(Engine.SGLANG, args.max_num_seqs, args.dp))]
     argv += ["--cuda-graph-max-bs", str(args.cudagraph_max_bs)]
+    if args.offload is not None:
+        argv += sglang_offload(args.offload, tp=tp_size).argv
     return ServerCommand(argv=tuple(argv))

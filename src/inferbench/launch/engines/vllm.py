@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from inferbench.config.engine_flags import batch_limit
 from inferbench.launch.engines.common import EngineArgs, ServerCommand
+from inferbench.launch.engines.offload import vllm_offload
 from inferbench.launch.plan import Engine
 
 
@@ -21,5 +22,8 @@ def vllm_command(args: EngineArgs) -> ServerCommand:
     argv += ["--max-model-len", str(args.max_model_len)]
     argv += ["--max-num-seqs", str(batch_limit(Engine.VLLM, args.max_num_seqs, args.dp))]
     argv += ["--max-cudagraph-capture-size", str(args.cudagraph_max_bs)]
-    argv.append("--no-enable-prefix-caching")  # random prompts; keep runs comparable
-    return ServerCommand(argv=tuple(argv))
+    if args.offload is None:
+        argv.append("--no-enable-prefix-caching")  # random prompts; keep runs comparable
+        return ServerCommand(argv=tuple(argv))
+    extra = vllm_offload(args.offload, tp=args.tp, gpus=args.gpus, port=args.port)
+    return ServerCommand(argv=(*argv, *extra.argv), env=extra.env, files=extra.files)

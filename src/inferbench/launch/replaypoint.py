@@ -1,0 +1,76 @@
+"""Drive one agentic point: `conc` trajectory lanes replaying traces for the job's duration.
+
+The traces are the plan's (`AgenticBench.trace`), else synthetic sessions from
+`AgenticBench.synth` (`inferbench traces synth` defaults), with the context rule at the
+served max-model-len. The result file is written atomically under its final name only
+when the point finished, as for fixed-length points.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inferbench.core.outcome import PointOutcome
+from inferbench.core.status import PointStatus
+from inferbench.launch.plan import BenchPoint, BenchSpec
+
+
+def _log_line(log_path: Path, text: str) -> None:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("a", encoding="utf-8") as log:
+        log.write(text + "\n")
+
+
+def replay_point(
+    base_url: str, spec: BenchSpec, point: BenchPoint, result_path: Path, log_path: Path
+) -> PointOutcome:
+    from inferbench.bench.agentic.api import run_replay
+    from inferbench.bench.agentic.options import ReplayOptions
+    from inferbench.bench.result import write_point_result
+    from inferbench.bench.settings import ClientOptions, Endpoint
+    from inferbench.bench.traces.source import open_traces
+
+    agentic = spec.agentic
+    assert agentic is not None
+    traces = open_traces(
+        trace=Path(agentic.trace) if agentic.trace else None,
+        synth=None if agentic.trace else agentic.synth,
+        max_model_len=agentic.max_model_len,
+    )
+    options = ReplayOptions(
+        lanes=point.concurrency,
+        duration_s=agentic.duration_s,
+        warmup_sessions=agentic.warmup_sessions,
+        max_idle_s=agentic.max_idle_s,
+    )
+    _log_line(
+        log_path,
+        f"replay {base_url} lanes={point.concurrency} duration={agentic.duration_s:g}s"
+        f" traces={len(traces.traces)} ({traces.format})",
+    )
+    outcome = run_replay(
+        Endpoint(base_url=base_url, model=spec.model),
+        traces,
+        options,
+        client=ClientOptions(max_failure_rate=spec.max_failure_rate),
+        max_model_len=agentic.max_model_len,
+    )
+    result = outcome.result
+    write_point_result(result_path, result)
+    block = result.inferbench
+    reason = block.gate_failure or (
+        "" if block.complete else f"incomplete ({block.incomplete_reason})"
+    )
+    agent = block.agentic
+    hit = agent.server.overall_hit_rate if agent and agent.server else None
+    _log_line(
+        log_path,
+        f"done lanes={point.concurrency} requests={result.sa.completed} failed={block.failed}"
+        f" server_hit={'n/a' if hit is None else f'{hit:.3f}'} {reason}".rstrip(),
+    )
+    return PointOutcome(
+        concurrency=point.concurrency,
+        status=PointStatus.PASSED if outcome.passed else PointStatus.FAILED,
+        reason=reason,
+        result_file=f"results/{result_path.name}",
+    )
