@@ -104,6 +104,9 @@ class TraceWorkload(FrozenModel):
     traces: int = Field(ge=1)
     max_model_len: int | None = None
     context_rule: str = "trim"
+    # the trace set's mean requested lengths per request (the same at every concurrency)
+    mean_input: int | None = None
+    mean_output: int | None = None
 
 
 Workload = Annotated[

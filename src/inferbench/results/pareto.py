@@ -17,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 
+from inferbench.results.agentic import agentic_kind
 from inferbench.results.record import Record
 
 XAxis = Literal["interactivity", "e2el"]
@@ -32,6 +33,7 @@ class SeriesKey:
     precision: str
     disagg: bool = False
     spec_decoding: str = "none"
+    agentic: str = ""  # an agentic replay's kind, e.g. "synth kv-dram-vllm-native" (else "")
 
     def variant(self) -> str:
         """What tells apart series of one hardware, framework and precision: `hw fw prec`
@@ -41,6 +43,8 @@ class SeriesKey:
             words.append("disagg")
         if self.spec_decoding not in ("", "none"):
             words.append(self.spec_decoding)
+        if self.agentic:
+            words.append(f"agentic {self.agentic}")
         return " ".join(words)
 
     def label(self) -> str:
@@ -67,6 +71,7 @@ def series_key(r: Record) -> SeriesKey:
         i.precision,
         i.disagg,
         i.spec_decoding,
+        agentic_kind(i.dataset),
     )
 
 

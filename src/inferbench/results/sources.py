@@ -25,6 +25,7 @@ from inferbench.core.outcome import StoredOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InputError, Location
 from inferbench.evals.result import is_eval_file, read_eval_result
+from inferbench.results.agentic import agentic_fields
 from inferbench.results.benchfile import BenchFile, load_json_object, read_bench_file
 from inferbench.results.build import build_record
 from inferbench.results.evalrecord import EvalRecord
@@ -221,12 +222,13 @@ def _job_points(
     provenance["command"] = _plan_command(job_dir)
     job_identity: list[Identity] = []  # built once per job: only the concurrency varies
 
-    def identity_for(conc: int) -> Identity:
+    def identity_for(conc: int, bench: BenchFile) -> Identity:
         if conc < 1:
             raise InputError("concurrency in the file name must be >= 1")
         if not job_identity:
             where = Location(job_dir / "job.json")
-            job_identity.append(identity_from_job(job, concurrency=conc, location=where))
+            fields = {**job, **agentic_fields(job, bench)}
+            job_identity.append(identity_from_job(fields, concurrency=conc, location=where))
         return job_identity[0].model_copy(update={"concurrency": conc})
 
     for name in sorted(names):
@@ -238,7 +240,7 @@ def _job_points(
         def make(file: Path = file, conc: int = conc) -> Record:
             bench = _with_power(results, names, conc, read_bench_file(file))
             prov = Provenance(**{**provenance, **_point_times(bench)}, source=str(file))
-            return build_record(identity_for(conc), prov, bench)
+            return build_record(identity_for(conc, bench), prov, bench)
 
         yield _safe(file, make)
     for name in sorted(n for n in names if _EVAL_FILE.match(n)):
@@ -289,7 +291,7 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
             base = nest(identity_from_name(path))
         if raw.get("model_id") and "model" not in base:
             base["model"] = raw["model_id"]
-        merged = {**base, **nest(identity or {})}
+        merged = {**base, **agentic_fields(base, bench), **nest(identity or {})}
         ident = identity_from_job(merged, location=Location(path))
         run_id = (
             merged.get("run-id") or "file-" + hashlib.sha256(path.read_bytes()).hexdigest()[:12]

@@ -101,12 +101,15 @@ def build_replay_result(
     """The result file of one replay (the simulator's agentic estimate builds it too)."""
     records = [t.record for t in run.turns]
     metrics = summarize(records, run.duration_s)
+    summary = traces.summary()
     workload = TraceWorkload(
         source=traces.source,
         format=traces.format,
         traces=len(traces.traces),
         max_model_len=max_model_len,
         context_rule=context_rule,
+        mean_input=max(1, round(float(summary["input_tokens_mean"]))),
+        mean_output=max(1, round(float(summary["output_tokens_mean"]))),
     )
     load = LoadPoint(
         concurrency=options.lanes,
