@@ -138,10 +138,11 @@ def test_sbatch_requests_no_gpus_on_a_cpu_cluster(dep: object) -> None:
     assert plan.processes[0].argv[0] == "vllm"  # no container runtime declared: bare process
 
 
-def test_agentic_job_is_a_plan_error_not_a_crash() -> None:
+def test_agentic_job_plans_a_replay() -> None:
     job = job_dict(**{"scenario-type": "agentic-coding", "kv-offloading": "none", "duration": 60})
     for key in ("isl", "osl", "max-model-len"):
         job.pop(key)
     dep = deployment_from_dicts([job])
-    with pytest.raises(InputError, match="agentic-coding jobs cannot be run yet"):
-        local_plan(dep, Engine.SIM)
+    plan = local_plan(dep, Engine.SIM)
+    assert plan.bench.agentic is not None and plan.bench.agentic.duration_s == 60
+    assert dep.max_model_len == 131072  # an agentic job names no context length

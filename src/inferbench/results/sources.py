@@ -222,12 +222,12 @@ def _job_points(
     provenance["command"] = _plan_command(job_dir)
     job_identity: list[Identity] = []  # built once per job: only the concurrency varies
 
-    def identity_for(conc: int, bench: BenchFile) -> Identity:
+    def identity_for(conc: int, bench: BenchFile | None = None) -> Identity:
         if conc < 1:
             raise InputError("concurrency in the file name must be >= 1")
         if not job_identity:
             where = Location(job_dir / "job.json")
-            fields = {**job, **agentic_fields(job, bench)}
+            fields = {**job, **(agentic_fields(job, bench) if bench else {})}
             job_identity.append(identity_from_job(fields, concurrency=conc, location=where))
         return job_identity[0].model_copy(update={"concurrency": conc})
 
