@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.inputs import Overrides, from_flags, from_recipe
 from inferbench.sim.server import ServeOptions, SimServer
 
@@ -25,7 +25,7 @@ def small_deployment(
     max_num_seqs: int = 64,
     max_model_len: int = 2048,
     stream_interval: int = 1,
-) -> Deployment:
+) -> SimDeployment:
     return from_flags(
         model=model,
         gpu=gpu,
@@ -49,17 +49,17 @@ def small_deployment(
 
 
 @pytest.fixture
-def small() -> Deployment:
+def small() -> SimDeployment:
     return small_deployment()
 
 
 @pytest.fixture
-def seed() -> Deployment:
+def seed() -> SimDeployment:
     return from_recipe(str(SEED_RECIPE), Overrides())
 
 
 @pytest.fixture
-async def server(small: Deployment) -> AsyncIterator[SimServer]:
+async def server(small: SimDeployment) -> AsyncIterator[SimServer]:
     srv = SimServer(small, ServeOptions(port=0))
     await srv.start()
     try:

@@ -12,7 +12,7 @@ import time
 import aiohttp
 import pytest
 
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import estimate
 from inferbench.sim.server import ServeOptions, SimServer
 
@@ -48,7 +48,7 @@ async def _closed_loop(url: str) -> tuple[list[float], list[float], float]:
     return ttfts, tpots, duration
 
 
-def _exact(dep: Deployment) -> Deployment:
+def _exact(dep: SimDeployment) -> SimDeployment:
     load = dep.workload.model_copy(update={"random_range_ratio": 1.0})
     return dep.model_copy(update={"workload": load})
 

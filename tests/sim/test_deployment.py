@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from inferbench.errors import InputError
-from inferbench.sim.deployment import Deployment, Mode
+from inferbench.sim.deployment import Mode, SimDeployment
 from inferbench.sim.inputs import Overrides, from_job, from_recipe
 
 from .conftest import SEED_RECIPE, small_deployment
 
 
-def test_seed_recipe(seed: Deployment) -> None:
+def test_seed_recipe(seed: SimDeployment) -> None:
     assert seed.mode is Mode.DISAGGREGATED and seed.describe() == "2P1D DEP2/DEP8"
     assert seed.model.key == "minimax-m3" and seed.gpu.key == "b200"
     assert seed.total_gpus == 12 and seed.workload.concurrencies == (2048,)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inferbench.catalog import Precision, load_catalog
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.engine import Cluster, EngineLimits, Worker
 from inferbench.sim.estimate import estimate
 from inferbench.sim.perf import EfficiencyParams, Parallelism, StepModel
@@ -36,7 +36,7 @@ def _run(cluster: Cluster, seqs: list[Seq]) -> float:
     return now
 
 
-def test_every_request_gets_exactly_its_tokens(small: Deployment) -> None:
+def test_every_request_gets_exactly_its_tokens(small: SimDeployment) -> None:
     run = estimate(small, 8, num_prompts=24)
     assert len(run.records) == 24
     for record in run.records:
@@ -97,7 +97,7 @@ def test_more_load_raises_tpot_and_throughput() -> None:
     assert rate[1] > 5 * rate[0]
 
 
-def test_disaggregated_seed_runs_and_transfers_kv(seed: Deployment) -> None:
+def test_disaggregated_seed_runs_and_transfers_kv(seed: SimDeployment) -> None:
     run = estimate(seed, 64, num_prompts=96)
     assert len(run.records) == 96 and run.gpus == 12
     for record in run.records:

@@ -10,12 +10,12 @@ from inferbench.bench.traces.model import TraceSet
 from inferbench.bench.traces.source import synth_traces
 from inferbench.bench.traces.synth import SynthSpec
 from inferbench.sim.agentic import BlockHasher, estimate_agentic
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.inputs import Overrides, from_flags
 from inferbench.sim.prefix import CacheSpec, PrefixCache, token_block_hashes
 
 
-def _dep(gpu_util: float, dp: int = 1) -> Deployment:
+def _dep(gpu_util: float, dp: int = 1) -> SimDeployment:
     return from_flags(
         model="meta-llama/Llama-3.1-8B-Instruct",
         gpu="h100",
@@ -83,7 +83,7 @@ def test_hit_rate_rises_with_turns() -> None:
     assert block.server is not None and block.server.overall_hit_rate > 0.7
 
 
-def _throughput(dep: Deployment, traces: TraceSet) -> tuple[float, float]:
+def _throughput(dep: SimDeployment, traces: TraceSet) -> tuple[float, float]:
     options = ReplayOptions(lanes=24, duration_s=240, delay_scale=1)
     est = estimate_agentic(dep, traces, options)
     block = agentic_block(est.run, traces, options, est.server)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.inputs import Overrides, from_recipe
 
 from .conftest import SEED_RECIPE
 
 
-def _sglang(tmp_path: Path, prefill: str, decode: str) -> Deployment:
+def _sglang(tmp_path: Path, prefill: str, decode: str) -> SimDeployment:
     """The seed recipe's resources with an SGLang backend of these worker flags."""
     text = SEED_RECIPE.read_text("utf-8").split("backend:")[0] + (
         "backend:\n"

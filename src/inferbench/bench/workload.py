@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -44,16 +44,9 @@ def draw_lengths(
     return rng.integers(low, high + 1, size=n)
 
 
-class RandomWorkload(FrozenModel):
-    """Random prompts with exact lengths.
+class _TokenIds(FrozenModel):
+    """Prompts drawn as random token ids: the lengths, their spread and the id range."""
 
-    Without a tokenizer the prompt is a list of token ids (the completions API
-    takes one), so the server sees exactly the intended length. With a local
-    Hugging Face `tokenizer.json` the ids are decoded to text and re-encoded
-    until the text has the intended length.
-    """
-
-    kind: Literal["random"] = "random"
     isl: int = Field(gt=0)
     osl: int = Field(gt=0)
     range_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
@@ -64,25 +57,31 @@ class RandomWorkload(FrozenModel):
     id_high: int = Field(default=30000, gt=1)
 
     @model_validator(mode="after")
-    def _ids(self) -> RandomWorkload:
+    def _ids(self) -> Self:
         if self.id_high <= self.id_low:
             raise ValueError("id_high must be above id_low")
         return self
 
 
-class SharedPrefixWorkload(FrozenModel):
-    """`groups` system prompts of `prefix_len` tokens; each request adds its own suffix."""
+class RandomWorkload(_TokenIds):
+    """Random prompts with exact lengths.
+
+    Without a tokenizer the prompt is a list of token ids (the completions API
+    takes one), so the server sees exactly the intended length. With a local
+    Hugging Face `tokenizer.json` the ids are decoded to text and re-encoded
+    until the text has the intended length.
+    """
+
+    kind: Literal["random"] = "random"
+
+
+class SharedPrefixWorkload(_TokenIds):
+    """`groups` system prompts of `prefix_len` tokens; each request adds its own suffix
+    (`isl` is the suffix length after the shared prefix)."""
 
     kind: Literal["shared_prefix"] = "shared_prefix"
     groups: int = Field(gt=0)
     prefix_len: int = Field(gt=0)
-    isl: int = Field(gt=0, description="suffix length after the shared prefix")
-    osl: int = Field(gt=0)
-    range_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
-    range_mode: RangeMode = RangeMode.INFERENCEX
-    tokenizer: Path | None = None
-    id_low: int = Field(default=1000, ge=0)
-    id_high: int = Field(default=30000, gt=1)
 
 
 class FileWorkload(FrozenModel):

@@ -16,16 +16,16 @@ from pathlib import Path
 from inferbench.checks.subjects import (
     ClusterSubject,
     Coverage,
-    Deployment,
+    DeploymentSubject,
     DuplicateKeys,
     ImageUse,
     MasterSubject,
     RecipeLoad,
     RecipeReference,
     RecipeUse,
+    RecipeWorkload,
     Target,
     UpstreamReferences,
-    Workload,
 )
 from inferbench.config.cluster_import import import_cluster
 from inferbench.config.launcher import LauncherTable
@@ -46,7 +46,7 @@ class Subjects:
     duplicates: list[DuplicateKeys] = field(default_factory=list)
     coverage: Coverage | None = None
     uses: list[RecipeUse] = field(default_factory=list)
-    deployments: list[Deployment] = field(default_factory=list)
+    deployments: list[DeploymentSubject] = field(default_factory=list)
     clusters: list[ClusterSubject] = field(default_factory=list)
     images: list[ImageUse] = field(default_factory=list)
     upstream: list[UpstreamReferences] = field(default_factory=list)
@@ -139,11 +139,11 @@ class Collector:
         target = self._target(config.entry.runner)
         concurrencies = master_concurrencies(space)
         for recipe in recipes:
-            workload = Workload(point.isl, point.osl, concurrencies)
+            workload = RecipeWorkload(point.isl, point.osl, concurrencies)
             use = RecipeUse(recipe, workload)
             self.out.uses.append(use)
             self.out.deployments.append(
-                Deployment(
+                DeploymentSubject(
                     self.project, config, point, space, reference, use, target, concurrencies
                 )
             )
@@ -209,7 +209,7 @@ class Collector:
                 continue
             for recipe in self._load(path, None, None):
                 bench = recipe.benchmark
-                workload = Workload(
+                workload = RecipeWorkload(
                     bench.isl if bench else None,
                     bench.osl if bench else None,
                     tuple(bench.concurrencies or ()) if bench else (),
@@ -254,7 +254,7 @@ def _launcher_labels(project: Project, table: LauncherTable) -> tuple[str, ...]:
 
 def iter_recipe_uses(subjects: Subjects) -> Iterator[RecipeUse]:
     """Each distinct (recipe variant, workload) once."""
-    seen: set[tuple[int, Workload]] = set()
+    seen: set[tuple[int, RecipeWorkload]] = set()
     for use in subjects.uses:
         key = (id(use.recipe), use.workload)
         if key not in seen:

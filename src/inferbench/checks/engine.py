@@ -22,7 +22,7 @@ from inferbench.checks.subjects import (
     ChangelogSubject,
     ClusterSubject,
     Coverage,
-    Deployment,
+    DeploymentSubject,
     DuplicateKeys,
     ImageUse,
     MasterSubject,
@@ -155,7 +155,7 @@ def _subjects_for(
         return [] if subjects.coverage is None else [(subjects.coverage, Location())]
     if kind is RecipeUse:  # located only if a rule crashes on it
         return [(u, functools.partial(locate, u.recipe)) for u in iter_recipe_uses(subjects)]
-    if kind is Deployment:
+    if kind is DeploymentSubject:
         return [(d, d.reference.location) for d in subjects.deployments]
     if kind is ClusterSubject:
         return [(c, c.cluster.locate()) for c in subjects.clusters]

@@ -89,7 +89,7 @@ class Coverage:
 
 
 @dataclass(frozen=True)
-class Workload:
+class RecipeWorkload:
     """What will be run against a recipe: lengths and concurrencies (master's, else its own)."""
 
     isl: int | None
@@ -102,7 +102,7 @@ class RecipeUse:
     """One loaded recipe variant with the workload it serves."""
 
     recipe: Recipe
-    workload: Workload
+    workload: RecipeWorkload
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ class Target:
 
 
 @dataclass(frozen=True)
-class Deployment:
+class DeploymentSubject:
     """A multinode search-space entry together with the recipe variant it deploys."""
 
     project: Project

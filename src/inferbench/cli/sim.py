@@ -19,7 +19,7 @@ from inferbench.cli.options import with_options
 from inferbench.errors import InputError, Location
 
 if TYPE_CHECKING:
-    from inferbench.sim.deployment import Deployment
+    from inferbench.sim.deployment import SimDeployment
 
 sim_app = typer.Typer(help="Embedded simulator: serve an OpenAI-compatible engine, or estimate.")
 
@@ -146,7 +146,7 @@ def _check_numbers(opts: DeploymentOptions) -> None:
         raise InputError(f"--spec-acceptance must be in [0, 1], got {acc}")
 
 
-def _deployment(opts: DeploymentOptions) -> Deployment:
+def _deployment(opts: DeploymentOptions) -> SimDeployment:
     """The library's deployment from the options: a recipe, a job, or the flags."""
     from inferbench.sim.inputs import Overrides, concurrency_list, from_flags, from_job, from_recipe
 
@@ -308,12 +308,12 @@ def estimate_cmd(
     console.print(table)
 
 
-def _print_warnings(dep: Deployment, console: Console) -> None:
+def _print_warnings(dep: SimDeployment, console: Console) -> None:
     for warning in dep.warnings:
         console.print(f"[bold yellow]warning:[/] {warning}")
 
 
-def _sweep(dep: Deployment, gpu_budget: int | None, console: Console) -> None:
+def _sweep(dep: SimDeployment, gpu_budget: int | None, console: Console) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from inferbench.sim.topologies import pareto, sweep_topologies

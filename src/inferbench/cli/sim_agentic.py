@@ -14,13 +14,13 @@ from inferbench.bench.result import EndpointInfo, write_point_result
 from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
 from inferbench.bench.traces.source import open_traces
 from inferbench.sim.agentic import estimate_agentic
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 
 DEFAULT_DURATION_S = 600.0  # virtual seconds when neither --duration nor --sessions is given
 
 
 def estimate_agentic_points(
-    dep: Deployment,
+    dep: SimDeployment,
     *,
     console: Console,
     trace: Path | None,

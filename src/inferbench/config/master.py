@@ -28,7 +28,7 @@ ScenarioType = Literal["fixed-seq-len", "agentic-coding"]
 PositiveInt = Annotated[int, Field(ge=1)]
 
 
-class Router(FrozenModel):
+class MasterRouter(FrozenModel):
     name: str = Field(min_length=1)
     version: str = Field(min_length=1)
 
@@ -149,7 +149,7 @@ class SingleNodeSearchSpace(_Concurrency):
     pcp_size: PositiveInt = Field(default=1, alias="pcp-size")
     dp_attn: bool = Field(default=False, alias="dp-attn")
     spec_decoding: SpecDecoding = Field(default="none", alias="spec-decoding")
-    router: Router | None = None
+    router: MasterRouter | None = None
 
     @model_validator(mode="after")
     def _dcp_divides_tp(self) -> SingleNodeSearchSpace:
@@ -165,7 +165,7 @@ class MultiNodeSearchSpace(_Concurrency):
     prefill: WorkerBlock
     decode: WorkerBlock
     spec_decoding: SpecDecoding = Field(default="none", alias="spec-decoding")
-    router: Router | None = None
+    router: MasterRouter | None = None
     kv_p2p_transfer: KvP2PTransfer | None = Field(default=None, alias="kv-p2p-transfer")
 
     @model_validator(mode="after")
@@ -278,7 +278,7 @@ class MasterEntry(FrozenModel):
     framework: str = Field(min_length=1)
     multinode: bool
     disagg: bool = False
-    router: Router | None = None
+    router: MasterRouter | None = None
     kv_p2p_transfer: KvP2PTransfer | None = Field(default=None, alias="kv-p2p-transfer")
     scenarios: Scenarios
 
@@ -345,7 +345,7 @@ class MasterEntry(FrozenModel):
                 hint="add kv-p2p-transfer: nixl",
             )
 
-    def router_for(self, space: AnySearchSpace) -> Router | None:
+    def router_for(self, space: AnySearchSpace) -> MasterRouter | None:
         return self.router or space.router
 
     def kv_p2p_for(self, space: MultiNodeSearchSpace) -> str | None:

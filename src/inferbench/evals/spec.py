@@ -15,12 +15,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from inferbench.core.lengths import max_model_len
 from inferbench.errors import InputError, Location
 
 DEFAULT_CONTEXT = 16_384  # InferenceX's EVAL_MAX_MODEL_LEN fallback
 DEFAULT_CONCURRENCY = 64  # InferenceX's fallback when neither EVAL_CONCURRENT_REQUESTS nor CONC
 MAX_OUTPUT_TOKENS = 16_384
-CONTEXT_MARGIN = 256  # isl + osl + 256, as the sweep's max-model-len
 
 
 class EvalApi(StrEnum):
@@ -112,7 +112,7 @@ class EvalSpec(BaseModel):
 
 def eval_context_length(isl: int | None, osl: int | None, native_max: int | None) -> int:
     """InferenceX's rule: the benchmark's context (isl + osl + 256), capped at the model's."""
-    wanted = isl + osl + CONTEXT_MARGIN if isl and osl else 0
+    wanted = max_model_len(isl, osl) if isl and osl else 0
     if not wanted:
         wanted = native_max or 0
     if native_max and wanted > native_max:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from inferbench.config.changelog_diff import added_entries
 from inferbench.config.gitbase import read_texts
 from inferbench.config.master import load_masters
 from inferbench.config.project import Project, load_project
@@ -12,7 +13,6 @@ from inferbench.config.runners import load_runners
 from inferbench.core.job import Job
 from inferbench.errors import ConfigError, Location
 from inferbench.matrix.changed import BaseTree, ChangelogRun, changed_jobs
-from inferbench.matrix.changelog_diff import added_entries
 from inferbench.matrix.expand import expand_project, project_context, registry_context
 from inferbench.matrix.filters import SweepFilters
 

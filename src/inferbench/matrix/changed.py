@@ -1,7 +1,7 @@
 """`--changed-since REV`: the jobs the changelog entries added since REV ask for, selected as
 InferenceX's CI selects them (`utils/process_changelog.py`, called by `run-sweep.yml`).
 
-The entries are those the added lines make up (`inferbench.matrix.changelog_diff`). Each entry's
+The entries are those the added lines make up (`inferbench.config.changelog_diff`). Each entry's
 keys resolve against the master configs (`*` the only wildcard). Entries with `all-evals` go
 first; then, entry by entry:
 - benchmark rows (unless the entry or the run is `evals-only`, or the entry `all-evals`): its

@@ -31,7 +31,7 @@ from inferbench.results.derived import (
     interactivity_from_tpots,
     request_tpots_ms,
 )
-from inferbench.results.record import Interactivity, Metrics, Stats
+from inferbench.results.record import Metrics, RecordInteractivity, Stats
 
 _STAT_KEYS = {
     "mean": "mean",
@@ -51,7 +51,7 @@ class BenchFile:
     path: Path
     raw: Mapping[str, Any]
     metrics: Metrics
-    interactivity: Interactivity | None
+    interactivity: RecordInteractivity | None
     window: tuple[float, float] | None  # unix seconds the measured requests ran in
     power: tuple[PowerSample, ...]
     power_note: str | None = None  # why there are no samples (no tool on the node)
@@ -173,7 +173,7 @@ def _invalid_metric(path: Path, exc: ValidationError) -> InputError:
     return InputError(f"invalid metric {key}: {first['msg']}", location=Location(path))
 
 
-def _interactivity(raw: Mapping[str, Any], tpot: Stats) -> Interactivity | None:
+def _interactivity(raw: Mapping[str, Any], tpot: Stats) -> RecordInteractivity | None:
     itls, outs = raw.get("itls"), raw.get("output_lens")
     if isinstance(itls, list) and isinstance(outs, list) and itls and len(itls) == len(outs):
         # sa-bench stores ITLs in seconds per request.
@@ -246,7 +246,7 @@ def _read_point_result(path: Path, raw: Mapping[str, Any]) -> BenchFile:
         raw=raw,
         metrics=metrics,
         # all zeros: no request had a TPOT (every one failed or gave one token)
-        interactivity=Interactivity(
+        interactivity=RecordInteractivity(
             p1=inter.p1,
             p10=inter.p10,
             median=inter.median,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inferbench.results.record import Energy, Identity, Interactivity, Stats
+from inferbench.results.record import Energy, Identity, RecordInteractivity, Stats
 
 
 @dataclass(frozen=True)
@@ -50,14 +50,14 @@ def per_gpu_throughput(
     )
 
 
-def interactivity_from_tpots(tpots_ms: Sequence[float]) -> Interactivity | None:
+def interactivity_from_tpots(tpots_ms: Sequence[float]) -> RecordInteractivity | None:
     """Percentiles of 1000 / TPOT over the requests (non-positive TPOTs are dropped)."""
     arr = np.asarray([t for t in tpots_ms if t is not None and t > 0], dtype=float)
     if arr.size == 0:
         return None
     inter = 1000.0 / arr
     p1, p10, p50, p90, p99 = np.percentile(inter, [1, 10, 50, 90, 99])
-    return Interactivity(
+    return RecordInteractivity(
         p1=float(p1),
         p10=float(p10),
         median=float(p50),
@@ -68,7 +68,7 @@ def interactivity_from_tpots(tpots_ms: Sequence[float]) -> Interactivity | None:
     )
 
 
-def interactivity_from_tpot_stats(tpot: Stats) -> Interactivity | None:
+def interactivity_from_tpot_stats(tpot: Stats) -> RecordInteractivity | None:
     """Fallback when only TPOT percentiles exist: p_k(1000/x) = 1000 / p_(100-k)(x)."""
 
     def inv(v: float | None) -> float | None:
@@ -76,7 +76,7 @@ def interactivity_from_tpot_stats(tpot: Stats) -> Interactivity | None:
 
     if tpot.median is None:
         return None
-    return Interactivity(
+    return RecordInteractivity(
         p1=inv(tpot.p99), p10=inv(tpot.p90), median=inv(tpot.median), source="tpot_percentiles"
     )
 

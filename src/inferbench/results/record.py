@@ -147,7 +147,7 @@ class Stats(FrozenModel):
     p999: float | None = None
 
 
-class Interactivity(FrozenModel):
+class RecordInteractivity(FrozenModel):
     """Tokens/s/user percentiles over the per-request distribution.
 
     `source` says how they were obtained: `per_request` (computed from each request's
@@ -184,7 +184,7 @@ class Derived(FrozenModel):
     input_tput_per_gpu: float
     output_tput_per_decode_gpu: float | None = None
     input_tput_per_prefill_gpu: float | None = None
-    interactivity: Interactivity | None = None
+    interactivity: RecordInteractivity | None = None
     failure_rate: float = Field(ge=0, le=1)
     energy: Energy | None = None
 

@@ -23,7 +23,7 @@ from inferbench.bench.agentic.reuse import PrefixTrie
 from inferbench.bench.agentic.server_metrics import ServerCacheMetrics
 from inferbench.bench.traces.model import Fork, Segment, Stream, Trace, TraceSet, Turn
 from inferbench.sim.build import build_cluster
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import chunk_record
 from inferbench.sim.prefix import TierStats
 from inferbench.sim.scheduler import Seq
@@ -105,7 +105,7 @@ class _Sent:
 class _Estimate:
     per_token = False
 
-    def __init__(self, dep: Deployment, traces: TraceSet, options: ReplayOptions) -> None:
+    def __init__(self, dep: SimDeployment, traces: TraceSet, options: ReplayOptions) -> None:
         self.dep = dep
         self.traces = traces.traces
         self.options = options
@@ -343,7 +343,9 @@ class AgenticEstimate:
     wall_s: float
 
 
-def estimate_agentic(dep: Deployment, traces: TraceSet, options: ReplayOptions) -> AgenticEstimate:
+def estimate_agentic(
+    dep: SimDeployment, traces: TraceSet, options: ReplayOptions
+) -> AgenticEstimate:
     """Replay `traces` over `options.lanes` lanes against `dep` on the virtual clock."""
     started = time.perf_counter()
     sim = _Estimate(dep, traces, options)

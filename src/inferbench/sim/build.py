@@ -1,15 +1,15 @@
-"""Turn a Deployment into a running Cluster (workers, KV pools, transfer time)."""
+"""Turn a SimDeployment into a running Cluster (workers, KV pools, transfer time)."""
 
 from __future__ import annotations
 
 from inferbench.catalog.schema import Precision
 from inferbench.sim.caching import attach_caches, decode_router
-from inferbench.sim.deployment import Deployment, PoolSpec
+from inferbench.sim.deployment import PoolSpec, SimDeployment
 from inferbench.sim.engine import Cluster, Listener, Worker
 from inferbench.sim.perf import kv_transfer_time
 
 
-def _workers(dep: Deployment, pool: PoolSpec) -> list[Worker]:
+def _workers(dep: SimDeployment, pool: PoolSpec) -> list[Worker]:
     model = dep.step_model(pool)
     limits = dep.limits(pool)
     tokens = model.kv_capacity_tokens(pool.gpu_memory_utilization, dep.typical_context)
@@ -17,7 +17,7 @@ def _workers(dep: Deployment, pool: PoolSpec) -> list[Worker]:
     return [Worker(f"{pool.role}{i}", model, limits, blocks) for i in range(pool.workers)]
 
 
-def transfer_seconds(dep: Deployment, tokens: int) -> float:
+def transfer_seconds(dep: SimDeployment, tokens: int) -> float:
     """KV transfer of `tokens` from a prefill rank to a decode rank."""
     if dep.prefill is None:
         return 0.0
@@ -25,7 +25,7 @@ def transfer_seconds(dep: Deployment, tokens: int) -> float:
     return fixed + (_transfer_cost(dep, 1_000_000) - fixed) * tokens / 1_000_000
 
 
-def _transfer_cost(dep: Deployment, tokens: int) -> float:
+def _transfer_cost(dep: SimDeployment, tokens: int) -> float:
     assert dep.prefill is not None
     gpu = dep.gpu
     # both pools inside one scale-up domain (NVL72) move KV over NVLink, else over the NICs
@@ -42,7 +42,7 @@ def _transfer_cost(dep: Deployment, tokens: int) -> float:
     )
 
 
-def build_cluster(dep: Deployment, listener: Listener | None = None) -> Cluster:
+def build_cluster(dep: SimDeployment, listener: Listener | None = None) -> Cluster:
     """The engine for `dep`; `listener` hears tokens and finishes."""
     decode = _workers(dep, dep.decode)
     prefill = _workers(dep, dep.prefill) if dep.prefill else None

@@ -9,13 +9,13 @@ own host link in parallel (`host_links.yaml`). Disaggregated pools are not given
 from __future__ import annotations
 
 from inferbench.config.agentic import AGENTIC_MAX_MODEL_LEN, SCENARIO
-from inferbench.sim.deployment import Deployment
-from inferbench.sim.engine import Router, Worker
+from inferbench.sim.deployment import SimDeployment
+from inferbench.sim.engine import RankRouter, Worker
 from inferbench.sim.prefix import CacheSpec, PrefixCache, TierStats, host_link_bytes_per_s
 from inferbench.sim.routing import CacheAwareRouter
 
 
-def attach_caches(dep: Deployment, workers: list[Worker]) -> TierStats | None:
+def attach_caches(dep: SimDeployment, workers: list[Worker]) -> TierStats | None:
     spec = dep.cache
     if spec is None or not spec.prefix_caching or dep.prefill is not None:
         return None
@@ -37,7 +37,7 @@ def attach_caches(dep: Deployment, workers: list[Worker]) -> TierStats | None:
     return stats
 
 
-def decode_router(dep: Deployment, workers: list[Worker]) -> Router | None:
+def decode_router(dep: SimDeployment, workers: list[Worker]) -> RankRouter | None:
     spec = dep.cache
     if spec is None or not spec.prefix_caching or not spec.cache_aware_routing:
         return None

@@ -30,7 +30,7 @@ from ruamel.yaml.error import YAMLError
 
 from inferbench.errors import InputError, Location
 from inferbench.sim.calibration import FIT_BOUNDS, Calibration, CalibrationEntry, base_efficiency
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import estimate
 from inferbench.sim.inputs import Overrides, from_job_data
 from inferbench.sim.summary import point
@@ -83,12 +83,12 @@ class FitReport:
     uncalibrated: dict[str, Prediction] = field(default_factory=dict)
 
 
-def deployment(pt: MeasuredPoint, calibration: str | None = "none") -> Deployment:
+def deployment(pt: MeasuredPoint, calibration: str | None = "none") -> SimDeployment:
     return from_job_data(pt.job, Overrides(calibration=calibration), path=Path(pt.name))
 
 
 def simulate(
-    pt: MeasuredPoint, params: dict[str, float] | None = None, dep: Deployment | None = None
+    pt: MeasuredPoint, params: dict[str, float] | None = None, dep: SimDeployment | None = None
 ) -> Prediction:
     """Simulate `pt` with `params` replacing the engine defaults.
 
@@ -139,7 +139,9 @@ def _axis(nodes: Sequence[float], values: np.ndarray, offset: float = 0.0) -> tu
     return i0, i1, w
 
 
-def surface(pt: MeasuredPoint, dep: Deployment, progress: Callable[[str], None] | None) -> Surface:
+def surface(
+    pt: MeasuredPoint, dep: SimDeployment, progress: Callable[[str], None] | None
+) -> Surface:
     shape = (len(GRID["layer_overhead_s"]), len(GRID["attention_efficiency"]))
     logs = {m: np.zeros(shape) for m in METRICS}
     if progress is not None:
@@ -206,7 +208,7 @@ GroupCache = dict[tuple[str, ...], dict[str, float]]
 def fit(
     points: Sequence[MeasuredPoint],
     surfaces: dict[str, Surface],
-    deps: dict[str, Deployment],
+    deps: dict[str, SimDeployment],
 ) -> Calibration:
     """Vendor-level fit, then one entry per (GPU, engine) group pulled towards its vendor's,
     then fallbacks for (vendor, engine), (GPU, *) and (*, engine); (*, *) is all points."""
@@ -267,7 +269,7 @@ def _mean(items: Sequence[tuple[dict[str, float], int]]) -> dict[str, float]:
     return out
 
 
-def predict(pt: MeasuredPoint, cal: Calibration, dep: Deployment | None = None) -> Prediction:
+def predict(pt: MeasuredPoint, cal: Calibration, dep: SimDeployment | None = None) -> Prediction:
     dep = dep or deployment(pt)
     entry = cal.entry_for(dep.gpu, dep.engine)
     return simulate(pt, entry.params if entry else None, dep)

@@ -65,7 +65,7 @@ class PoolSpec(FrozenModel):
         return shape + (f"PP{self.pp}" if self.pp > 1 else "")
 
 
-class Workload(FrozenModel):
+class SimWorkload(FrozenModel):
     """The load: lengths (sa-bench random: U[floor(L*r), L]) and concurrencies."""
 
     isl: int = Field(ge=1)
@@ -79,7 +79,7 @@ class Workload(FrozenModel):
         return self.num_prompts or concurrency * self.num_prompts_mult
 
 
-class Deployment(FrozenModel):
+class SimDeployment(FrozenModel):
     """Everything one simulated deployment needs, validated and frozen."""
 
     name: str
@@ -91,7 +91,7 @@ class Deployment(FrozenModel):
     mode: Mode
     prefill: PoolSpec | None = None
     decode: PoolSpec  # the aggregated pool when mode is aggregated
-    workload: Workload
+    workload: SimWorkload
     efficiency: EfficiencyParams = EfficiencyParams()
     engine: str = "vllm"  # an engines.yaml key
     source: str = "flags"
@@ -158,7 +158,7 @@ def _refuse(message: str, hint: str, where: str) -> InputError:
     return InputError(message, hint=hint, location=Location(key=where))
 
 
-def validate(dep: Deployment) -> Deployment:
+def validate(dep: SimDeployment) -> SimDeployment:
     """Refuse an impossible topology, saying which limit and by how much."""
     for pool in dep.pools:
         _check_pool(dep, pool)
@@ -173,7 +173,7 @@ def validate(dep: Deployment) -> Deployment:
     return dep
 
 
-def _check_pool(dep: Deployment, pool: PoolSpec) -> None:
+def _check_pool(dep: SimDeployment, pool: PoolSpec) -> None:
     m, g, where = dep.model, dep.gpu, pool.role
     gpus = pool.gpus_per_worker
     if gpus > dep.gpus_per_node and gpus > g.scale_up_domain:

@@ -110,7 +110,7 @@ class Worker:
         return end, finished, prefilled
 
 
-class Router:
+class RankRouter:
     """Sends each request to the least-loaded DP rank of a pool, round-robin on ties."""
 
     def __init__(self, workers: list[Worker], *, by_prefill_tokens: bool) -> None:
@@ -141,7 +141,7 @@ class Cluster:
         *,
         transfer_time: Callable[[int], float] | None = None,
         listener: Listener | None = None,
-        decode_router: Router | None = None,
+        decode_router: RankRouter | None = None,
     ) -> None:
         self.decode_workers = decode_workers
         self.prefill_workers = prefill_workers or []
@@ -149,9 +149,11 @@ class Cluster:
         self.disaggregated = bool(self.prefill_workers)
         self.transfer_time = transfer_time or (lambda tokens: 0.0)
         self.listener = listener
-        self._decode_router = decode_router or Router(decode_workers, by_prefill_tokens=False)
+        self._decode_router = decode_router or RankRouter(decode_workers, by_prefill_tokens=False)
         self._prefill_router = (
-            Router(self.prefill_workers, by_prefill_tokens=True) if (self.prefill_workers) else None
+            RankRouter(self.prefill_workers, by_prefill_tokens=True)
+            if (self.prefill_workers)
+            else None
         )
         self._transfers: list[tuple[float, int, Seq]] = []
         self.in_flight = 0

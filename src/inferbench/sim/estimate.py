@@ -15,7 +15,7 @@ import numpy as np
 
 from inferbench.bench.records import RequestRecord
 from inferbench.sim.build import build_cluster
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.scheduler import Seq
 
 
@@ -94,7 +94,7 @@ def chunk_record(
 
 
 def estimate(
-    dep: Deployment, concurrency: int, *, num_prompts: int | None = None, seed: int = 0
+    dep: SimDeployment, concurrency: int, *, num_prompts: int | None = None, seed: int = 0
 ) -> EstimateRun:
     """Simulate `num_prompts` requests at fixed `concurrency` on `dep`."""
     started = time.perf_counter()

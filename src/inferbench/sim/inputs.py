@@ -1,4 +1,4 @@
-"""Build a `Deployment` from an srt-slurm recipe, a sweep job JSON, or flags."""
+"""Build a `SimDeployment` from an srt-slurm recipe, a sweep job JSON, or flags."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from inferbench.core.concurrency import parse_concurrency_list
 from inferbench.errors import InputError, Location
 from inferbench.sim.caching import AGENTIC_CONTEXT, cache_from_job
 from inferbench.sim.calibration import efficiency_for
-from inferbench.sim.deployment import Deployment, Mode, PoolSpec, Workload, validate
+from inferbench.sim.deployment import Mode, PoolSpec, SimDeployment, SimWorkload, validate
 from inferbench.sim.engines import known_engine
 from inferbench.sim.features import speculation_from_flags, speculation_from_job, unmodelled_flags
 from inferbench.sim.perf import Speculation
@@ -180,8 +180,8 @@ def _override_drafts(
     return spec.model_copy(update={"draft_tokens": overrides.spec_draft_tokens})
 
 
-def from_recipe(spec: str, overrides: Overrides) -> Deployment:
-    """`FILE[:selector]` (an srt-slurm recipe) -> a validated Deployment."""
+def from_recipe(spec: str, overrides: Overrides) -> SimDeployment:
+    """`FILE[:selector]` (an srt-slurm recipe) -> a validated SimDeployment."""
     text, selector = split_reference(spec)
     if not Path(text).is_file():
         raise InputError("recipe file not found", location=Location(Path(text)))
@@ -258,8 +258,8 @@ def _check_fits(recipe: Recipe, mode: WorkerMode, layout: WorkerLayout) -> None:
         )
 
 
-def from_job(spec: str, overrides: Overrides) -> Deployment:
-    """A sweep job as JSON (one object, or a list with `FILE:INDEX`) -> a Deployment."""
+def from_job(spec: str, overrides: Overrides) -> SimDeployment:
+    """A sweep job as JSON (one object, or a list with `FILE:INDEX`) -> a SimDeployment."""
     text, _, index = (
         spec.rpartition(":") if ":" in spec and not Path(spec).exists() else (spec, "", "")
     )
@@ -275,8 +275,8 @@ def from_job(spec: str, overrides: Overrides) -> Deployment:
     return from_job_data(data, overrides, path=path)
 
 
-def from_job_data(data: Mapping[str, Any], overrides: Overrides, *, path: Path) -> Deployment:
-    """A sweep job's fields -> a Deployment. `sim-flags` (vLLM spelling) adds engine flags
+def from_job_data(data: Mapping[str, Any], overrides: Overrides, *, path: Path) -> SimDeployment:
+    """A sweep job's fields -> a SimDeployment. `sim-flags` (vLLM spelling) adds engine flags
     a job does not carry: the memory fraction, max-num-seqs, token budget, KV dtype."""
     pools: dict[str, PoolSpec] = {}
     model = _catalog(overrides).model(overrides.model_spec or str(data.get("model", "")))
@@ -354,7 +354,7 @@ def from_flags(
     osl: int,
     concurrency: tuple[int, ...],
     overrides: Overrides,
-) -> Deployment:
+) -> SimDeployment:
     """An aggregated deployment from command-line flags."""
     layout = WorkerLayout(tp * dp * pp, tp, dp, tp * dp if expert_parallel else 1, pp)
     spec_model = _catalog(overrides).model(overrides.model_spec or model)
@@ -398,7 +398,7 @@ def _build(
     source: str,
     engine: str,
     warnings: list[str],
-) -> Deployment:
+) -> SimDeployment:
     catalog: Catalog = _catalog(overrides)
     gpu_spec = catalog.gpu(overrides.gpu or gpu)
     model_spec = catalog.model(overrides.model_spec or served)
@@ -413,7 +413,7 @@ def _build(
     if workload.get("isl") is None or workload.get("osl") is None:
         raise InputError("the workload needs isl and osl", hint="pass --isl and --osl")
     try:
-        load = Workload.model_validate(workload)
+        load = SimWorkload.model_validate(workload)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(f"workload: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
@@ -429,7 +429,7 @@ def _build(
         warnings = [*warnings, f"engine {engine!r} is not modelled: costed as vLLM"]
         engine_key = "vllm"
     prec: Precision = parse_precision(precision)
-    dep = Deployment(
+    dep = SimDeployment(
         name=name,
         served_model=served or model_spec.key,
         model=model_spec,

@@ -10,11 +10,11 @@ actual caches, an upper bound on what the router can know.
 
 from __future__ import annotations
 
-from inferbench.sim.engine import Router, Worker
+from inferbench.sim.engine import RankRouter, Worker
 from inferbench.sim.scheduler import RankScheduler, Seq
 
 
-class CacheAwareRouter(Router):
+class CacheAwareRouter(RankRouter):
     def __init__(
         self, workers: list[Worker], *, abs_threshold: int = 64, rel_threshold: float = 1.5
     ) -> None:

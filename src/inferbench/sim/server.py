@@ -28,7 +28,7 @@ from inferbench.fsio import atomic_write_bytes
 from inferbench.sim import protocol as proto
 from inferbench.sim.build import build_cluster
 from inferbench.sim.cache_metrics import render_cache_metrics
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.driver import RealTimeDriver
 from inferbench.sim.metrics import ServerMetrics
 from inferbench.sim.prefix import token_block_hashes
@@ -110,7 +110,7 @@ class _Listener:
 class SimServer:
     """The aiohttp application around one Cluster."""
 
-    def __init__(self, dep: Deployment, options: ServeOptions) -> None:
+    def __init__(self, dep: SimDeployment, options: ServeOptions) -> None:
         self.dep, self.options = dep, options
         self.metrics = ServerMetrics(dep.served_model)
         self.cluster = build_cluster(dep, _Listener(self))
@@ -415,7 +415,7 @@ async def _json_errors(request: web.Request, handler: Any) -> web.StreamResponse
 
 
 async def serve_until_stopped(
-    dep: Deployment, options: ServeOptions, stop: asyncio.Event, on_ready: Any = None
+    dep: SimDeployment, options: ServeOptions, stop: asyncio.Event, on_ready: Any = None
 ) -> SimServer:
     """Run the server until `stop` is set (SIGTERM in the CLI); returns it for its figures."""
     server = SimServer(dep, options)

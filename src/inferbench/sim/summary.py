@@ -20,7 +20,7 @@ import orjson
 
 from inferbench import __version__
 from inferbench.fsio import atomic_write_bytes
-from inferbench.sim.deployment import Deployment
+from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import EstimateRun
 
 _STATS = (("mean", None), ("median", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
@@ -90,7 +90,7 @@ def _stats(prefix: str, values_ms: np.ndarray, out: dict[str, Any]) -> None:
         out[f"{name}_{prefix}_ms"] = float(np.percentile(values_ms, q))
 
 
-def result_payload(run: EstimateRun, dep: Deployment) -> dict[str, Any]:
+def result_payload(run: EstimateRun, dep: SimDeployment) -> dict[str, Any]:
     """The sa-bench result fields for one concurrency, plus an `inferbench` block."""
     ok = [r for r in run.records if r.ok]
     inputs = [r.input_tokens or 0 for r in ok]
@@ -139,7 +139,7 @@ def result_payload(run: EstimateRun, dep: Deployment) -> dict[str, Any]:
     return out
 
 
-def write_result(run: EstimateRun, dep: Deployment, path: Path) -> Path:
+def write_result(run: EstimateRun, dep: SimDeployment, path: Path) -> Path:
     """Write the result file for `run`: the load generator's writer when it is installed."""
     try:
         payload = _bench_result_bytes(run, dep)
@@ -151,7 +151,7 @@ def write_result(run: EstimateRun, dep: Deployment, path: Path) -> Path:
     return path
 
 
-def _bench_result_bytes(run: EstimateRun, dep: Deployment) -> bytes:
+def _bench_result_bytes(run: EstimateRun, dep: SimDeployment) -> bytes:
     """The result file `inferbench bench` writes, built from the estimate's records."""
     metrics = importlib.import_module("inferbench.bench.metrics")
     result = importlib.import_module("inferbench.bench.result")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inferbench.errors import InputError
-from inferbench.sim.deployment import Deployment, Mode, PoolSpec, validate
+from inferbench.sim.deployment import Mode, PoolSpec, SimDeployment, validate
 from inferbench.sim.estimate import estimate
 
 DEFAULT_CONCURRENCIES = (8, 32, 128, 512)
@@ -36,7 +36,7 @@ class TopologyPoint:
     ttft_p50_ms: float
 
 
-def _layouts(dep: Deployment, role: str) -> Iterator[PoolSpec]:
+def _layouts(dep: SimDeployment, role: str) -> Iterator[PoolSpec]:
     limit = max(dep.gpus_per_node, dep.gpu.scale_up_domain if dep.gpu.scale_up_domain <= 72 else 8)
     base = dep.decode.model_dump(exclude={"role", "workers", "tp", "dp", "pp", "expert_parallel"})
     for g in (1, 2, 4, 8, 16):
@@ -49,7 +49,7 @@ def _layouts(dep: Deployment, role: str) -> Iterator[PoolSpec]:
             yield PoolSpec(role=role, workers=1, tp=tp, dp=dp, expert_parallel=ep, **base)
 
 
-def _valid(dep: Deployment) -> bool:
+def _valid(dep: SimDeployment) -> bool:
     try:
         validate(dep)
     except InputError:
@@ -57,8 +57,8 @@ def _valid(dep: Deployment) -> bool:
     return True
 
 
-def candidates(dep: Deployment, budget: int) -> list[Deployment]:
-    out: list[Deployment] = []
+def candidates(dep: SimDeployment, budget: int) -> list[SimDeployment]:
+    out: list[SimDeployment] = []
     for pool in _layouts(dep, "aggregated"):
         workers = budget // pool.gpus_per_worker
         if workers:
@@ -96,7 +96,7 @@ def candidates(dep: Deployment, budget: int) -> list[Deployment]:
 
 
 def sweep_topologies(
-    dep: Deployment,
+    dep: SimDeployment,
     budget: int,
     concurrencies: tuple[int, ...] = DEFAULT_CONCURRENCIES,
     progress: Callable[[int, int, str], None] | None = None,

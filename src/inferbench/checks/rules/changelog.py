@@ -15,11 +15,11 @@ from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import ChangelogSubject
 from inferbench.checks.topology_match import same_token, tokens_of
 from inferbench.config.changelog import ChangelogEntry, ChangelogItem, changelog_key_matches
+from inferbench.config.changelog_diff import ChangelogDiff, diff_changelog, parse_added
 from inferbench.config.master import MasterEntry, MultiNodeSearchSpace
 from inferbench.config.topology import TokenKind, deployment_words, parse_tokens
 from inferbench.core.seqlen import seq_len_name
 from inferbench.errors import ConfigError, Location
-from inferbench.matrix.changelog_diff import ChangelogDiff, diff_changelog, parse_added
 
 
 def _plain(entry: ChangelogEntry) -> ChangelogEntry:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
-from inferbench.checks.subjects import ClusterSubject, Deployment
+from inferbench.checks.subjects import ClusterSubject, DeploymentSubject
 from inferbench.config.recipe import locate
 from inferbench.errors import Location
 
@@ -21,10 +21,10 @@ def _not_an_alias(path: str) -> bool:
     "IB401",
     "model-alias-missing",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "recipe model.path is a model_paths alias on every cluster that runs it",
 )
-def model_alias_missing(d: Deployment) -> Iterator[Problem]:
+def model_alias_missing(d: DeploymentSubject) -> Iterator[Problem]:
     path = d.recipe.model.path
     if _not_an_alias(path):
         return
@@ -73,11 +73,11 @@ def model_alias_missing(d: Deployment) -> Iterator[Problem]:
     "IB402",
     "runner-without-cluster",
     Severity.WARNING,
-    Deployment,
+    DeploymentSubject,
     "a cluster file (or launcher) serves the runner label, so alias and GPUs can be checked",
     hint="add the label to a clusters/<name>.yaml `runners:` list",
 )
-def runner_without_cluster(d: Deployment) -> Iterator[Problem]:
+def runner_without_cluster(d: DeploymentSubject) -> Iterator[Problem]:
     if not d.target.known:
         yield Problem(
             f"no cluster serves runner {d.config.entry.runner!r}; model alias and GPUs per node "
@@ -90,10 +90,10 @@ def runner_without_cluster(d: Deployment) -> Iterator[Problem]:
     "IB403",
     "gpus-per-node-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "recipe gpus_per_node equals the cluster's",
 )
-def gpus_per_node_mismatch(d: Deployment) -> Iterator[Problem]:
+def gpus_per_node_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     res = d.recipe.resources
     if "gpus_per_node" not in res.model_fields_set:
         return
@@ -110,10 +110,10 @@ def gpus_per_node_mismatch(d: Deployment) -> Iterator[Problem]:
     "IB404",
     "gpu-type-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "recipe gpu_type is the GPU of the cluster that runs it",
 )
-def gpu_type_mismatch(d: Deployment) -> Iterator[Problem]:
+def gpu_type_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     gpu = d.recipe.resources.gpu_type
     for cf in d.target.clusters:
         if gpu.lower() != cf.cluster.gpu.lower():
@@ -127,10 +127,10 @@ def gpu_type_mismatch(d: Deployment) -> Iterator[Problem]:
     "IB405",
     "model-alias-wrong-weights",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "the cluster alias the recipe names holds the master entry's model",
 )
-def model_alias_wrong_weights(d: Deployment) -> Iterator[Problem]:
+def model_alias_wrong_weights(d: DeploymentSubject) -> Iterator[Problem]:
     path, model = d.recipe.model.path, d.config.entry.model
     for cf in d.target.clusters:
         for store in cf.cluster.models:

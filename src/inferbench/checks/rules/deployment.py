@@ -7,19 +7,19 @@ from collections.abc import Iterator
 from inferbench.checks.engine_limits import flag_path, serving_limits
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
-from inferbench.checks.subjects import Deployment
+from inferbench.checks.subjects import DeploymentSubject
 from inferbench.config.engine_flags import ENGINE_NAMES, LIMIT_FLAGS, Limit, spelled
 from inferbench.config.images import same_image
 from inferbench.config.master import WorkerBlock
 from inferbench.config.recipe import WorkerMode, locate
 
 
-def _shapes_differ(d: Deployment) -> bool:
+def _shapes_differ(d: DeploymentSubject) -> bool:
     """Aggregated on one side, disaggregated on the other (worker-count-mismatch says so)."""
     return d.space.aggregated == d.recipe.disaggregated
 
 
-def paired_modes(d: Deployment) -> list[tuple[str, WorkerBlock, WorkerMode]]:
+def paired_modes(d: DeploymentSubject) -> list[tuple[str, WorkerBlock, WorkerMode]]:
     """(master block name, block, recipe mode): prefill/decode, or prefill -> aggregated;
     none when the shapes differ, as then no worker has a counterpart."""
     if _shapes_differ(d):
@@ -45,10 +45,10 @@ _SPECULATIVE_FLAGS = ", ".join(
     "IB301",
     "container-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "the recipe container is the master image (compared normalised, aliases resolved)",
 )
-def container_mismatch(d: Deployment) -> Iterator[Problem]:
+def container_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     container = d.recipe.model.container
     for cluster in d.target.clusters:
         container = cluster.cluster.containers.get(container, container)
@@ -73,10 +73,10 @@ def container_mismatch(d: Deployment) -> Iterator[Problem]:
     "IB302",
     "precision-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "the recipe precision is the master precision",
 )
-def precision_mismatch(d: Deployment) -> Iterator[Problem]:
+def precision_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     recipe_precision, master = d.recipe.model.precision, d.config.entry.precision
     # InferenceX's fp4 covers both 4-bit formats a recipe may name (nvfp4, mxfp4)
     written = recipe_precision.lower().removeprefix("nv").removeprefix("mx")
@@ -88,7 +88,7 @@ def precision_mismatch(d: Deployment) -> Iterator[Problem]:
         )
 
 
-def _replicas_in_one_engine(d: Deployment, block: WorkerBlock, mode: WorkerMode) -> bool:
+def _replicas_in_one_engine(d: DeploymentSubject, block: WorkerBlock, mode: WorkerMode) -> bool:
     """The master counts data-parallel replicas as workers where the recipe runs them inside
     one engine (`vllm serve --data-parallel-size 2` owning 2 x TP16): the same GPUs."""
     res, layout = d.recipe.resources, d.recipe.layout(mode)
@@ -101,10 +101,10 @@ def _replicas_in_one_engine(d: Deployment, block: WorkerBlock, mode: WorkerMode)
     "IB303",
     "worker-count-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "recipe worker counts equal the master num-worker (decode 0 = aggregated)",
 )
-def worker_count_mismatch(d: Deployment) -> Iterator[Problem]:
+def worker_count_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     if _shapes_differ(d):
         shape = "aggregated" if d.space.aggregated else "disaggregated"
         other = "disaggregated" if d.recipe.disaggregated else "aggregated"
@@ -129,10 +129,10 @@ def worker_count_mismatch(d: Deployment) -> Iterator[Problem]:
     "IB304",
     "worker-gpus-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "recipe GPUs per worker equal the master tp (or ep for DEP) of that worker",
 )
-def worker_gpus_mismatch(d: Deployment) -> Iterator[Problem]:
+def worker_gpus_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     res = d.recipe.resources
     for name, block, mode in paired_modes(d):
         want, have = block.layout.gpus, res.gpus_per_worker(mode)
@@ -152,10 +152,10 @@ def worker_gpus_mismatch(d: Deployment) -> Iterator[Problem]:
     "IB305",
     "expert-parallel-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "expert parallel is on in the recipe exactly when the master ep > 1",
 )
-def expert_parallel_mismatch(d: Deployment) -> Iterator[Problem]:
+def expert_parallel_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     for name, block, mode in paired_modes(d):
         if not len(d.recipe.flags(mode)):
             continue
@@ -173,10 +173,10 @@ def expert_parallel_mismatch(d: Deployment) -> Iterator[Problem]:
     "IB306",
     "spec-decoding-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "spec-decoding in the master entry has a speculative config in the recipe (and back)",
 )
-def spec_decoding_mismatch(d: Deployment) -> Iterator[Problem]:
+def spec_decoding_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     limits = serving_limits(d.recipe)
     mode = limits.mode
     wanted = d.space.spec_decoding != "none"
@@ -200,10 +200,10 @@ def spec_decoding_mismatch(d: Deployment) -> Iterator[Problem]:
     "IB307",
     "concurrency-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "the recipe concurrencies equal the master's",
 )
-def concurrency_mismatch(d: Deployment) -> Iterator[Problem]:
+def concurrency_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     bench = d.recipe.benchmark
     if bench is None or bench.concurrencies is None:
         return
@@ -224,10 +224,10 @@ def concurrency_mismatch(d: Deployment) -> Iterator[Problem]:
     "IB308",
     "seq-len-mismatch",
     Severity.ERROR,
-    Deployment,
+    DeploymentSubject,
     "the recipe isl/osl equal the master scenario's",
 )
-def seq_len_mismatch(d: Deployment) -> Iterator[Problem]:
+def seq_len_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     bench = d.recipe.benchmark
     if bench is None:
         return
