@@ -27,6 +27,7 @@ COMMANDS: dict[str, list[str]] = {
     "orchestration": [PY, str(HERE / "orchestration.py"), "--jobs", "5", "--repeats", "5"],
     "results_ingest": [PY, str(HERE / "results_ingest.py"), "--points", "100000"],
     "bench_client": [PY, str(HERE / "bench_client.py"), "--repeats", "5"],
+    "agentic_replay": [PY, str(HERE / "agentic_replay.py"), "--lanes", "1024", "--repeats", "3"],
 }
 
 
