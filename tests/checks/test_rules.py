@@ -35,6 +35,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
               (RECIPE, "data-parallel-size: 2", "data-parallel-size: 4")],
     "IB305": [(MASTER, "tp: 8\n              ep: 8", "tp: 8\n              ep: 1")],
     "IB308": [(RECIPE, "osl: 1024", "osl: 2048")],
+    "IB309": [(RECIPE, "max-num-seqs: 1024", "max-num-seqss: 1024")],
     "IB402": [(CLUSTER, "runners: [b200, b200-multinode]", "runners: [b200]")],
     "IB403": [(RECIPE, "gpus_per_node: 8", "gpus_per_node: 4")],
     "IB404": [(RECIPE, "gpu_type: b200", "gpu_type: h200")],

@@ -8,6 +8,7 @@ from inferbench.checks.rules import (  # noqa: F401  (imported to register their
     changelog,
     cluster,
     deployment,
+    engine_flags,
     images,
     master,
     naming,

@@ -1,0 +1,113 @@
+"""Which flags an engine release accepts: tables extracted from each release's own source.
+
+`catalog/engine_flags/<engine>-<release>.yaml` lists the flag names of one release (vLLM's
+`vllm serve`, SGLang's `sglang.launch_server`), each with the repository, tag and files it
+was read from by `tools/extract_engine_flags.py`. A job's release is read from its image tag
+(`vllm/vllm-openai:v0.25.1`, `lmsysorg/sglang:v0.5.16-cu130`); an image of another name or a
+nightly has no known release, and is held to the union of every known release.
+
+A written flag is accepted the way the engine's argument parser accepts it: `_` or `-`
+between words, a unique prefix of a flag (argparse's abbreviations), vLLM's `--no-<flag>`
+(BooleanOptionalAction) and its `--<flag>.<key>` for a field of a JSON-valued flag.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+from inferbench.config.engine_flags import normalize_flag
+from inferbench.config.images import ImageRefError, normalize_image
+
+# The image repositories an engine's own releases are published under.
+_RELEASE_IMAGES = {
+    "vllm": ("vllm/vllm-openai",),
+    "sglang": ("lmsysorg/sglang",),
+}
+_VERSION = re.compile(r"^v?(\d+\.\d+\.\d+(?:\.post\d+|rc\d+)?)(?:[-_].*)?$")
+
+
+@dataclass(frozen=True)
+class FlagTable:
+    engine: str
+    release: str
+    repo: str
+    ref: str
+    flags: frozenset[str]
+
+
+@functools.cache
+def flag_tables() -> Mapping[str, Mapping[str, FlagTable]]:
+    """engine -> release -> table, from the packaged catalog."""
+    out: dict[str, dict[str, FlagTable]] = {}
+    folder = resources.files("inferbench.catalog") / "engine_flags"
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".yaml"):
+            continue
+        data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+        source = data["source"]
+        table = FlagTable(
+            engine=data["engine"],
+            release=str(data["release"]),
+            repo=source["repo"],
+            ref=source["ref"],
+            flags=frozenset(normalize_flag(str(f)) for f in data["flags"]),
+        )
+        out.setdefault(table.engine, {})[table.release] = table
+    return out
+
+
+def image_release(engine: str, image: str) -> str | None:
+    """The engine release an image of the engine's own repository names in its tag."""
+    try:
+        ref = normalize_image(image)
+    except ImageRefError:
+        return None
+    repository = ref.repository.removeprefix("library/")
+    if repository not in _RELEASE_IMAGES.get(engine, ()) or ref.tag is None:
+        return None
+    match = _VERSION.match(ref.tag)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class FlagVerdict:
+    """What the engine's parser would make of one written flag."""
+
+    known: bool
+    release: str | None  # the release it was judged against (None: every known one)
+    closest: str | None = None  # the nearest known flag, for a fix hint
+
+
+def judge_flag(engine: str, written: str, image: str = "") -> FlagVerdict | None:
+    """The verdict on flag `written` for `engine` in `image`; None when no table says."""
+    tables = flag_tables().get(engine)
+    if not tables:
+        return None
+    release = image_release(engine, image)
+    table = tables.get(release) if release is not None else None
+    flags = (
+        table.flags if table is not None else frozenset().union(*(t.flags for t in tables.values()))
+    )
+    name = normalize_flag(written)
+    if _accepted(engine, name, flags):
+        return FlagVerdict(True, table.release if table else None)
+    close = difflib.get_close_matches(name, sorted(flags), n=1, cutoff=0.6)
+    return FlagVerdict(False, table.release if table else None, close[0] if close else None)
+
+
+def _accepted(engine: str, name: str, flags: frozenset[str]) -> bool:
+    if name in flags:
+        return True
+    if engine == "vllm":
+        if name.startswith("no-") and name[3:] in flags:
+            return True
+        if "." in name and name.split(".", 1)[0] in flags:
+            return True
+    return sum(1 for flag in flags if flag.startswith(name)) == 1

@@ -1,0 +1,104 @@
+"""The engine flag tables: extracted from the engines' own argument definitions, and every
+flag inferbench's single-node command lines write is one each known release accepts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from inferbench.config.engine_releases import flag_tables, image_release, judge_flag
+from inferbench.launch.deployment import deployment_from_dicts
+from inferbench.launch.engines import build_server, engine_args
+from inferbench.launch.plan import Engine
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "tools/extract_engine_flags.py"
+
+
+def test_every_table_names_its_source() -> None:
+    tables = flag_tables()
+    assert set(tables) == {"vllm", "sglang"}
+    for releases in tables.values():
+        for table in releases.values():
+            assert table.repo.count("/") == 1 and table.ref.lstrip("v") == table.release
+            assert len(table.flags) > 100
+
+
+def test_the_release_comes_from_the_engines_own_image_tag() -> None:
+    assert image_release("vllm", "vllm/vllm-openai:v0.20.1-ubuntu2404") == "0.20.1"
+    assert image_release("sglang", "lmsysorg/sglang:v0.5.8.post1-cu130") == "0.5.8.post1"
+    assert image_release("sglang", "lmsysorg/sglang:nightly-dev-cu13-20260805-211ee642") is None
+    assert image_release("vllm", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.1") is None
+
+
+def _job(framework: str, image: str, **over: object) -> dict[str, object]:
+    job: dict[str, object] = {
+        "config-key": "k", "image": image, "model": "m/M", "model-prefix": "m",
+        "precision": "fp8", "framework": framework, "runner": "h200", "isl": 1024,
+        "osl": 1024, "tp": 4, "ep": 4, "dp-attn": True, "conc": 4,
+        "pp": 1, "dcp-size": 1, "pcp-size": 1, "max-model-len": 2304, "exp-name": "m_1k1k",
+    }  # fmt: skip
+    job.update(over)
+    return job
+
+
+@pytest.mark.parametrize("engine", [Engine.VLLM, Engine.SGLANG])
+@pytest.mark.parametrize("shape", [{}, {"pp": 2}, {"dp-attn": False, "ep": 1}])
+def test_single_node_flags_are_known_to_every_release(engine: Engine, shape: dict) -> None:
+    """Every `--flag` of inferbench's command line, for each release inferbench has a
+    table of (served name and staged weights included)."""
+    image = {"vllm": "vllm/vllm-openai:v{}", "sglang": "lmsysorg/sglang:v{}"}[engine.value]
+    for release in flag_tables()[engine.value]:
+        dep = deployment_from_dicts([_job(engine.value, image.format(release), **shape)])
+        argv = build_server(engine, engine_args(dep, model_path="/models/m"), job_file="j").argv
+        flags = [a for a in argv if a.startswith("--")]
+        assert flags
+        for flag in flags:
+            verdict = judge_flag(engine.value, flag, dep.image)
+            assert verdict is not None and verdict.known, (release, flag)
+            assert verdict.release == release
+
+
+def test_the_extraction_script_reads_flag_names_only(tmp_path: Path) -> None:
+    source = tmp_path / "src/sglang/srt/server_args.py"
+    source.parent.mkdir(parents=True)
+    source.write_text(
+        "import dataclasses\n"
+        "@dataclasses.dataclass\n"
+        "class ServerArgs:\n"
+        "    tp_size: int = 1\n"
+        "    _private: int = 0\n"
+        "    backend: str = Arg(cli_name='--fp4-gemm-backend', aliases=['--gemm'])\n"
+        "def add_cli_args(parser):\n"
+        "    parser.add_argument('--context-length', '--ctx', type=int)\n"
+        "    parser.add_argument('positional')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "sglang", "9.9.9", str(tmp_path / "src")]
+        + ["--repo", "sgl-project/sglang", "--ref", "v9.9.9"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    table = yaml.safe_load(done.stdout)
+    assert table["source"] == {
+        "repo": "sgl-project/sglang",
+        "ref": "v9.9.9",
+        "files": ["sglang/srt/server_args.py"],
+        "obtained": "src",
+        "extracted-by": "tools/extract_engine_flags.py",
+    }
+    assert table["flags"] == [
+        "backend",
+        "context-length",
+        "ctx",
+        "fp4-gemm-backend",
+        "gemm",
+        "tp-size",
+    ]
