@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -56,7 +57,7 @@ def _summary(console: Console, run: BenchRun) -> None:
     console.print(table)
     for p in run.points:
         for example in p.result.inferbench.failure_examples:
-            console.print(f"  [yellow]{p.result.inferbench.load.label}[/] {example}")
+            console.print(f"  [yellow]{p.result.inferbench.load.label}[/] {escape(str(example))}")
 
 
 # Options that take several values after one flag in sa-bench / vLLM (argparse nargs),
@@ -286,7 +287,7 @@ def bench(
         path = inv.result_path(point)
         if path is not None:
             write_point_result(path, outcome.result)
-            console.print(f"wrote {path}")
+            console.print(f"wrote {path}", markup=False)
         detail_path = inv.detail_path(point)
         if detail_path is not None:
             write_detail_jsonl(detail_path, outcome.run.records)
@@ -323,5 +324,5 @@ def bench(
         raise typer.Exit(130)
     if run.failures:
         for line in run.failures:
-            console.print(f"[red]failed[/] {line}")
+            console.print(f"[red]failed[/] {escape(str(line))}")
         raise typer.Exit(1)

@@ -43,8 +43,8 @@ def import_command(
     force: bool = typer.Option(False, "--force", help="Overwrite a different existing file."),
 ) -> None:
     """Write clusters/<name>.yaml from runners/launch_<name>.sh model routing."""
-    out = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False, soft_wrap=True, markup=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
     layout, _ = read_layout(root)
     launchers = _glob(root, layout.launchers)
     if not launchers:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from inferbench.errors import InputError, Location
@@ -74,12 +75,12 @@ def eval_cmd(
             "[yellow]simulated[/]: the simulator answers with random tokens; "
             "this score is a smoke test, not an accuracy"
         )
-    console.print(f"wrote {target}")
+    console.print(f"wrote {target}", markup=False)
     if result.status is EvalStatus.UNAVAILABLE:
-        console.print(f"[red]unavailable[/]: {result.reason}")
+        console.print(f"[red]unavailable[/]: {escape(str(result.reason))}")
         raise typer.Exit(2)
     if result.status is EvalStatus.FAILED:
-        console.print(f"[red]failed[/]: {result.reason}")
+        console.print(f"[red]failed[/]: {escape(str(result.reason))}")
         raise typer.Exit(1)
 
 

@@ -7,6 +7,7 @@ from importlib import import_module
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from inferbench import __version__
 from inferbench.errors import InferbenchError
@@ -56,6 +57,7 @@ def build_app(command: str | None = None) -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
     root.callback()(_root)
     wanted = COMMANDS.get(command or "")
@@ -77,33 +79,64 @@ def _command_of(args: list[str]) -> str | None:
     return next((arg for arg in args if not arg.startswith("-")), None)
 
 
+def _usage_error_types() -> tuple[type[Exception], ...]:
+    """The exception classes of a usage error: typer raises its vendored click's
+    (`typer._click`, a `TyperException`), libraries built on click raise click's own."""
+    from click.exceptions import ClickException
+
+    vendored = getattr(typer, "TyperException", None)
+    return (ClickException,) + ((vendored,) if isinstance(vendored, type) else ())
+
+
+def _show_usage_error(exc: Exception) -> int:
+    show = getattr(exc, "show", None)
+    if callable(show):
+        show()
+    else:
+        Console(stderr=True, highlight=False).print(f"Error: {exc}", markup=False)
+    code = getattr(exc, "exit_code", 2)
+    return code if isinstance(code, int) else 2
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; a user error prints one line and exits with its code (2 for bad input)."""
+    """Run the CLI; a user error prints one line and exits with its code (2 for bad input).
+
+    Nothing shows a traceback unless `--debug` is given: usage errors print click's usage
+    message and exit 2, an InferbenchError prints where and how to fix it and exits with its
+    code, and anything else (a bug) prints one line naming it and exits 70 (EX_SOFTWARE).
+    """
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args[: args.index("--")] if "--" in args else "--debug" in args
     try:
         # standalone_mode=False makes click return a typer.Exit's code instead of exiting.
         rc = build_app(_command_of(args))(args=args, standalone_mode=False, prog_name="inferbench")
     except InferbenchError as exc:
-        if _state["debug"]:
+        if debug or _state["debug"]:
             raise
-        err.print(f"[bold red]error:[/] {exc.render()}", markup=True)
+        err.print(f"[bold red]error:[/] {escape(exc.render())}", markup=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err.print("interrupted")
+        err.print("interrupted", markup=False)
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
-        err.print("aborted")
+        err.print("aborted", markup=False)
         sys.exit(1)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        from click.exceptions import ClickException
-
-        if isinstance(exc, ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    except _usage_error_types() as exc:
+        if debug or _state["debug"]:
+            raise
+        sys.exit(_show_usage_error(exc))
+    except Exception as exc:  # a bug: one line, the traceback only with --debug
+        if debug or _state["debug"]:
+            raise
+        err.print(
+            f"[bold red]internal error:[/] {escape(type(exc).__name__)}: {escape(str(exc))}"
+            " (run again with --debug for the traceback, and please report it)",
+            markup=True,
+        )
+        sys.exit(70)
     sys.exit(rc if isinstance(rc, int) else 0)
 
 

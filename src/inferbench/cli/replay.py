@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from inferbench.bench.agentic.api import ReplayOutcome, run_replay
@@ -125,9 +126,9 @@ def replay(
     )
     if result_file is not None:
         write_point_result(result_file, outcome.result)
-        console.print(f"wrote {result_file}")
+        console.print(f"wrote {result_file}", markup=False)
     _render(console, outcome)
     if not outcome.passed:
         ib = outcome.result.inferbench
-        console.print(f"[red]failed[/] {ib.gate_failure or ib.incomplete_reason}")
+        console.print(f"[red]failed[/] {escape(str(ib.gate_failure or ib.incomplete_reason))}")
         raise typer.Exit(1)

@@ -9,6 +9,7 @@ import orjson
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -90,7 +91,7 @@ def ingest(
             paths, db, identity=_identity(identity), strict=strict, on_progress=on_progress
         )
     for skipped in report.skipped:
-        console.print(f"[red]skipped[/] {skipped.reason}", markup=True, highlight=False)
+        console.print(f"[red]skipped[/] {escape(skipped.reason)}", markup=True, highlight=False)
     written = not (strict and report.skipped)
     typer.echo(
         f"{report.found} points found: {report.inserted} new, {report.updated} updated, "

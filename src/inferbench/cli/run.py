@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -40,8 +41,8 @@ class _Progress(RunEvents):
         self.progress.update(self.task, description=f"{_label(dep)}{extra}: {todo} points")
 
     def point_done(self, dep: Deployment, point: PointOutcome) -> None:
-        mark = "[green]ok[/]" if point.ok else f"[red]failed[/] {point.reason[:100]}"
-        self.progress.console.print(f"  {_label(dep)} conc {point.concurrency}: {mark}")
+        mark = "[green]ok[/]" if point.ok else f"[red]failed[/] {escape(point.reason[:100])}"
+        self.progress.console.print(f"  {escape(_label(dep))} conc {point.concurrency}: {mark}")
 
     def job_finished(self, dep: Deployment, outcome: Outcome) -> None:
         self.progress.advance(self.task)
@@ -70,7 +71,7 @@ def render_summary(summary: RunSummary, console: Console = _console) -> None:
     console.print(table)
     if summary.stopped_early:
         console.print("[yellow]stopped after the first failed job (--fail-fast)[/]")
-    console.print(f"run directory: {summary.run.path}")
+    console.print(f"run directory: {summary.run.path}", markup=False)
 
 
 def run_with_progress(request: RunRequest) -> RunSummary:
@@ -300,9 +301,9 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
     from inferbench.launch.session import build_request
 
     tree = demo.find_examples(root)
-    _console.print(f"[bold]1. check[/] {tree}")
+    _console.print(f"[bold]1. check[/] {escape(str(tree))}")
     line, code = demo.check_tree(tree)
-    _console.print(f"   {line}" + ("" if code == 0 else " (the demo runs anyway)"))
+    _console.print(f"   {line}" + ("" if code == 0 else " (the demo runs anyway)"), markup=False)
     project = load_project(tree)
     filters = demo.demo_filters(project)
     deployments = demo.demo_deployments(project)
@@ -315,14 +316,14 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
     render_summary(summary)
     exit_if_interrupted(summary, runs_dir)
     _console.print("[bold]3. store and report[/]")
-    _console.print(f"results: {summary.run.path}")
+    _console.print(f"results: {summary.run.path}", markup=False)
     if not any(p.ok for _, o in summary.outcomes for p in o.points):
         _console.print("[red]no point finished: nothing to store[/]")
         raise typer.Exit(1)
     stored = demo.store_and_report(summary.run.path, runs_dir)
-    _console.print(f"store:   {stored.db_url} ({stored.inserted} new records)")
+    _console.print(f"store:   {stored.db_url} ({stored.inserted} new records)", markup=False)
     if stored.dashboard is not None:
-        _console.print(f"dashboard: {stored.dashboard.resolve()}")
+        _console.print(f"dashboard: {stored.dashboard.resolve()}", markup=False)
     if not summary.ok:
         raise typer.Exit(1)
 
@@ -349,7 +350,9 @@ def _print_plans(request: RunRequest, as_json: bool = False) -> int:
             plan = request.planner(dep, preview.job(dep.fingerprint))
         except InferbenchError as exc:
             failed += 1
-            err.print(f"{_label(dep)} {dep.fingerprint[:12]}: cannot plan: {exc.render()}")
+            err.print(
+                f"{_label(dep)} {dep.fingerprint[:12]}: cannot plan: {exc.render()}", markup=False
+            )
             continue
         if as_json:
             plans.append(plan.model_dump(mode="json"))

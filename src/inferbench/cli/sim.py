@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from inferbench.bench.naming import point_stem, result_path
@@ -310,7 +311,7 @@ def estimate_cmd(
 
 def _print_warnings(dep: SimDeployment, console: Console) -> None:
     for warning in dep.warnings:
-        console.print(f"[bold yellow]warning:[/] {warning}")
+        console.print(f"[bold yellow]warning:[/] {escape(str(warning))}")
 
 
 def _sweep(dep: SimDeployment, gpu_budget: int | None, console: Console) -> None:
@@ -403,7 +404,7 @@ def calibrate_cmd(
             table.add_row(*row)
     Console(highlight=False).print(table)
     atomic_write_bytes(output, dump_calibration(cal).encode())
-    Console(highlight=False).print(f"wrote {output} ({len(cal.entries)} entries)")
+    Console(highlight=False).print(f"wrote {output} ({len(cal.entries)} entries)", markup=False)
 
 
 @sim_app.command("serve")

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from inferbench.bench.agentic.api import build_replay_result
@@ -49,7 +50,7 @@ def estimate_agentic_points(
         f"{dep.describe()}, {dep.engine}, agentic: {len(traces.traces)} traces, {tier}"
     )
     for note in traces.notes:
-        console.print(f"[yellow]{note}[/]")
+        console.print(f"[yellow]{escape(str(note))}[/]")
     table = Table(
         "lanes",
         "sessions",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from inferbench.bench.traces.context import ContextRule
@@ -38,7 +39,9 @@ def synth(
     ]
     parsed = parse_synth(",".join(p for p in parts if p))
     atomic_write_bytes(output, synth_jsonl(parsed))
-    Console(stderr=True).print(f"wrote {output} ({parsed.sessions} sessions, seed {parsed.seed})")
+    Console(stderr=True).print(
+        f"wrote {output} ({parsed.sessions} sessions, seed {parsed.seed})", markup=False
+    )
 
 
 @traces_app.command("show")
@@ -65,4 +68,4 @@ def show(
     console = Console()
     console.print(table)
     for note in traces.notes:
-        console.print(f"[yellow]{note}[/]")
+        console.print(f"[yellow]{escape(str(note))}[/]")

@@ -14,6 +14,15 @@ quoted-scalar shortcut below. Scalars resolve as PyYAML's `safe_load` does (YAML
 
 Key paths are tuples of str (mapping keys) and int (sequence indexes) and print
 as `scenarios.fixed-seq-len[0].search-space[1].tp`.
+
+Limits, so that a hostile or broken file fails fast instead of exhausting the machine: a file
+larger than MAX_YAML_BYTES is refused before it is read; aliases may expand a document to at
+most MAX_EXPANDED_NODES nodes (a 410-byte "billion laughs" document expands to ~10^9), counted
+on the composed node graph before anything is built, and an anchor may not contain itself;
+nesting is at most MAX_DEPTH deep; an integer may have at most MAX_INT_DIGITS digits (Python
+refuses to convert more than 4,300).
+The largest real benchmark-tree files are well below all three (InferenceX's 320 KB
+nvidia-master.yaml expands to about 21,000 nodes).
 """
 
 from __future__ import annotations
@@ -75,6 +84,11 @@ _MAP, _SEQ, _MERGE = _TAG + "map", _TAG + "seq", _TAG + "merge"
 _TRUE = frozenset({"true", "yes", "on"})
 _PLAIN_INT = re.compile(r"[-+]?[0-9]+\Z")
 _PATH_TOKEN = re.compile(r"\[(-?\d+)\]|([^.\[\]]+)")
+
+MAX_YAML_BYTES = 16 * 1024 * 1024
+MAX_EXPANDED_NODES = 500_000
+MAX_INT_DIGITS = 100
+MAX_DEPTH = 100
 
 
 def format_path(path: KeyPath) -> str:
@@ -226,36 +240,53 @@ class _Builder:
         self.keep_last = duplicates == "last"
         self.duplicates: list[DuplicateKey] = []
         self._memo: dict[int, tuple[Any, str]] = {}
+        self._keys: list[str] = []  # position keys in insertion order
+        self._spans: dict[int, tuple[int, int]] = {}  # node id -> its slice of _keys
 
     def build(self, node: Node, prefix: str = "") -> Any:
         if isinstance(node, ScalarNode):
             return self._scalar(node)
         memo = self._memo.get(id(node))
         if memo is not None:  # an alias: the same node composed twice
-            self._copy_positions(memo[1], prefix)
+            self._copy_positions(memo[1], prefix, node)
             return memo[0]
+        first_key = len(self._keys)
         if isinstance(node, SequenceNode):
             items: list[Any] = []
             self._memo[id(node)] = (items, prefix)
             for index, child in enumerate(node.value):
                 here = f"{prefix}{_INDEX}{index}"
-                self.positions[here] = _pack(child.start_mark, child.start_mark)
+                self._set(here, _pack(child.start_mark, child.start_mark))
                 items.append(self.build(child, here))
-            return items
-        if isinstance(node, MappingNode):
-            return self._mapping(node, prefix)
-        raise self._error("unsupported YAML node", node)
+            result: Any = items
+        elif isinstance(node, MappingNode):
+            result = self._mapping(node, prefix)
+        else:
+            raise self._error("unsupported YAML node", node)
+        self._spans[id(node)] = (first_key, len(self._keys))
+        return result
 
-    def _copy_positions(self, source: str, target: str) -> None:
+    def _set(self, key: str, packed: int) -> None:
+        if key not in self.positions:
+            self._keys.append(key)
+        self.positions[key] = packed
+
+    def _copy_positions(self, source: str, target: str, node: Node) -> None:
+        """Locate an alias's keys where it is used too: the positions of the aliased node's
+        subtree (its own slice of the insertion order, so the cost is that of the subtree)."""
         if source == target:
             return
-        copied = {
-            target + k[len(source) :]: v
-            for k, v in self.positions.items()
-            if k.startswith(source) and k != source
-        }
-        for key, value in copied.items():
-            self.positions.setdefault(key, value)
+        start, end = self._spans.get(id(node), (0, len(self._keys)))
+        positions, cut = self.positions, len(source)
+        copied = [
+            (target + k[cut:], positions[k])
+            for k in self._keys[start:end]
+            if k.startswith(source) and k != source  # a node still being built: all keys
+        ]
+        for key, value in copied:
+            if key not in positions:
+                positions[key] = value
+                self._keys.append(key)
 
     def _mapping(self, node: MappingNode, prefix: str) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
@@ -282,7 +313,7 @@ class _Builder:
                 )
             seen[key] = key_node
             here = f"{prefix}{_KEY}{key}"
-            self.positions[here] = _pack(key_node.start_mark, value_node.start_mark)
+            self._set(here, _pack(key_node.start_mark, value_node.start_mark))
             result[key] = self.build(value_node, here)
         for key, value in merged.items():
             result.setdefault(key, value)
@@ -297,7 +328,7 @@ class _Builder:
             if not isinstance(value, dict):
                 raise self._error("a '<<' merge key needs a mapping", source)
             written = self._memo[id(source)][1]
-            self._copy_positions(written, prefix)
+            self._copy_positions(written, prefix, source)
             merged.update(value)
         return merged
 
@@ -305,6 +336,12 @@ class _Builder:
         tag, text = node.tag, node.value
         if tag == _STR:
             return text
+        if tag == _INT and len(text) > MAX_INT_DIGITS:
+            raise ConfigError(
+                f"integer with {len(text):,} characters is out of range",
+                location=self._loc(node),
+                hint=f"write a number of at most {MAX_INT_DIGITS} digits, or quote it as text",
+            )
         if tag == _INT and _PLAIN_INT.match(text):
             return int(text)
         if tag == _BOOL:
@@ -342,6 +379,13 @@ def parse_yaml(text: str, file: Path, *, duplicates: str = "error") -> Positione
     """Parse one YAML document from `text` (named `file` in errors). A key written twice in
     one mapping is an error, or with `duplicates="last"` kept as `yaml.safe_load` keeps it
     (the later value) and listed in the document's `duplicates`."""
+    if len(text) > MAX_YAML_BYTES:
+        raise ConfigError(
+            f"document of {len(text):,} characters is larger than the "
+            f"{MAX_YAML_BYTES // 2**20} MiB a YAML file here may have",
+            location=Location(file),
+            hint="split it, or check that this is the file you meant",
+        )
     with _gc_paused():
         return _parse(text, file, duplicates)
 
@@ -350,12 +394,71 @@ def _parse(text: str, file: Path, duplicates: str) -> PositionedDoc:
     root = _compose(text, file)
     if root is None:
         return PositionedDoc(file=file, data=None)
+    check_expansion(root, file)
     builder = _Builder(file, duplicates)
     builder.positions[""] = _pack(root.start_mark, root.start_mark)
     data = builder.build(root)
     return PositionedDoc(
         file=file, data=data, positions=builder.positions, duplicates=tuple(builder.duplicates)
     )
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def check_expansion(root: Node, file: Path) -> int:
+    """The number of nodes `root` stands for with every alias expanded, counted on the node
+    graph (each distinct node once, without expanding anything); raises ConfigError past
+    MAX_EXPANDED_NODES, past MAX_DEPTH levels, or for an anchor that contains itself."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Node, bool, int]] = [(root, False, 1)]
+    while stack:
+        node, done, depth = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            total = 1 + sum(sizes.get(id(c), 1) for c in _children(node))
+            if total > MAX_EXPANDED_NODES:
+                raise _limit_error(
+                    f"aliases expand this document past {MAX_EXPANDED_NODES:,} nodes (an alias "
+                    "bomb, or anchors nested far deeper than a benchmark file needs)",
+                    node,
+                    file,
+                    "write the repeated blocks out, or nest fewer aliases (*name) in each other",
+                )
+            sizes[key] = total
+            continue
+        if isinstance(node, ScalarNode) or key in sizes:
+            continue
+        if key in on_path:
+            raise _limit_error(
+                "an anchor contains an alias to itself (a recursive document)",
+                node,
+                file,
+                "refer to the anchor (*name) only outside the block that defines it (&name)",
+            )
+        if depth > MAX_DEPTH:
+            raise _limit_error(
+                f"the document nests deeper than {MAX_DEPTH} levels",
+                node,
+                file,
+                "flatten the structure; benchmark files need a dozen levels at most",
+            )
+        on_path.add(key)
+        stack.append((node, True, depth))
+        stack.extend((child, False, depth + 1) for child in _children(node))
+    return sizes.get(id(root), 1)
+
+
+def _limit_error(message: str, node: Node, file: Path, hint: str) -> ConfigError:
+    mark = node.start_mark
+    return ConfigError(message, location=Location(file, mark.line + 1, mark.column + 1), hint=hint)
 
 
 def _compose(text: str, file: Path) -> Node | None:
@@ -406,6 +509,14 @@ def load_yaml(path: Path, *, duplicates: str = "error") -> PositionedDoc:
     same bytes made before is taken from the parse cache (`parse_cache`)."""
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_YAML_BYTES:
+            raise ConfigError(
+                f"file of {size:,} bytes is larger than the {MAX_YAML_BYTES // 2**20} MiB a "
+                "YAML file here may have",
+                location=Location(path),
+                hint="split it, or check that this is the file you meant",
+            )
         raw = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError("file not found", location=Location(path)) from None
