@@ -18,6 +18,7 @@ INFERBENCH_INFERENCEX_PYTHON, else built by `.ci/services/25-inferencex-oracle.s
 same session, and the ratios generator / `sweep` are printed (skipped with --no-generator).
 
     python benchmarks/upstream_tree.py [--tree DIR] [--runs 5] [--srt-slurm DIR] [--json]
+                                       [--commands check,sweep]
                                        [--oracle-python PY | --no-generator]
 """
 
@@ -112,6 +113,9 @@ def main() -> None:
     parser.add_argument("--srt-slurm", type=Path, default=None)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument(
+        "--commands", default="check,sweep", help="which to time (comma-separated): check, sweep"
+    )
     parser.add_argument("--oracle-python", default=None, help="the InferenceX oracle venv's python")
     parser.add_argument("--no-generator", action="store_true", help="skip InferenceX's generator")
     opts = parser.parse_args()
@@ -124,6 +128,7 @@ def main() -> None:
     results = [
         _measure(name, args, opts.runs, warm)
         for name, args in (("check", check), ("sweep", sweep))
+        if name in opts.commands.split(",")
         for warm in (False, True)
     ]
     if not opts.no_generator:
