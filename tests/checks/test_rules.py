@@ -37,7 +37,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
     "IB308": [(RECIPE, "osl: 1024", "osl: 2048")],
     "IB309": [(RECIPE, "max-num-seqs: 1024", "max-num-seqss: 1024")],
     "IB402": [(CLUSTER, "runners: [b200, b200-multinode]", "runners: [b200]")],
-    "IB403": [(RECIPE, "gpus_per_node: 8", "gpus_per_node: 4")],
+    "IB403": [(RECIPE, "gpus_per_node: 8", "gpus_per_node: 16")],
     "IB404": [(RECIPE, "gpu_type: b200", "gpu_type: h200")],
     "IB405": [(CLUSTER, "model: nvidia/MiniMax-M3-NVFP4", "model: nvidia/MiniMax-M2-NVFP4")],
     "IB411": [(CLUSTER, "runners: [b200, b200-multinode]", "runners: [b200, b200-multinode, x9]")],

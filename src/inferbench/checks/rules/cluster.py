@@ -91,14 +91,15 @@ def runner_without_cluster(d: DeploymentSubject) -> Iterator[Problem]:
     "gpus-per-node-mismatch",
     Severity.ERROR,
     DeploymentSubject,
-    "recipe gpus_per_node equals the cluster's",
+    "recipe gpus_per_node is at most the cluster's GPUs per node",
 )
 def gpus_per_node_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     res = d.recipe.resources
     if "gpus_per_node" not in res.model_fields_set:
         return
     for cf in d.target.clusters:
-        if res.gpus_per_node != cf.cluster.gpus_per_node:
+        # fewer is a choice (a TP2 recipe using 2 of a node's 4 GPUs); more cannot run
+        if res.gpus_per_node > cf.cluster.gpus_per_node:
             yield Problem(
                 f"recipe gpus_per_node {res.gpus_per_node} differs from cluster "
                 f"{cf.cluster.name} ({cf.cluster.gpus_per_node} per node)",
