@@ -81,6 +81,15 @@ def test_no_tool_means_a_reason(tmp_path: Path) -> None:
     assert source == PowerSource("dcgm", "http://x/metrics")
 
 
+def _wait_for_samples(out: Path, lines: int = 3, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if out.is_file() and len(out.read_text().splitlines()) > lines:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no samples in {out} after {timeout_s} s")
+
+
 FAKE_NVIDIA_SMI = """#!/usr/bin/env python3
 # Prints what `nvidia-smi --query-gpu=... --format=csv,nounits -lms N` prints, for 2 GPUs.
 import sys, time
@@ -106,7 +115,7 @@ def test_sampler_process_records_a_window_and_stops(tmp_path: Path) -> None:
     out = tmp_path / "power_conc4.csv"
     sampler = PowerSampler(source, out, interval_s=0.05)
     sampler.start()
-    time.sleep(0.8)
+    _wait_for_samples(out)  # both processes started (seconds on a loaded machine)
     start = time.time()
     time.sleep(1.0)
     end = time.time()
@@ -148,7 +157,7 @@ def test_sampler_polls_a_dcgm_exporter(dcgm_url: str, tmp_path: Path) -> None:
     out = tmp_path / "power.csv"
     sampler = PowerSampler(PowerSource("dcgm", dcgm_url), out, interval_s=0.1)
     sampler.start()
-    time.sleep(1.2)
+    _wait_for_samples(out, lines=6)
     assert sampler.stop() == 0
     samples = read_power_csv(out)
     assert len(samples) >= 6 and {s.watts for s in samples} == {612.5, 598.25}

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from inferbench.bench.preset import SA_BENCH
-from inferbench.core.lengths import max_model_len
 from inferbench.errors import InputError, Location
-from inferbench.evals.spec import DEFAULT_CONTEXT
+from inferbench.evals.spec import eval_context_length
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.engines import build_server, detect_engine, engine_args
 from inferbench.launch.engines.sim import READY_PATTERN
@@ -56,9 +55,7 @@ def eval_plan(dep: Deployment, options: PlanOptions) -> EvalPlan | None:
     engine's max-model-len), or None when none is marked or evals are off."""
     if not options.evals or not dep.eval_concurrencies:
         return None
-    context = max_model_len(dep.isl, dep.osl) if dep.isl and dep.osl else DEFAULT_CONTEXT
-    if dep.max_model_len:
-        context = min(context, dep.max_model_len)
+    context = eval_context_length(dep.isl, dep.osl, dep.max_model_len)
     return EvalPlan(
         task=options.eval_task,
         concurrencies=dep.eval_concurrencies,
