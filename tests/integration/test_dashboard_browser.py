@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,8 @@ CONFIGS = [
     SyntheticConfig(),
     SyntheticConfig(framework="vllm", tp=4),
     SyntheticConfig(runner="b200", framework="trt", precision="fp4", tp=4, base_tpot_ms=5.0),
+    # a second topology of the same series: some of its points are dominated
+    SyntheticConfig(runner="b200", framework="trt", precision="fp4", tp=8, base_tpot_ms=4.0),
     SyntheticConfig(model_prefix="llama70b", isl=8192, tp=4),
 ]
 
@@ -151,38 +154,44 @@ def test_curves_facets_series_frontiers_and_header(page: Any, report: Report) ->
     assert facets == ["dsr1 1024/1024", "llama70b 8192/1024"]
     drawn = traces(page)
     assert {t["name"] for t in drawn} == {"b200 trt fp4", "h200 sglang fp8", "h200 vllm fp8"}
-    assert sum(t["n"] for t in drawn) == 15
-    assert all(t["part"] == "frontier" for t in drawn)  # one topology each: all on the front
+    assert sum(t["n"] for t in drawn) == 20
+    dominated = [t for t in drawn if t["part"] == "dominated"]
+    assert [t["name"] for t in dominated] == ["b200 trt fp4"] and dominated[0]["opacity"] < 0.5
     assert layout(page)["x"] == "interactivity p50 (tok/s/user)"
     assert "UNOFFICIAL" in layout(page)["notes"]
     summary = page.locator("#summary").inner_text()
-    assert "Jobs: 9, failed: 1 (11.1%)" in summary and "server_crashed 1" in summary
+    assert "Jobs: 11, failed: 1 (9.1%)" in summary and "server_crashed 1" in summary
     assert page.locator("#failed-jobs li").all_inner_texts() == [
         "nightly-2 dsr1_8k1k: server_crashed (server OOM)"
     ]
     sentence = page.locator(".facet").first.locator(".at .sentence").inner_text()
-    assert sentence.startswith("at 50 tok/s/user, ") and "x h200" in sentence
+    assert re.match(
+        r"at \d+ tok/s/user, \S+ \S+ \S+ delivers [\d,.]+ tok/s/GPU, [\d.]+x ", sentence
+    )
+    page.locator(".facet").first.locator("select.at-target").select_option(label="50 tok/s/user")
+    sentence = page.locator(".facet").first.locator(".at .sentence").inner_text()
+    assert sentence.startswith("at 50 tok/s/user, h200 vllm fp8 delivers ")
     page.screenshot(path=str(report.shots / "report-curves.png"), full_page=True)
 
 
 def test_filters_and_series_toggles_reach_charts_table_and_url(page: Any, report: Report) -> None:
     open_view(page, report)
-    assert page.locator("#rows tr").count() == 20
+    assert page.locator("#rows tr").count() == 25
     page.select_option("#f-hw", "b200")
     assert page.locator("#facets .facet").count() == 1
-    assert [t["name"] for t in traces(page)] == ["b200 trt fp4"]
-    assert page.locator("#rows tr").count() == 5
-    assert "5 points in 1 series" in page.locator("#shown").inner_text()
+    assert {t["name"] for t in traces(page)} == {"b200 trt fp4"}
+    assert page.locator("#rows tr").count() == 10
+    assert "10 points in 1 series" in page.locator("#shown").inner_text()
     assert "f.hw=b200" in page.evaluate("location.hash")
     page.select_option("#f-hw", "")
     page.locator(".series-toggle", has_text="h200 vllm fp8").click()
     assert "h200 vllm fp8" not in {t["name"] for t in traces(page)}
-    assert page.locator("#rows tr").count() == 15
+    assert page.locator("#rows tr").count() == 20
     toggle = page.locator(".series-toggle", has_text="h200 vllm fp8")
     assert toggle.get_attribute("aria-pressed") == "false"
     assert "hide=" in page.evaluate("location.hash")
     toggle.click()
-    assert len(traces(page)) == 3
+    assert len(traces(page)) == 4  # three series, one of them with dominated points
 
 
 def test_metric_and_axis_switches(page: Any, report: Report) -> None:
@@ -249,7 +258,7 @@ def test_table_sorts_filters_and_pages(page: Any, report: Report) -> None:
     assert page.locator("#rows tr").count() == 5
     assert "(5 points)" in page.locator("#page").inner_text()
     page.fill("#table-filter", "")
-    assert page.locator("#rows tr").count() == 20
+    assert page.locator("#rows tr").count() == 25
 
 
 def test_history_view_marks_the_regression(page: Any, report: Report) -> None:
@@ -272,7 +281,7 @@ def test_history_view_marks_the_regression(page: Any, report: Report) -> None:
 def test_compare_view_is_the_markdown_comparison(page: Any, report: Report) -> None:
     open_view(page, report, "#view=compare")
     assert "HEAD nightly-2 vs BASE nightly-1" in page.locator("#cmp-summary").inner_text()
-    assert page.locator("#cmp-rows tr").count() == 20
+    assert page.locator("#cmp-rows tr").count() == 25
     assert page.locator("#cmp-rows tr.cmp-regression").count() == 5
     assert page.locator("#cmp-rows td.regression").count() >= 5
     with open_store(report.db_url) as store:

@@ -99,7 +99,7 @@ def _data(url: str, tmp_path: Path) -> dict[str, Any]:
             DashboardInputs(
                 latest=latest,
                 outcomes=store.outcomes(),
-                history=[s.record for s in store.history(40)],
+                history=[(k, s.record) for k, s in store.history(40)],
                 comparison=None,
                 prices=load_prices(),
                 stored=store.count(),

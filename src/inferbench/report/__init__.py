@@ -65,7 +65,7 @@ def build_report(
         inputs = DashboardInputs(
             latest=latest,
             outcomes=store.outcomes(),
-            history=[s.record for s in store.history(HISTORY_PER_POINT)],
+            history=[(key, s.record) for key, s in store.history(HISTORY_PER_POINT)],
             comparison=_comparison(store, base, head, threshold),
             prices=table,
             stored=store.count(),

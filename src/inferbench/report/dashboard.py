@@ -41,7 +41,7 @@ from inferbench.results.record import Record
 class DashboardInputs:
     latest: Sequence[Record]  # one record per point (`Store.latest_per_point`)
     outcomes: Sequence[StoredOutcome]
-    history: Sequence[Record]  # `Store.history`
+    history: Sequence[tuple[str, Record]]  # (point key, record), `Store.history`
     comparison: Comparison | None
     prices: PriceTable
     stored: int

@@ -19,7 +19,7 @@ from inferbench.results.compare import Comparison, relative_change, verdict_of
 from inferbench.results.pareto import series_key
 from inferbench.results.record import Record
 
-HISTORY_PER_POINT = 40  # the most recent records of each configuration
+HISTORY_PER_POINT = 24  # the most recent records of each configuration
 
 
 def _order(r: Record) -> tuple[str, str]:
@@ -28,7 +28,7 @@ def _order(r: Record) -> tuple[str, str]:
 
 
 def history_payload(
-    records: Sequence[Record],
+    records: Sequence[tuple[str, Record]],
     series: SeriesTable,
     strings: Strings,
     prices: PriceTable,
@@ -36,9 +36,9 @@ def history_payload(
     threshold: float,
 ) -> dict[str, Any]:
     groups: dict[str, list[Record]] = {}
-    for r in records:
-        if series_key(r) in series.index:
-            groups.setdefault(r.point_key(), []).append(r)
+    for point, r in records:  # the point key as stored: same series, topology, concurrency
+        groups.setdefault(point, []).append(r)
+    groups = {k: rs for k, rs in groups.items() if series_key(rs[0]) in series.index}
     configs: list[dict[str, Any]] = []
     cols: dict[str, list[Any]] = {
         k: [] for k in ("cfg", "run", "date", "img", "commit", "tag", "reg")

@@ -7,7 +7,7 @@ deployment) resolve to catalog GPU ids through the hardware catalog's aliases.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -43,10 +43,15 @@ class PriceTable:
     currency: str
     prices: dict[str, float]
     sources: dict[str, str]
+    _resolved: dict[str, float | None] = field(default_factory=dict, compare=False, repr=False)
 
     def gpu_hour(self, hardware: str) -> float | None:
         """The price of one GPU-hour of `hardware` (a catalog id, alias or runner label)."""
-        name = hardware.strip().lower()
+        if hardware not in self._resolved:
+            self._resolved[hardware] = self._lookup(hardware.strip().lower())
+        return self._resolved[hardware]
+
+    def _lookup(self, name: str) -> float | None:
         if name in self.prices:
             return self.prices[name]
         try:

@@ -204,9 +204,9 @@ class Store:
             rows = conn.execute(stmt).all()
         return [StoredRecord(row_id, record_from_json(payload)) for row_id, payload in rows]
 
-    def history(self, per_point: int) -> list[StoredRecord]:
-        """Each point key's `per_point` most recently ingested records (a history view's
-        data), chosen in SQL so a long history is never read whole."""
+    def history(self, per_point: int) -> list[tuple[str, StoredRecord]]:
+        """Each point key's `per_point` most recently ingested records with their point
+        key (a history view's data), chosen in SQL so a long history is never read whole."""
         rank = (
             func.row_number()
             .over(partition_by=records.c.point_key, order_by=records.c.id.desc())
@@ -214,14 +214,14 @@ class Store:
         )
         ranked = select(records.c.id.label("rid"), rank).subquery()
         stmt = (
-            select(records.c.id, records.c.record_json)
+            select(records.c.point_key, records.c.id, records.c.record_json)
             .join(ranked, ranked.c.rid == records.c.id)
             .where(ranked.c.rank <= per_point)
             .order_by(records.c.id)
         )
         with self._begin() as conn:
             rows = conn.execute(stmt).all()
-        return [StoredRecord(row_id, record_from_json(payload)) for row_id, payload in rows]
+        return [(key, StoredRecord(row_id, record_from_json(data))) for key, row_id, data in rows]
 
     def run_ids(self) -> list[str]:
         """Run ids, the most recently ingested last."""
