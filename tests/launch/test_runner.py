@@ -162,3 +162,19 @@ def test_the_report_counts_the_outcomes_the_runner_wrote(tmp_path: Path) -> None
     )
     assert (counts["total"], counts["failed"]) == (3, 1)
     assert counts["by_status"] == {"completed": 2, "server_crashed": 1}
+
+
+def test_run_json_names_the_trees_commit(tmp_path: Path) -> None:
+    import subprocess
+
+    from inferbench.launch.rundir import tree_commit
+
+    assert tree_commit(tmp_path) is None  # not a checkout: no commit, no error
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    summary = execute_run(_request(tree, _deps(1), _healthy))
+    assert json.loads(summary.run.run_json.read_text())["commit"] == sha.strip()

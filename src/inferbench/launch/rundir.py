@@ -23,6 +23,7 @@ import platform
 import re
 import secrets
 import socket
+import subprocess
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -80,6 +81,7 @@ class RunInfo(BaseModel):
     version: str = __version__
     host: str = Field(default_factory=socket.gethostname)
     cluster: str | None = None
+    commit: str | None = None  # the benchmark tree's git commit, when it is a checkout
     settings: RunSettings = Field(default_factory=RunSettings)
 
 
@@ -163,6 +165,23 @@ def read_run_info(run: RunDir) -> RunInfo:
             hint="pass the run id printed by `inferbench run` and the same --runs-dir",
         )
     return RunInfo.model_validate_json(run.run_json.read_text())
+
+
+def tree_commit(root: Path | str) -> str | None:
+    """The commit checked out at `root` (what the report's history names), or None when
+    the tree is not a git checkout or git is missing."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--verify", "--quiet", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = proc.stdout.strip()
+    return sha if proc.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
 
 def write_run_info(run: RunDir, info: RunInfo) -> None:

@@ -36,6 +36,7 @@ from inferbench.launch.rundir import (
     new_run_id,
     read_run_info,
     run_dir,
+    tree_commit,
     utc_now,
     write_json,
     write_run_info,
@@ -111,6 +112,7 @@ def _record_run(run: RunDir, request: RunRequest, deployments: Sequence[Deployme
         filters=request.filters,
         cluster=request.cluster,
         settings=request.settings,
+        commit=tree_commit(request.root),
     )
     jobs = [
         {"job": json.loads(dep.job_json), "concurrencies": list(dep.concurrencies)}
