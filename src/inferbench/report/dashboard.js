@@ -2,6 +2,7 @@
 // No network: every chart, table and view is built from the data in this file.
 (function () {
   "use strict";
+  var T0 = performance.now();  // plotly.js is parsed by now: what follows is the page's own work
   var D = JSON.parse(document.getElementById("ib-data").textContent);
   var P = D.points, S = D.series, STR = D.strings;
   var N = P.s.length;
@@ -508,5 +509,6 @@
   summary();
   buildControls();
   render();
+  document.body.setAttribute("data-render-ms", String(Math.round(performance.now() - T0)));
   document.body.setAttribute("data-ready", "1");
 })();

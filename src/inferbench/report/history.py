@@ -64,30 +64,32 @@ def history_payload(
                 "c": first.identity.concurrency,
             }
         )
-        previous: Record | None = None
+        previous: list[float | None] | None = None
         for r in sorted(members, key=_order):
             p = r.provenance
+            values = [a.value(r, prices) for a in Y_AXES]
             cols["cfg"].append(cfg)
             cols["run"].append(strings(p.run_id))
             cols["date"].append(strings(when(p.started_at)))
             cols["img"].append(strings(r.identity.image))
             cols["commit"].append(strings(p.commit))
             cols["tag"].append(strings(p.tag))
-            cols["reg"].append(_regressions(previous, r, prices, threshold))
+            cols["reg"].append(_regressions(previous, values, threshold))
             xs.append(sig(inter.value(r, prices)))
-            for a in Y_AXES:
-                ys[a.key].append(sig(a.value(r, prices)))
-            previous = r
+            for a, v in zip(Y_AXES, values, strict=True):
+                ys[a.key].append(sig(v))
+            previous = values
     return {"configs": configs, **cols, "y": ys, "x": xs, "threshold": threshold}
 
 
-def _regressions(before: Record | None, now: Record, prices: PriceTable, threshold: float) -> int:
-    """Bit i set when Y_AXES[i] regressed from `before` to `now`."""
+def _regressions(
+    before: list[float | None] | None, now: list[float | None], threshold: float
+) -> int:
+    """Bit i set when Y_AXES[i] regressed from `before` to `now` (values in Y_AXES order)."""
     if before is None:
         return 0
     mask = 0
-    for i, a in enumerate(Y_AXES):
-        b, h = a.value(before, prices), a.value(now, prices)
+    for i, (a, b, h) in enumerate(zip(Y_AXES, before, now, strict=True)):
         if b is None or h is None:
             continue
         change = relative_change(b, h)

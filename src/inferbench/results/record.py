@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import Any, Literal, Self
 
 import orjson
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from inferbench.core.model import FrozenModel
 from inferbench.errors import InputError, Location
@@ -270,6 +270,14 @@ def check_schema_version(version: object, *, location: Location | None = None) -
 
 def record_from_json(data: bytes | str, *, location: Location | None = None) -> Record:
     """Parse a stored record, refusing newer schema versions before validating."""
+    try:
+        # the fast path: pydantic parses the JSON itself (no intermediate dicts)
+        record = Record.model_validate_json(data)
+    except ValidationError:
+        record = None
+    if record is not None:
+        check_schema_version(record.schema_version, location=location)
+        return record
     raw = orjson.loads(data)
     if not isinstance(raw, dict):
         raise InputError("a stored record must be a JSON object", location=location)
