@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from inferbench.core.status import PointStatus
 from inferbench.report.metrics import X_AXES, Y_AXES, Axis
 from inferbench.report.prices import PriceTable
 from inferbench.results.equal import ratio_sentence, round_targets, values_at
@@ -49,13 +50,13 @@ def when(stamp: datetime | None) -> str | None:
     return stamp.strftime("%Y-%m-%d %H:%M") if stamp else None
 
 
-def point_status(r: Record) -> str:
+def point_status(r: Record) -> PointStatus:
     """A point's own verdict, as the load generator recorded it."""
     if r.metrics.complete is False:
-        return "incomplete"
+        return PointStatus.INCOMPLETE
     if r.metrics.gate_failure:
-        return "gate failed"
-    return "ok"
+        return PointStatus.FAILED
+    return PointStatus.PASSED
 
 
 @dataclass
@@ -168,7 +169,7 @@ def points_payload(
         cols["dir"].append(strings(_job_link(p.source, output_dir)))
         cols["off"].append(1 if p.official else 0)
         cols["fr"].append(round(r.derived.failure_rate, 4))
-        cols["st"].append(strings(point_status(r)))
+        cols["st"].append(strings(point_status(r).value))
         cols["fm"].append(masks[id(r)])
         for a in X_AXES:
             xs[a.key].append(sig(a.value(r, prices)))
