@@ -203,7 +203,6 @@ PASSED_THROUGH = """\
 identity:
   model: {repo: nvidia/MiniMax-M3-NVFP4}
   frameworks: {vllm: 0.11.0}
-use_chat_template: false
 """
 
 
@@ -217,13 +216,13 @@ def test_every_key_of_the_source_recipe_is_kept(tmp_path: Path) -> None:
         "frontend:\n  type: dynamo\n", "frontend:\n  type: dynamo\n  env: {A: '1'}\n"
     )
     text = text.replace("  gpus_per_decode: 8\n", "  gpus_per_decode: 8\n  het_jobs: false\n")
+    text = text.replace("  req_rate: inf\n", "  req_rate: inf\n  use_chat_template: false\n")
     (source / "2p1d-dep2-dep8-8k1k.yaml").write_text(text)
     recipe, _, _ = _rendered(tree)
     assert recipe["identity"] == {
         "model": {"repo": "nvidia/MiniMax-M3-NVFP4"},
         "frameworks": {"vllm": "0.11.0"},
     }
-    assert recipe["use_chat_template"] is False
     assert recipe["frontend"] == {"type": "dynamo", "env": {"A": "1"}}
     assert recipe["resources"]["het_jobs"] is False
     assert recipe["backend"]["vllm_config"]["decode"]["max-cudagraph-capture-size"] == 4096
@@ -233,6 +232,7 @@ def test_every_key_of_the_source_recipe_is_kept(tmp_path: Path) -> None:
         "osl": 1024,
         "concurrencies": "2048",
         "req_rate": "inf",
+        "use_chat_template": False,
     }
 
 
@@ -298,3 +298,9 @@ def test_a_multinode_job_without_config_file_is_not_an_srtctl_job(seed: tuple) -
     bare = replace(dep, config_file=None, config_selector=None, settings={})
     with pytest.raises(InputError, match="no CONFIG_FILE, so the job is not an srtctl job"):
         srtctl_plan(bare, project, None, "/tmp/j")
+
+
+def test_a_recipe_srtctls_schema_rejects_is_refused_at_plan_time(tmp_path: Path) -> None:
+    tree = _seed_tree(tmp_path, "telemetry_typo: {enabled: true}\n")
+    with pytest.raises(InputError, match="rejects its recipe: telemetry_typo: Unknown field"):
+        _rendered(tree)

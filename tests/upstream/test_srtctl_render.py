@@ -37,6 +37,7 @@ MARK = "@@srtctl-dry-run "
 ACCEPTED = (
     "so the job is not an srtctl job",  # no CONFIG_FILE / not an srt-slurm recipe reference
     "is in neither the tree or",  # the recipe is in no tree we have (another srt-slurm ref)
+    "rejects its recipe: ",  # srtctl's schema rejects it (keys of another srt-slurm version)
     # A real defect: a key written twice in one mapping. srtctl's PyYAML keeps the last value
     # without a word; inferbench will not guess which one the author meant.
     ": duplicate key ",

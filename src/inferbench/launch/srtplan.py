@@ -227,6 +227,26 @@ def rendered_recipe(
     return data, container, notes
 
 
+def refuse_if_srtctl_rejects(dep: Deployment, data: dict[str, Any]) -> None:
+    """Stop at plan time where srtctl's schema rejects the rendered recipe (keys of another
+    srt-slurm version, typically), with srtctl's reason, rather than at `srtctl apply`.
+    An override file kept whole is left to srtctl (its variants are resolved there)."""
+    from inferbench.config.srtctl_schema import schema_problems, srtctl_schema
+
+    if "base" in data:
+        return
+    problems = schema_problems(data)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(
+            f"{dep.config_key}: srtctl {srtctl_schema().version} rejects its recipe: "
+            f"{problems[0].render()}{more}",
+            location=Location(key=".".join(str(p) for p in problems[0].path) or None),
+            hint="the recipe is written for another srt-slurm version: run it with the srtctl "
+            "its launcher clones, or update the recipe",
+        )
+
+
 def recipe_engine(data: dict[str, Any]) -> Engine:
     backend = (data.get("base") or data).get("backend")
     kind = backend.get("type", "sglang") if isinstance(backend, dict) else "sglang"
@@ -260,6 +280,7 @@ def srtctl_plan(
     catalog = catalog if catalog is not None else srtctl_catalog(project)
     cluster = catalog.named(cluster_name) if cluster_name else catalog.serving(dep.runner)
     data, container, notes = rendered_recipe(dep, project, cluster, srt_slurm)
+    refuse_if_srtctl_rejects(dep, data)
     srtslurm = srtslurm_for(cluster, dep, container, srtctl_root=options.srtctl_root)
     recipe_path = f"{job_dir}/rendered/{RECIPE_FILE}"
     return Plan(
