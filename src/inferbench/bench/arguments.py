@@ -24,6 +24,7 @@ from inferbench.bench.workload import (
     SharedPrefixWorkload,
     Workload,
 )
+from inferbench.core.hints import type_hint
 from inferbench.errors import InputError, Location
 
 M = TypeVar("M", bound=BaseModel)
@@ -56,7 +57,9 @@ def validated(cls: type[M], key: str, **fields: Any) -> M:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{field}: {err['msg']}", location=Location(key=key)) from None
+        message = str(err["msg"]).removeprefix("Value error, ")
+        hint = type_hint(err["type"], err.get("ctx") or {}) or f"see inferbench bench -h for {key}"
+        raise InputError(f"{field}: {message}", location=Location(key=key), hint=hint) from None
 
 
 def parse_extra_body(text: str | None) -> dict[str, Any]:

@@ -138,7 +138,9 @@ def _check_numbers(opts: DeploymentOptions) -> None:
         ("--spec-draft-tokens", opts.spec_draft_tokens),
     ):
         if value is not None and value < 1:
-            raise InputError(f"{flag} must be at least 1, got {value}")
+            raise InputError(
+                f"{flag} must be at least 1, got {value}", hint=f"give {flag} 1 or more"
+            )
     frac = opts.memory_fraction
     if frac is not None and not 0 < frac <= 1:
         raise InputError(f"--memory-fraction must be in (0, 1], got {frac}")

@@ -26,7 +26,10 @@ def _scenarios(values: list[str] | None) -> tuple[Scenario, ...]:
     for name in split_values(values):
         match = [s for s in _SCENARIOS if s == name]
         if not match:
-            raise InputError(f"--scenario-type {name!r} is not one of {', '.join(_SCENARIOS)}")
+            raise InputError(
+                f"--scenario-type {name!r} is not one of {', '.join(_SCENARIOS)}",
+                hint=f"use {' or '.join(_SCENARIOS)}",
+            )
         chosen.append(match[0])
     return tuple(chosen)
 
@@ -62,7 +65,10 @@ def sweep(
 ) -> None:
     """Expand the benchmark tree into sweep jobs."""
     if fmt not in _FORMATS:
-        raise InputError(f"--format {fmt!r} is not one of {', '.join(_FORMATS)}")
+        raise InputError(
+            f"--format {fmt!r} is not one of {', '.join(_FORMATS)}",
+            hint=f"use one of {', '.join(_FORMATS)}",
+        )
     sweep_filters = filters.sweep_filters(
         scenario_types=_scenarios(scenario_type),
         evals=eval_mode(no_evals, evals_only, all_evals),

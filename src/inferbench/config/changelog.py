@@ -131,7 +131,11 @@ def _from_doc(doc: PositionedDoc) -> Changelog:
     items = []
     for index, raw in enumerate(doc.data):
         if not isinstance(raw, dict):
-            raise ConfigError("a changelog entry must be a mapping", location=doc.locate((index,)))
+            raise ConfigError(
+                "a changelog entry must be a mapping",
+                location=doc.locate((index,)),
+                hint="write `- config-keys: [...]` with description and pr-link under it",
+            )
         entry = validate_doc(doc, ChangelogEntry, path=(index,))
         location = doc.locate((index,))
         items.append(ChangelogItem(index, entry, location.line, location))

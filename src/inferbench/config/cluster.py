@@ -187,7 +187,11 @@ class ClusterFile:
 def load_cluster(path: Path) -> ClusterFile:
     doc = load_yaml(path)
     if not isinstance(doc.data, dict):
-        raise ConfigError("a cluster file must be a mapping", location=doc.locate())
+        raise ConfigError(
+            "a cluster file must be a mapping",
+            location=doc.locate(),
+            hint="start with `name:`, `runners:`, `gpu:` and `scheduler:` keys",
+        )
     cluster = validate_doc(doc, Cluster)
     if cluster.name != path.stem:
         raise ConfigError(

@@ -381,7 +381,9 @@ def load_master_file(path: Path) -> list[MasterConfig]:
         return []
     if not isinstance(doc.data, dict):
         raise ConfigError(
-            "a master file must be a map of config-key -> entry", location=doc.locate()
+            "a master file must be a map of config-key -> entry",
+            location=doc.locate(),
+            hint="write `<config-key>:` lines, each with image, model, runner, ... under it",
         )
     configs: list[MasterConfig] = []
     for key in doc.data:
@@ -395,7 +397,9 @@ def load_master_file(path: Path) -> list[MasterConfig]:
             )
         if not isinstance(doc.data[key], dict):
             raise ConfigError(
-                "a master entry must be a mapping", location=doc.locate((key,)), hint=None
+                "a master entry must be a mapping",
+                location=doc.locate((key,)),
+                hint="indent image, model, runner, ... under the config key",
             )
         entry = validate_doc(doc, MasterEntry, path=(key,))
         configs.append(MasterConfig(key=key, entry=entry, doc=doc))

@@ -175,7 +175,11 @@ class RecipeFile:
             selector = self._only_variant()
         data, sections = self._assemble(selector)
         if not isinstance(data, dict):
-            raise ConfigError("a recipe must be a mapping", location=self.doc.locate(sections[0]))
+            raise ConfigError(
+                "a recipe must be a mapping",
+                location=self.doc.locate(sections[0]),
+                hint="an srt-slurm recipe has name, model, resources and backend keys",
+            )
         return copy.deepcopy(data)
 
     def variants(self, selector: str | None = None) -> list[Recipe]:
@@ -263,7 +267,11 @@ def _validate(data: Any, source: RecipeSource) -> Recipe:
     even then (no `resources`, say) raises ConfigError.
     """
     if not isinstance(data, dict):
-        raise ConfigError("a recipe must be a mapping", location=source.locate())
+        raise ConfigError(
+            "a recipe must be a mapping",
+            location=source.locate(),
+            hint="an srt-slurm recipe has name, model, resources and backend keys",
+        )
     problems = [
         RecipeProblem(
             f"srtctl rejects it: {p.render()}",

@@ -67,5 +67,6 @@ def load_runners(path: Path) -> Runners:
         raise ConfigError(
             "runners.yaml must be a mapping with `labels:` (and `hardware:`)",
             location=doc.locate(),
+            hint="write `labels:` mapping each runner label to a list of machines",
         )
     return Runners(registry=validate_doc(doc, RunnerRegistry), doc=doc)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Tag, ValidationError
 
 from inferbench.config.base import RuleViolation
 from inferbench.config.yamlio import KeyPath, PositionedDoc, format_path
+from inferbench.core.hints import type_hint
 from inferbench.errors import ConfigError, Location
 
 Locator = Callable[[KeyPath], Location]
@@ -89,7 +90,7 @@ def _describe(
         message = message[len("Value error, ") :]
     if kind != "value_error" and "input" in err and not isinstance(err["input"], dict | list):
         message += f" (got {err['input']!r})"
-    return message, None, rel
+    return message, type_hint(kind, ctx), rel
 
 
 def unknown_key_hint(key: str, allowed: list[str]) -> str | None:

@@ -535,7 +535,11 @@ def load_yaml(path: Path, *, duplicates: str = "error") -> PositionedDoc:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"cannot read file: {exc}", location=Location(path)) from None
+        raise ConfigError(
+            f"cannot read file: not UTF-8 text ({exc.reason} at byte {exc.start})",
+            location=Location(path),
+            hint="save the file as UTF-8 text; is it a YAML file at all?",
+        ) from None
     doc = parse_yaml(text, path, duplicates=duplicates)
     dups = [
         (d.location.line, d.location.column, d.location.key, d.first_line) for d in doc.duplicates
@@ -564,4 +568,4 @@ def _syntax_hint(problem: str, line: str) -> str | None:
         return "quote values that contain ': ' or fix the indentation"
     if "could not find expected ':'" in problem or "expected <block end>" in problem:
         return "check the indentation of this line and the one above"
-    return None
+    return "fix the YAML syntax at this line: close brackets and quotes, align indentation"

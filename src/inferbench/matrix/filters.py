@@ -28,7 +28,7 @@ from typing import Literal
 from inferbench.config.changelog import is_glob, key_matches
 from inferbench.core.concurrency import DEFAULT_STEP
 from inferbench.core.job import Scenario
-from inferbench.errors import InputError
+from inferbench.errors import InputError, Location
 
 NodeType = Literal["all", "single-node", "multi-node"]
 
@@ -64,7 +64,11 @@ class SweepFilters:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 flag = "--" + name.replace("_", "-")
-                raise InputError(f"{flag} must be a positive integer, got {value}")
+                raise InputError(
+                    f"{flag} must be a positive integer, got {value}",
+                    location=Location(key=flag),
+                    hint=f"give {flag} 1 or more, or leave it out",
+                )
         low, high = self.min_conc, self.max_conc
         if low is not None and high is not None and low > high:
             raise InputError(
@@ -72,7 +76,9 @@ class SweepFilters:
                 hint="pass a --min-conc no larger than --max-conc",
             )
         if self.step <= 1:
-            raise InputError(f"--step-size must be greater than 1, got {self.step}")
+            raise InputError(
+                f"--step-size must be greater than 1, got {self.step}", hint="e.g. --step-size 2"
+            )
 
     def wants_node_type(self, multinode: bool) -> bool:
         if self.node_type == "all":

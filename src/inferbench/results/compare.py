@@ -204,9 +204,9 @@ def compare_selectors(
     store: Store, base: str, head: str, *, threshold: float = 0.05, at: float | None = None
 ) -> Comparison:
     if threshold < 0:
-        raise InputError("--threshold must be >= 0")
+        raise InputError("--threshold must be >= 0", hint="e.g. --threshold 0.05 (5%)")
     if at is not None and at <= 0:
-        raise InputError("--at must be a positive interactivity (tok/s/user)")
+        raise InputError("--at must be a positive interactivity (tok/s/user)", hint="e.g. --at 50")
     b = [s.record for s in select_records(store, base)]
     h = [s.record for s in select_records(store, head)]
     return compare_records(b, h, threshold=threshold, base_label=base, head_label=head, at=at)

@@ -1,0 +1,435 @@
+"""The bad-input corpus: every case is one command line plus, optionally, one broken file.
+
+Cases are generated from small tables: mutations of the example tree's YAML files (text
+level and value level), bad values for each command's options, broken result files, and
+broken catalogs. Each case says which exit codes are acceptable and which words the message
+must contain to say where the problem is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MASTER = "configs/nvidia-master.yaml"
+RUNNERS = "configs/runners.yaml"
+CLUSTER = "clusters/h200-nv.yaml"
+CHANGELOG = "perf-changelog.yaml"
+RECIPE = next(
+    str(p.relative_to(EXAMPLES))
+    for p in sorted((EXAMPLES / "benchmarks").rglob("*.yaml"))
+    if "broken" not in p.parts
+)
+TREE_FILES = (MASTER, RUNNERS, CLUSTER, CHANGELOG, RECIPE)
+
+BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{n}: &{n} [" + ",".join([f"*{p}"] * 9) + "]\n"
+    for p, n in zip("abcdefghi", "bcdefghij", strict=True)
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input. `args` may hold `{tree}` and `{tmp}`; `files` are written under tmp."""
+
+    id: str
+    args: tuple[str, ...]
+    where: tuple[str, ...]  # at least one must appear in the output
+    codes: frozenset[int] = frozenset({2})
+    tree: bool = False  # copy the example tree into {tree} first
+    files: dict[str, str | bytes] = field(default_factory=dict)  # relative to {tmp}
+
+
+# -- YAML text mutations: (name, function of the file's text) ------------------------------
+def _first_scalar(text: str, pattern: str, repl: str) -> str:
+    out, n = re.subn(pattern, repl, text, count=1, flags=re.M)
+    return out if n else text + f"\n{repl}\n"
+
+
+TEXT_MUTATIONS: dict[str, Callable[[str], str | bytes]] = {
+    "empty": lambda t: "",
+    "truncated": lambda t: t[: len(t) // 2] + "\n  - [unclosed\n",
+    "tab-indent": lambda t: t.replace("\n  ", "\n\t", 3),
+    "duplicate-key": lambda t: _first_scalar(t, r"^(\s*)(\w[\w-]*): (.+)$", r"\1\2: \3\n\1\2: \3"),
+    "huge-int": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\g<1>" + "9" * 5000),
+    "alias-bomb": lambda t: BOMB,
+    "list-root": lambda t: "- just\n- a list\n",
+    "scalar-root": lambda t: "just a string\n",
+    "binary": lambda t: b"\x00\xff\xfe\x00garbage\x89PNG",
+    "bad-utf8": lambda t: t.encode()[:40] + b"\xc3\x28\xa0\xa1\n",
+    "markup": lambda t: _first_scalar(t, r"(: )([A-Za-z][\w./-]+)$", r"\1'[/][bold]x[/]'"),
+    "negative": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\g<1>-7"),
+    "string-for-int": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\1abc"),
+    "float-for-int": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\g<1>1.5"),
+    "null-value": lambda t: _first_scalar(t, r"(: )(\S.*)$", r"\1null"),
+    "deep-nesting": lambda t: "x: " + "[" * 150 + "]" * 150 + "\n",
+    "recursive-anchor": lambda t: "a: &a [1, *a]\n",
+    "unknown-key": lambda t: _first_scalar(
+        t, r"^(\s+)(image|gpu|name|labels|description): ", r"\1bogus-key: 1\n\1\2: "
+    ),
+    "bool-for-list": lambda t: _first_scalar(t, r"(: )\[[^\]\n]*\]", r"\1yes"),
+    "control-chars": lambda t: _first_scalar(t, r"(: )([A-Za-z][\w./-]+)$", r'\1"a\\x07\\x1bb"'),
+}
+
+
+def tree_cases() -> Iterator[Case]:
+    for rel in TREE_FILES:
+        name = Path(rel).stem
+        text = (EXAMPLES / rel).read_text()
+        for mutation, change in TEXT_MUTATIONS.items():
+            broken = change(text)
+            if broken == text:
+                continue
+            where = (Path(rel).name,)
+            # check: a broken file is bad input (2) or a finding naming it (1)
+            yield Case(
+                f"check:{name}:{mutation}",
+                ("check", "{tree}"),
+                where,
+                frozenset({1, 2}),
+                tree=True,
+                files={f"tree/{rel}": broken},
+            )
+            if rel in (MASTER, RUNNERS, CLUSTER):  # what sweep reads (recipes it does not)
+                yield Case(
+                    f"sweep:{name}:{mutation}",
+                    ("sweep", "--root", "{tree}", "--format", "json"),
+                    where,
+                    tree=True,
+                    files={f"tree/{rel}": broken},
+                )
+            if rel == CLUSTER:
+                yield Case(
+                    f"clusters-import:{name}:{mutation}",
+                    (
+                        "plan",
+                        "llama3.1-8b-bf16-h200-vllm",
+                        "--root",
+                        "{tree}",
+                        "--cluster",
+                        "h200-nv",
+                    ),
+                    where,
+                    tree=True,
+                    files={f"tree/{rel}": broken},
+                )
+
+
+# -- option values: (command line before the option, option, bad values) -------------------
+INT_BAD = ("abc", "-1", "0", "99999999999999999999999", "", "1e3", "4.5", "[/]")
+TREE_CMDS = {
+    "sweep": ("sweep", "--root", "{tree}"),
+    "plan": ("plan", "llama3.1-8b-bf16-h200-vllm", "--root", "{tree}"),
+    "run-dry": ("run", "--root", "{tree}", "--dry-run", "--runs-dir", "{tmp}/runs"),
+}
+OPTION_CASES: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
+    # (id, base args, option, bad values)
+    *[(f"{k}:min-conc", v, "--min-conc", INT_BAD) for k, v in TREE_CMDS.items()],
+    *[(f"{k}:max-conc", v, "--max-conc", INT_BAD) for k, v in TREE_CMDS.items()],
+    *[(f"{k}:max-tp", v, "--max-tp", INT_BAD) for k, v in TREE_CMDS.items()],
+    *[
+        (f"{k}:seq-lens", v, "--seq-lens", ("2k", "1k1k1k", "0k1k", "-1_5", "[/]"))
+        for k, v in TREE_CMDS.items()
+    ],
+    ("sweep:step-size", TREE_CMDS["sweep"], "--step-size", ("1", "0", "-2", "abc")),
+    ("sweep:format", TREE_CMDS["sweep"], "--format", ("xml", "", "[/]")),
+    ("sweep:scenario", TREE_CMDS["sweep"], "--scenario-type", ("agentic", "fixed")),
+    ("plan:engine", TREE_CMDS["plan"], "--engine", ("tgi", "", "VLLM2")),
+    ("plan:backend", TREE_CMDS["plan"], "--backend", ("k8s", "")),
+    ("plan:cluster", TREE_CMDS["plan"], "--cluster", ("nope", "[/]")),
+    ("run:retries", TREE_CMDS["run-dry"], "--retries", ("-1", "abc")),
+    ("run:max-jobs", TREE_CMDS["run-dry"], "--max-jobs", ("0", "-3", "abc")),
+    (
+        "run:resume",
+        ("run", "--root", "{tree}", "--runs-dir", "{tmp}/runs"),
+        "--resume",
+        ("nope", "../../etc", "[/]"),
+    ),
+    ("check:format", ("check", "{tree}"), "--format", ("xml", "[/]")),
+    ("check:select", ("check", "{tree}"), "--select", ("IB999", "nope")),
+    ("check:base", ("check", "{tree}"), "--base", ("no-such-rev-xyz",)),
+    (
+        "results-list:limit",
+        ("results", "list", "--db", "sqlite:///{tmp}/r.sqlite"),
+        "--limit",
+        ("abc", "-1"),
+    ),
+    (
+        "results-list:format",
+        ("results", "list", "--db", "sqlite:///{tmp}/r.sqlite"),
+        "--format",
+        ("xml",),
+    ),
+    (
+        "results-list:db",
+        ("results", "list"),
+        "--db",
+        ("nosuchdb://x", "sqlite:///{tmp}/no/such/dir/r.sqlite", "[/]"),
+    ),
+    (
+        "results-show:id",
+        ("results", "show", "--db", "sqlite:///{tmp}/r.sqlite"),
+        "",
+        ("abc", "99999999999999999999999", "0"),
+    ),
+    (
+        "results-compare:threshold",
+        ("results", "compare", "a", "b", "--db", "sqlite:///{tmp}/r.sqlite"),
+        "--threshold",
+        ("abc", "-0.5", "nan"),
+    ),
+    (
+        "report:threshold",
+        ("report", "--db", "sqlite:///{tmp}/r.sqlite", "--output", "{tmp}/rep"),
+        "--threshold",
+        ("abc", "-1"),
+    ),
+    (
+        "report:prices",
+        ("report", "--db", "sqlite:///{tmp}/r.sqlite", "--output", "{tmp}/rep"),
+        "--prices",
+        ("{tmp}/nope.yaml",),
+    ),
+    (
+        "sim:concurrency",
+        (
+            "sim",
+            "estimate",
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu",
+            "h100",
+            "--isl",
+            "128",
+            "--osl",
+            "16",
+        ),
+        "--concurrency",
+        ("abc", "0", "4,,8", "4x-8", "99999999999999999999", "[/]"),
+    ),
+    (
+        "sim:gpu",
+        (
+            "sim",
+            "estimate",
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--isl",
+            "128",
+            "--osl",
+            "16",
+            "--concurrency",
+            "1",
+        ),
+        "--gpu",
+        ("h999", "[/]", ""),
+    ),
+    (
+        "sim:model",
+        ("sim", "estimate", "--gpu", "h100", "--isl", "128", "--osl", "16", "--concurrency", "1"),
+        "--model",
+        ("no/such-model", "[/]"),
+    ),
+    (
+        "sim:isl",
+        (
+            "sim",
+            "estimate",
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu",
+            "h100",
+            "--osl",
+            "16",
+            "--concurrency",
+            "1",
+        ),
+        "--isl",
+        ("abc", "0", "-5"),
+    ),
+    (
+        "sim:tp",
+        (
+            "sim",
+            "estimate",
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu",
+            "h100",
+            "--isl",
+            "128",
+            "--osl",
+            "16",
+            "--concurrency",
+            "1",
+        ),
+        "--tp",
+        ("0", "-1", "3", "abc"),
+    ),
+    (
+        "sim:recipe",
+        ("sim", "estimate", "--concurrency", "1"),
+        "--recipe",
+        ("{tmp}/nope.yaml", "{tmp}/nope.yaml:sel", "[/]"),
+    ),
+    ("sim:job", ("sim", "estimate"), "--job", ("{tmp}/nope.json", "[/]")),
+    (
+        "bench:base-url",
+        ("bench", "--model", "m", "--isl", "8", "--osl", "8", "--num-prompts", "1"),
+        "--base-url",
+        ("notaurl", "ftp://x", "http://", "[/]"),
+    ),
+    (
+        "bench:num-prompts",
+        ("bench", "--base-url", "http://127.0.0.1:9", "--model", "m", "--isl", "8", "--osl", "8"),
+        "--num-prompts",
+        ("abc", "-1", "0"),
+    ),
+    (
+        "bench:concurrency",
+        (
+            "bench",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--model",
+            "m",
+            "--isl",
+            "8",
+            "--osl",
+            "8",
+            "--num-prompts",
+            "1",
+        ),
+        "--max-concurrency",
+        ("abc", "0", "-4"),
+    ),
+    (
+        "bench:request-rate",
+        (
+            "bench",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--model",
+            "m",
+            "--isl",
+            "8",
+            "--osl",
+            "8",
+            "--num-prompts",
+            "1",
+        ),
+        "--request-rate",
+        ("abc", "-1", "0"),
+    ),
+    (
+        "bench:slo",
+        (
+            "bench",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--model",
+            "m",
+            "--isl",
+            "8",
+            "--osl",
+            "8",
+            "--num-prompts",
+            "1",
+        ),
+        "--slo",
+        ("ttft", "foo=1", "ttft=abc"),
+    ),
+    ("bench:config", ("bench",), "--config", ("{tmp}/nope.yaml",)),
+    ("eval:task", ("eval", "--endpoint", "http://127.0.0.1:9"), "--task", ("nosuchtask", "[/]")),
+    ("traces:sessions", ("traces", "synth", "{tmp}/t.jsonl"), "--sessions", ("abc", "0", "-1")),
+    (
+        "clusters-import:cluster",
+        ("clusters", "import", "--root", "{tree}", "--output", "{tmp}/out"),
+        "--cluster",
+        ("nope",),
+    ),
+]
+
+
+def option_cases() -> Iterator[Case]:
+    for case_id, base, option, values in OPTION_CASES:
+        tree = any("{tree}" in a for a in base)
+        for value in values:
+            args = (*base, option, value) if option else (*base, value)
+            # the message names the option, or the value it refused (a path, a name)
+            where = tuple(w for w in (option, value.replace("{tmp}/", ""), "Usage") if w)
+            yield Case(f"{case_id}={value!r}", args, where, tree=tree)
+
+
+# -- result files for `results ingest` --------------------------------------------------------
+def _result() -> dict[str, object]:
+    import random
+
+    from inferbench.results.synthetic import SyntheticConfig, sa_bench_result
+
+    return sa_bench_result(SyntheticConfig(), 4, rng=random.Random(0))
+
+
+RESULT_NAME = "dsr1_1k1k_fp8_vllm_tp8-ep1-dpafalse_disagg-false_spec-none_conc4_h200-a_0.json"
+
+
+def result_cases() -> Iterator[Case]:
+    good = _result()
+    mutations: dict[str, str | bytes] = {
+        "not-json": "{not json",
+        "empty": "",
+        "list": "[1, 2, 3]",
+        "string": '"hello"',
+        "binary": b"\x00\xff\x89PNG",
+        "huge-int": json.dumps({**good, "completed": 10**30}),
+        "nan": json.dumps({**good, "median_ttft_ms": "NaN"}).replace('"NaN"', "NaN"),
+        "negative": json.dumps({**good, "completed": -5}),
+        "wrong-type": json.dumps({**good, "median_ttft_ms": "fast"}),
+        "missing": json.dumps({k: v for k, v in good.items() if k not in ("completed",)}),
+        "markup": json.dumps({**good, "model_id": "[/][bold]"}),
+        "deep": "[" * 5000 + "]" * 5000,
+        "null": "null",
+    }
+    for name, body in mutations.items():
+        yield Case(
+            f"ingest:{name}",
+            ("results", "ingest", "{tmp}/in/" + RESULT_NAME, "--db", "sqlite:///{tmp}/r.sqlite"),
+            (RESULT_NAME,),
+            files={"in/" + RESULT_NAME: body},
+        )
+    for conc in ("9" * 20, "0", "00", "1" * 400):
+        rel = f"in/runs/r1/job/results/conc{conc}.json"
+        yield Case(
+            f"ingest:conc{conc[:25]}",
+            ("results", "ingest", "{tmp}/in/runs", "--db", "sqlite:///{tmp}/r.sqlite"),
+            (f"conc{conc[:25]}",),
+            files={rel: json.dumps(good), "in/runs/r1/job/job.json": "{}"},
+        )
+    yield Case(
+        "ingest:missing-path",
+        ("results", "ingest", "{tmp}/no/such", "--db", "sqlite:///{tmp}/r.sqlite"),
+        ("no/such",),
+    )
+    for identity in ("isl=abc", "nokey", "conc=99999999999999999999", "[/]=1"):
+        yield Case(
+            f"ingest:identity={identity}",
+            (
+                "results",
+                "ingest",
+                "{tmp}/in/x.json",
+                "--identity",
+                identity,
+                "--db",
+                "sqlite:///{tmp}/r.sqlite",
+            ),
+            ("--identity", "identity", "x.json"),
+            files={"in/x.json": json.dumps(good)},
+        )
+
+
+def all_cases() -> list[Case]:
+    return [*tree_cases(), *option_cases(), *result_cases()]
