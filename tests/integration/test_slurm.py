@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from runcli import slurm_answers
 
 from inferbench.core.status import JobStatus
 from inferbench.launch.deployment import deployment_from_dicts
@@ -24,21 +24,10 @@ from inferbench.launch.rundir import JobDir
 from inferbench.launch.site import SlurmSite
 from inferbench.launch.slurm import SlurmExecutor, live_state
 
-
-def _slurm_answers() -> bool:
-    if shutil.which("sinfo") is None:
-        return False
-    try:
-        out = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and bool(out.stdout.strip())
-
-
 pytestmark = [
     pytest.mark.slurm,
     pytest.mark.integration,
-    pytest.mark.skipif(not _slurm_answers(), reason="no Slurm: sinfo does not answer"),
+    pytest.mark.skipif(not slurm_answers(), reason="no Slurm: sinfo does not answer"),
 ]
 ENGINE_SERVER = str(Path(__file__).resolve().parents[1] / "launch" / "engine_server.py")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -52,7 +52,7 @@ _PAYLOADS = [
     f"$(echo {_TOUCH} | sh)",
     "${IFS}" + _TOUCH.replace(" ", "${IFS}"),
 ]
-_SHELLY = st.text(alphabet=st.sampled_from(list("ab9 $`'\";&|()<>{}*?!#~\\\n\t=-/.:,%")))
+_SHELLY = st.text(alphabet=st.sampled_from(list("ab9 $`'\";&|()<>{}*?!#~\\\n\t=-/.:,%\x85\u2028")))
 hostile = st.one_of(
     st.builds(lambda a, p, b: a + p + b, st.text(max_size=4), st.sampled_from(_PAYLOADS), _SHELLY),
     _SHELLY,

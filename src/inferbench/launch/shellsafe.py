@@ -18,7 +18,9 @@ from typing import Any
 from inferbench.config.cluster import ClusterFile
 from inferbench.errors import ConfigError, InputError, Location
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0 and C1 controls and the Unicode line/paragraph separators: YAML reads NEL (U+0085),
+# U+2028 and U+2029 as line breaks too, so srtctl would get another value than written.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _HINT = "write the value on one line, without control characters"
 # The parts of a cluster file that reach sbatch scripts (ours and srtctl's) and srtslurm.yaml.
 _RENDERED = ("scheduler", "models", "containers")
