@@ -464,7 +464,7 @@ def open_store(url: str = DEFAULT_DB_URL, *, busy_timeout_s: float = 5.0) -> Sto
             )
         if have < LATEST:
             store._migrate()
-    except SQLAlchemyError as exc:
+    except (SQLAlchemyError, UnicodeError, ValueError) as exc:  # a host name idna refuses, ...
         raise StoreError(f"cannot use database {_redact(url)}: {exc}") from None
     return store
 
