@@ -111,3 +111,18 @@ def test_duration_and_warmup(tmp_path: Path) -> None:
     assert 0.5 <= block.window_s < 1.5
     assert block.sessions.started >= 3
     assert outcome.result.inferbench.load.concurrency == 3
+
+
+def test_a_dead_server_stops_the_replay_early(tmp_path: Path) -> None:
+    import socket
+
+    traces = load_traces(_write(tmp_path, TRACE))
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    options = ReplayOptions(lanes=4, duration_s=3600, delay_scale=0, scrape_metrics=False)
+    outcome = run_replay(Endpoint(base_url=f"http://127.0.0.1:{port}", model="m"), traces, options)
+    block = outcome.result.inferbench
+    assert not outcome.passed and not block.complete
+    assert "stopped early" in (block.incomplete_reason or "")
+    assert block.agentic is not None and block.agentic.requests < 200

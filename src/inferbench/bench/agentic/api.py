@@ -127,8 +127,8 @@ def build_replay_result(
         client=client,
         started_at=started,
         finished_at=finished,
-        complete=not run.interrupted,
-        incomplete_reason="interrupted" if run.interrupted else None,
+        complete=not run.interrupted and run.stopped_reason is None,
+        incomplete_reason="interrupted" if run.interrupted else run.stopped_reason,
         gate_failure=_gate(run, client),
         backend=backend,
     )

@@ -27,6 +27,8 @@ from inferbench.bench.records import RequestRecord
 from inferbench.bench.settings import ClientOptions, Endpoint, RequestOptions
 from inferbench.bench.traces.model import Stream, Trace, Turn
 
+LIVE_GATE_MIN_REQUESTS = 32  # the live failure gate judges no fewer requests
+
 
 @dataclass(slots=True)
 class TurnRecord:
@@ -68,6 +70,7 @@ class ReplayRun:
     end: float = 0.0
     warmup_requests: int = 0
     interrupted: bool = False
+    stopped_reason: str | None = None  # the live failure gate ended the window early
 
     @property
     def duration_s(self) -> float:
@@ -183,6 +186,8 @@ class _Replay:
         self.started_measured = 0
         self.stop_at = float("inf")
         self.stopping = False
+        self.sent = 0
+        self.failed = 0
         self._tries: dict[bytes, PrefixTrie] = {}
         self._body = self._body_template()
         self.on_window_start: Callable[[], Awaitable[object]] | None = None
@@ -215,9 +220,22 @@ class _Replay:
 
     async def send(self, req: PreparedRequest) -> RequestRecord:
         now = time.monotonic()
-        return await send_request(
-            self.transport, req, now, options=self.request, client=self.client
-        )
+        rec = await send_request(self.transport, req, now, options=self.request, client=self.client)
+        self.sent += 1
+        self.failed += not rec.ok
+        # a dead or failing server must not be hammered for the whole window: stop once
+        # the failure share is past the gate (aiperf's live failed-request threshold)
+        if (
+            self.sent >= LIVE_GATE_MIN_REQUESTS
+            and self.failed / self.sent > self.client.max_failure_rate
+            and not self.stopping
+        ):
+            self.stopping = True
+            self.run.stopped_reason = (
+                f"{self.failed}/{self.sent} requests failed, above --max-failure-rate"
+                f" {self.client.max_failure_rate:.1%}; the replay stopped early"
+            )
+        return rec
 
     def window_over(self) -> bool:
         return self.stopping or time.monotonic() >= self.stop_at
