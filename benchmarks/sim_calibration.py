@@ -26,6 +26,10 @@ from inferbench.sim.calibrate import METRICS, Measured, MeasuredPoint, dump_cali
 HERE = Path(__file__).parent
 POINTS = HERE / "data" / "published_points.yaml"
 PUBLISHED = Path("../shared/calibration/published-points.md")
+DESCRIPTION = (
+    "default calibration, fitted on the ten published InferenceX points C1-C10 "
+    "(../shared/calibration/published-points.md) by benchmarks/sim_calibration.py"
+)
 _NUMBER = re.compile(r"[\d,]+(?:\.\d+)?")
 
 
@@ -106,7 +110,8 @@ def main() -> int:
     )
     print(f"fit + leave-one-out wall: {wall:.0f} s")
     if args.write:
-        atomic_write_bytes(args.write, dump_calibration(report.calibration).encode())
+        cal = report.calibration.model_copy(update={"description": DESCRIPTION})
+        atomic_write_bytes(args.write, dump_calibration(cal).encode())
         print(f"wrote {args.write}")
     return 0
 

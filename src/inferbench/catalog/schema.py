@@ -104,12 +104,19 @@ class GqaAttention(FrozenModel):
         """(q.k width, p.v width) per head, for attention FLOPs per context token."""
         return self.head_dim, self.head_dim
 
+    @property
+    def prefill_score_dims(self) -> tuple[int, int]:
+        return self.score_dims
+
 
 class MlaAttention(FrozenModel):
     kind: Literal["mla"]
     heads: int = Field(ge=1)
     kv_lora_rank: int = Field(ge=1)
     qk_rope_head_dim: int = Field(ge=0)
+    # per-head widths after up-projection (DeepSeek-V3 config: 128 and 128)
+    qk_nope_head_dim: int = Field(128, ge=1)
+    v_head_dim: int = Field(128, ge=1)
 
     @property
     def kv_heads(self) -> int:
@@ -121,8 +128,14 @@ class MlaAttention(FrozenModel):
 
     @property
     def score_dims(self) -> tuple[int, int]:
-        # absorbed MLA: scores against the latent plus rope part, values from the latent
+        # absorbed MLA (decode): scores against the latent plus rope part, values from it
         return self.kv_lora_rank + self.qk_rope_head_dim, self.kv_lora_rank
+
+    @property
+    def prefill_score_dims(self) -> tuple[int, int]:
+        # prefill runs MLA unabsorbed, as multi-head attention on up-projected heads
+        # (FlashAttention-style kernels in SGLang, vLLM and TRT-LLM)
+        return self.qk_nope_head_dim + self.qk_rope_head_dim, self.v_head_dim
 
 
 Attention = Annotated[GqaAttention | MlaAttention, Field(discriminator="kind")]

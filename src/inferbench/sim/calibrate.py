@@ -187,7 +187,9 @@ def _prior(center: dict[str, float]) -> np.ndarray:
 def _front_latency(
     points: Sequence[MeasuredPoint], surfaces: dict[str, Surface], params: dict[str, float]
 ) -> float | None:
-    """The fixed TTFT the GPU does not explain: median measured - simulated, in [0, 0.5] s."""
+    """The fixed TTFT the GPU does not explain: the median over points of measured -
+    simulated TTFT, each at least 0 (a latency cannot explain a simulated TTFT that is
+    too long), within FIT_BOUNDS."""
     gaps = []
     for pt in points:
         if pt.measured.ttft_ms is None:
@@ -195,7 +197,7 @@ def _front_latency(
         at = surfaces[pt.name].at(
             np.asarray(params["layer_overhead_s"]), np.asarray(params["attention_efficiency"])
         )
-        gaps.append((pt.measured.ttft_ms - math.exp(float(at["ttft_ms"]))) / 1000.0)
+        gaps.append(max(pt.measured.ttft_ms - math.exp(float(at["ttft_ms"])), 0.0) / 1000.0)
     if not gaps:
         return None
     low, high = FIT_BOUNDS["front_latency_s"]
@@ -324,6 +326,7 @@ def dump_calibration(cal: Calibration) -> str:
 
     yaml = YAML()
     yaml.default_flow_style = None
+    yaml.width = 4096  # one line per mapping: no wrapped lines with trailing blanks
     buf = io.StringIO()
     data = cal.model_dump(mode="json")
     for entry in data["entries"]:

@@ -8,6 +8,7 @@ HTTP and no sleeping: time jumps from one engine event to the next.
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass
 
@@ -58,16 +59,9 @@ def sample_lengths(length: int, ratio: float, count: int, rng: np.random.Generat
     return [int(v) for v in rng.integers(low, length + 1, size=count)]
 
 
-def chunk_record(
-    seq: Seq, index: int, sent: float, stream_interval: int, latency: float = 0.0
-) -> RequestRecord:
-    """The record a client would have measured, chunks grouped by `stream_interval`.
-
-    `latency` (the front end's fixed latency) delays every token the client sees.
-    """
+def chunk_record(seq: Seq, index: int, sent: float, stream_interval: int) -> RequestRecord:
+    """The record a client would have measured, chunks grouped by `stream_interval`."""
     times = seq.token_times()
-    if latency:
-        times = [t + latency for t in times]
     n = stream_interval
     if n <= 1:
         chunk_times, chunk_tokens = times, [1] * len(times)
@@ -89,7 +83,7 @@ def chunk_record(
         chunk_tokens=chunk_tokens,
         input_tokens=seq.prompt,
         output_tokens=len(times),
-        done=(seq.done + latency) if seq.done is not None else None,
+        done=seq.done,
     )
 
 
@@ -110,24 +104,36 @@ def estimate(
     records: list[RequestRecord] = []
     launched = 0
 
+    # requests sent but not yet seen by the engine (the front end's fixed latency)
+    pending: list[tuple[float, int, Seq]] = []
+
     def launch(now: float) -> None:
         nonlocal launched
         seq = Seq(rid=launched, prompt=inputs[launched], output=outputs[launched], arrival=now)
         sent[launched] = now
         launched += 1
-        cluster.submit(seq, now)
+        if latency:
+            heapq.heappush(pending, (now + latency, seq.rid, seq))
+        else:
+            cluster.submit(seq, now)
 
     while launched < min(concurrency, total):
         launch(0.0)
     now = 0.0
     while True:
         due = cluster.next_time()
+        if pending and (due is None or pending[0][0] < due):
+            now = pending[0][0]
+            cluster.advance(now)
+            while pending and pending[0][0] <= now:
+                cluster.submit(heapq.heappop(pending)[2], now)
+            continue
         if due is None:
             break
         now = due
         cluster.advance(now)
         for seq in finishes.done:
-            records.append(chunk_record(seq, seq.rid, sent[seq.rid], dep.stream_interval, latency))
+            records.append(chunk_record(seq, seq.rid, sent[seq.rid], dep.stream_interval))
             if launched < total:
                 launch(now)
         finishes.done.clear()

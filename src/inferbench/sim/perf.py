@@ -186,6 +186,10 @@ class StepModel:
         qk, v = model.attention.score_dims
         per_layer_attn = 2.0 * model.attention.heads * (qk + v) / (tp * pp)
         self._full_attn_flops = per_layer_attn * model.full_attention_layers
+        pqk, pv = model.attention.prefill_score_dims
+        self._prefill_attn_flops = (
+            2.0 * model.attention.heads * (pqk + pv) / (tp * pp) * model.full_attention_layers
+        )
         self._window_attn_flops = per_layer_attn * model.sliding_window_layers
         self._window = model.sliding_window
         self._topk = model.sparse_attention_topk
@@ -255,7 +259,7 @@ class StepModel:
         """max(compute, memory) of one rank; decode sequences verify `width` tokens each."""
         compute_flops = tokens * self._dense_flops_per_token
         expert_flops = worker_tokens * self._expert_flops_per_token
-        attn = prefill_attn_ctx * self._full_attn_flops
+        attn = prefill_attn_ctx * self._prefill_attn_flops
         kv_tokens = prefill_kv_read + tokens
         if decode_seqs:
             avg = decode_ctx / decode_seqs

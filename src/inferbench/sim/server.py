@@ -269,6 +269,9 @@ class SimServer:
         stream = _Stream(seq, self.dep.stream_interval)
         seq.tag = stream
         self.metrics.prompt_tokens += req.prompt_tokens
+        latency = self.dep.efficiency.front_latency_s
+        if latency:  # the front end's fixed latency (calibrated) before the engine sees it
+            await asyncio.sleep(latency)
         self.driver.submit(seq)
         rid = ("chatcmpl-" if chat else "cmpl-") + f"sim{number}"
         model = req.model or self.dep.served_model
