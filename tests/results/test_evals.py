@@ -91,6 +91,12 @@ def test_evals_are_ingested_with_the_jobs_identity_and_compared(
     assert exc.value.code == 0
     assert "accuracy evals" in capsys.readouterr().out
 
+    from inferbench.report import build_report
+
+    html = build_report(db, tmp_path / "report", plots=False).dashboard.read_text()
+    table = html.split('<table id="evals">', 1)[1].split("</table>", 1)[0]
+    assert "0.9450" in table and "gsm8k" in table  # the newest eval of the point
+
 
 def test_simulated_evals_are_never_compared(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
@@ -101,6 +107,10 @@ def test_simulated_evals_are_never_compared(tmp_path: Path) -> None:
         store.evals(RecordFilter(run_id="a")), store.evals(RecordFilter(run_id="b"))
     ).deltas
     assert delta.verdict == "not compared" and delta.note == "simulated"
+    from inferbench.report import build_report
+
+    html = build_report(db, tmp_path / "report", plots=False).dashboard.read_text()
+    assert "simulated (random tokens: not an accuracy)" in html
 
 
 @pytest.mark.slow

@@ -71,6 +71,7 @@ def build_report(
             stored=store.count(),
             output_dir=out,
             threshold=threshold,
+            evals=store.evals(),
         )
     dash = render_dashboard(inputs)
     dashboard = out / "index.html"

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from inferbench.core.outcome import StoredOutcome
+from inferbench.report.evals import evals_html
 from inferbench.report.history import compare_payload, history_payload
 from inferbench.report.outcomes import outcomes_payload
 from inferbench.report.payload import (
@@ -34,6 +35,7 @@ from inferbench.report.payload import (
 )
 from inferbench.report.prices import PriceTable
 from inferbench.results.compare import Comparison
+from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.record import Record
 
 
@@ -47,6 +49,7 @@ class DashboardInputs:
     stored: int
     output_dir: Path | None = None  # links to run directories are made relative to it
     threshold: float = 0.05
+    evals: Sequence[EvalRecord] = ()  # accuracy evals, shown as a table under the points
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,12 @@ def render_dashboard(inputs: DashboardInputs) -> DashboardHtml:
     pkg = resources.files("inferbench.report")
     template = (pkg / "dashboard.html").read_text(encoding="utf-8")
     script = (pkg / "dashboard.js").read_text(encoding="utf-8")
-    parts = {"PLOTLY": plotly_js(), "SCRIPT": script, "DATA": payload}
+    parts = {
+        "PLOTLY": plotly_js(),
+        "SCRIPT": script,
+        "DATA": payload,
+        "EVALS": evals_html(inputs.evals),
+    }
     # one pass over the template: inserted text is never searched for placeholders
-    html = re.sub(r"__(PLOTLY|SCRIPT|DATA)__", lambda m: parts[m.group(1)], template)
+    html = re.sub(r"__(PLOTLY|SCRIPT|DATA|EVALS)__", lambda m: parts[m.group(1)], template)
     return DashboardHtml(html=html, points=len(data["points"]["s"]), series=len(data["series"]))
