@@ -126,3 +126,30 @@ def test_dns_and_tls_failures_are_connect_failures() -> None:
     with serve_in_thread(ServerConfig()) as srv:  # plain HTTP answering a TLS handshake
         tls = asyncio.run(attempt(f"https://127.0.0.1:{srv.port}/v1/completions"))
     assert tls.kind is FailureKind.CONNECT and "TLS" in str(tls)
+
+
+def test_worker_pipe_stays_blocking_after_the_stop_watch() -> None:
+    """uvloop makes a watched fd non-blocking; the worker's record pipe must not be, or a
+    batch bigger than the pipe buffer fails half-written (seen at 8,192 streams a worker)."""
+    import multiprocessing as mp
+    import os
+
+    from inferbench.bench.runner import _event_loop_runner, _PipeOutbox
+
+    parent, child = mp.Pipe()
+    outbox = _PipeOutbox(child)
+    parent.send(("start", 0.0))
+
+    async def go() -> bool:
+        await outbox.ready()
+        return os.get_blocking(child.fileno())
+
+    assert _event_loop_runner()(go())
+    assert parent.recv() == ("ready",)
+    big = b"x" * (4 << 20)  # far above a pipe buffer, while nobody reads yet
+    import threading
+
+    sender = threading.Thread(target=child.send, args=(("records", big),))
+    sender.start()
+    assert parent.recv() == ("records", big)
+    sender.join()

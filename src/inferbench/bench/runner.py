@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing as mp
+import os
 import pickle
 import signal
 import time
@@ -159,6 +160,11 @@ class _PipeOutbox:
         loop = asyncio.get_running_loop()
         message = await loop.run_in_executor(None, self.conn.recv)
         loop.add_reader(self.conn.fileno(), self._stop_requested, loop)
+        # uvloop (libuv's uv_poll_init) turns the watched fd non-blocking, and it is also
+        # the pipe the records go out on: a batch larger than the pipe buffer then fails
+        # half-written (EAGAIN) and the parent unpickles garbage. Watching works as well
+        # on a blocking fd, so make it blocking again.
+        os.set_blocking(self.conn.fileno(), True)
         return float(message[1])
 
     def _stop_requested(self, loop: asyncio.AbstractEventLoop) -> None:
