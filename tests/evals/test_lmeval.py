@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -100,21 +99,9 @@ def test_a_server_dying_mid_eval_is_a_recorded_failure(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def sim_url() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "inferbench.cli.main", "sim", "serve", "--port", "0",
-         "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100",
-         "--isl", "512", "--osl", "64", "--max-model-len", "4096"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert "listening on" in line, line
-    try:
-        yield line.strip().rsplit(" ", 1)[-1]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def sim_url(sim_serve: Callable[[int, int, int], AbstractContextManager[str]]) -> Iterator[str]:
+    with sim_serve(512, 64, 4096) as url:
+        yield url
 
 
 @needs_lm_eval

@@ -12,7 +12,8 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -46,39 +47,9 @@ def _sh(value: str) -> str:
 
 
 @pytest.fixture
-def sim_url() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "inferbench.cli.main",
-            "sim",
-            "serve",
-            "--port",
-            "0",
-            "--model",
-            MODEL,
-            "--gpu",
-            "h100",
-            "--isl",
-            "256",
-            "--osl",
-            "32",
-            "--max-model-len",
-            "2048",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert "listening on" in line, line
-    try:
-        yield line.strip().rsplit(" ", 1)[-1]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def sim_url(sim_serve: Callable[[int, int, int], AbstractContextManager[str]]) -> Iterator[str]:
+    with sim_serve(256, 32, 2048) as url:
+        yield url
 
 
 @pytest.mark.integration
