@@ -153,3 +153,27 @@ def test_known_answers_from_the_run_step_through_store_to_compare(tmp_path: Path
     assert base.result.primary is not None and base.result.primary.value == pytest.approx(0.9)
     (delta,) = compare_evals([base], store.evals(RecordFilter(run_id="head"))).deltas
     assert delta.verdict == "regression" and delta.change == pytest.approx(-0.6)
+
+
+def test_evals_are_exported_in_every_format(tmp_path: Path) -> None:
+    import csv
+    import json
+
+    import pyarrow.parquet as pq
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    ingest_paths([_run_with_eval(tmp_path, "base", 0.95)], db)
+    ingest_paths([_run_with_eval(tmp_path, "head", 0.90)], db)
+    for fmt in ("csv", "json", "parquet"):
+        out = tmp_path / f"evals.{fmt}"
+        with pytest.raises(SystemExit) as exc:
+            main(["results", "export", "--evals", "--format", fmt, "--output", str(out),
+                  "--db", db, "--run", "head"])  # fmt: skip
+        assert exc.value.code == 0
+    with (tmp_path / "evals.csv").open() as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["task"] == "gsm8k" and float(row["score"]) == 0.90 and row["run_id"] == "head"
+    (doc,) = json.loads((tmp_path / "evals.json").read_text())
+    assert {s["filter"] for s in doc["result"]["scores"]} == {"flexible-extract", "strict-match"}
+    table = pq.read_table(tmp_path / "evals.parquet").to_pylist()
+    assert len(table) == 1 and json.loads(table[0]["eval_json"])["result"]["task"] == "gsm8k"

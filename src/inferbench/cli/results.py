@@ -236,12 +236,19 @@ def export(
     db: str = DB_OPTION,
     run: str | None = typer.Option(None, "--run"),
     tag: str | None = typer.Option(None, "--tag"),
+    evals: bool = typer.Option(
+        False, "--evals", help="Export the accuracy evals instead of the points."
+    ),
 ) -> None:
-    """Export stored points."""
-    from inferbench.results.export import export_records
+    """Export stored points (or, with --evals, the accuracy evals)."""
+    from inferbench.results.export import export_evals, export_records
 
-    stored = open_store(db).query(RecordFilter(run_id=run, tag=tag))
-    count = export_records(stored, fmt, output)
+    flt = RecordFilter(run_id=run, tag=tag)
+    if evals:
+        count = export_evals(open_store(db).evals(flt), fmt, output)
+        typer.echo(f"wrote {count} evals to {output}")
+        return
+    count = export_records(open_store(db).query(flt), fmt, output)
     typer.echo(f"wrote {count} points to {output}")
 
 

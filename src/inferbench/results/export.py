@@ -1,4 +1,4 @@
-"""Flat views of records (one row per point) and export to CSV, JSON or Parquet."""
+"""Flat views of records (one row per point or eval) and export to CSV, JSON or Parquet."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import orjson
 
 from inferbench.errors import InputError
 from inferbench.fsio import atomic_write_bytes, atomic_write_text
+from inferbench.results.evalcompare import eval_row
+from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.store import StoredRecord
 
 ExportFormat = Literal["csv", "json", "parquet"]
@@ -65,11 +67,40 @@ def flat_row(stored: StoredRecord) -> dict[str, Any]:
 
 def export_records(stored: Sequence[StoredRecord], fmt: str, output: Path) -> int:
     """Write every record to `output` atomically; returns the number written."""
+    full = (
+        [{"id": s.id, **s.record.model_dump(mode="json")} for s in stored] if fmt == "json" else []
+    )
+    rows = [flat_row(s) for s in stored] if fmt != "json" else []
+    nested = [s.record.model_dump_json() for s in stored] if fmt == "parquet" else []
+    _write(fmt, output, full, rows, nested)
+    return len(stored)
+
+
+def export_evals(evals: Sequence[EvalRecord], fmt: str, output: Path) -> int:
+    """Write every stored accuracy eval to `output` atomically; returns the number written.
+
+    Flat rows carry the primary score (task, metric, score, stderr, samples, status); JSON
+    and the Parquet `eval_json` column keep every metric and filter lm-eval reported.
+    """
+    full = [e.model_dump(mode="json") for e in evals] if fmt == "json" else []
+    rows = [eval_row(e) for e in evals] if fmt != "json" else []
+    nested = [e.model_dump_json() for e in evals] if fmt == "parquet" else []
+    _write(fmt, output, full, rows, nested, nested_column="eval_json")
+    return len(evals)
+
+
+def _write(
+    fmt: str,
+    output: Path,
+    full: list[dict[str, Any]],
+    rows: Sequence[dict[str, Any]],
+    nested: list[str],
+    *,
+    nested_column: str = "record_json",
+) -> None:
     if fmt == "json":
-        items = [{"id": s.id, **s.record.model_dump(mode="json")} for s in stored]
-        atomic_write_bytes(output, orjson.dumps(items, option=orjson.OPT_INDENT_2))
+        atomic_write_bytes(output, orjson.dumps(full, option=orjson.OPT_INDENT_2))
     elif fmt == "csv":
-        rows = [flat_row(s) for s in stored]
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["id"])
         writer.writeheader()
@@ -79,11 +110,11 @@ def export_records(stored: Sequence[StoredRecord], fmt: str, output: Path) -> in
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        rows = [{**flat_row(s), "record_json": s.record.model_dump_json()} for s in stored]
-        table = pa.Table.from_pylist(rows)
+        table = pa.Table.from_pylist(
+            [{**row, nested_column: doc} for row, doc in zip(rows, nested, strict=True)]
+        )
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink)
         atomic_write_bytes(output, sink.getvalue().to_pybytes())
     else:
         raise InputError(f"unknown export format {fmt!r}", hint="use csv, json or parquet")
-    return len(stored)
