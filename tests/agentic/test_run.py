@@ -99,6 +99,8 @@ def test_run_takes_the_agentic_example_to_the_store(tmp_path: Path) -> None:
     assert block["window_s"] >= 3
     assert block["server"]["engine"] == "vllm" and block["server"]["prefix_cache_queries"] > 0
     assert data["inferbench"]["workload"]["kind"] == "trace"
+    power = [files[0].with_name(f"power_conc4.{ext}") for ext in ("csv", "unavailable")]
+    assert any(p.is_file() for p in power)  # sampled beside the replay, or why not
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     report = ingest_paths([run_dir], url)
     assert report.inserted == 1 and not report.skipped
@@ -108,3 +110,4 @@ def test_run_takes_the_agentic_example_to_the_store(tmp_path: Path) -> None:
     assert ident.dataset == "agentic-coding:synth:kv-none"
     assert ident.isl == data["inferbench"]["workload"]["mean_input"]
     assert "agentic synth kv-none" in series_key(stored.record).variant()
+    assert stored.record.derived.energy is not None  # joules per token, or the reason none

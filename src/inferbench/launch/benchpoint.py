@@ -10,17 +10,16 @@ writes it atomically), so a killed run never leaves half a point that a resume w
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import PointStatus
 from inferbench.errors import ExternalToolError
-from inferbench.fsio import atomic_write_text
 from inferbench.launch.local import PointRunner
 from inferbench.launch.plan import BenchPoint, BenchSpec
+from inferbench.launch.pointpower import log_line as _log_line
+from inferbench.launch.pointpower import sampling_power
 from inferbench.launch.replaypoint import replay_point as _replay_point
 
 BENCH_API = "inferbench.bench.api"
@@ -38,33 +37,6 @@ def _bench_api() -> Any:
             hint="install inferbench with its bench stage, or run the sweep with --dry-run",
         )
     return module
-
-
-def _log_line(log_path: Path, text: str) -> None:
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("a", encoding="utf-8") as log:
-        log.write(text + "\n")
-
-
-@contextmanager
-def sampling_power(result_path: Path, log_path: Path) -> Iterator[None]:
-    """GPU power beside the point, into `power_<point>.csv` next to its result (the name
-    the results stage reads); with no tool on this node, a `.unavailable` note says why."""
-    from inferbench.power.sampler import PowerSampler, detect_source
-
-    stem = result_path.stem
-    source, why = detect_source()
-    if source is None:
-        atomic_write_text(result_path.with_name(f"power_{stem}.unavailable"), why + "\n")
-        yield
-        return
-    sampler = PowerSampler(source, result_path.with_name(f"power_{stem}.csv"))
-    sampler.start()
-    _log_line(log_path, f"power: sampling {source.kind} into power_{stem}.csv")
-    try:
-        yield
-    finally:
-        sampler.stop()
 
 
 def bench_point_runner() -> PointRunner:

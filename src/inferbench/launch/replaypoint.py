@@ -3,7 +3,7 @@
 The traces are the plan's (`AgenticBench.trace`), else synthetic sessions from
 `AgenticBench.synth` (`inferbench traces synth` defaults), with the context rule at the
 served max-model-len. The result file is written atomically under its final name only
-when the point finished, as for fixed-length points.
+when the point finished, and GPU power is sampled beside it, as for fixed-length points.
 """
 
 from __future__ import annotations
@@ -13,12 +13,8 @@ from pathlib import Path
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import PointStatus
 from inferbench.launch.plan import BenchPoint, BenchSpec
-
-
-def _log_line(log_path: Path, text: str) -> None:
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("a", encoding="utf-8") as log:
-        log.write(text + "\n")
+from inferbench.launch.pointpower import log_line as _log_line
+from inferbench.launch.pointpower import sampling_power
 
 
 def replay_point(
@@ -48,13 +44,14 @@ def replay_point(
         f"replay {base_url} lanes={point.concurrency} duration={agentic.duration_s:g}s"
         f" traces={len(traces.traces)} ({traces.format})",
     )
-    outcome = run_replay(
-        Endpoint(base_url=base_url, model=spec.model),
-        traces,
-        options,
-        client=ClientOptions(max_failure_rate=spec.max_failure_rate),
-        max_model_len=agentic.max_model_len,
-    )
+    with sampling_power(result_path, log_path):
+        outcome = run_replay(
+            Endpoint(base_url=base_url, model=spec.model),
+            traces,
+            options,
+            client=ClientOptions(max_failure_rate=spec.max_failure_rate),
+            max_model_len=agentic.max_model_len,
+        )
     result = outcome.result
     write_point_result(result_path, result)
     block = result.inferbench
