@@ -19,6 +19,7 @@ from inferbench.launch.planner import PlanOptions
 from inferbench.launch.resume import load_saved_run, refuse_conflicts
 from inferbench.launch.rundir import JobDir, RunSettings
 from inferbench.launch.runner import RunRequest, execute_run
+from inferbench.launch.session import RunOptions, settings_of
 from inferbench.launch.state import RunState
 from inferbench.launch.stop import StopRequest
 
@@ -38,6 +39,30 @@ def test_run_json_and_jobs_json_give_back_every_setting(tmp_path: Path) -> None:
     assert options.resume == run.run_id and options.retries == 2 and options.max_jobs == 2
     assert options.plan == PlanOptions(max_prompts=3) and options.filters == {"max_conc": 2}
     assert options.backend is Backend.LOCAL and options.root == tmp_path
+
+
+def test_srtctl_options_come_back_from_run_json(tmp_path: Path) -> None:
+    """`--srt-slurm` and `--srtctl-root` are kept in run.json; a resume restores them, and
+    one given beside `--resume` replaces only itself (the checkout may have moved)."""
+    srt, root = tmp_path / "srt-slurm", tmp_path / "srtctl-root"
+    started = RunOptions(
+        root=tmp_path,
+        backend=Backend.SRTCTL,
+        cluster="gb200-nv",
+        srt_slurm=srt,
+        plan=PlanOptions(srtctl_root=str(root)),
+    )
+    request = _request(tmp_path, _deps(1), _healthy, settings=settings_of(started))
+    run = execute_run(request).run
+    assert json.loads(run.run_json.read_text())["settings"]["srt_slurm"] == str(srt)
+    saved = load_saved_run(tmp_path / "runs", run.run_id)
+    options = saved.options(tmp_path / "runs")
+    assert options.srt_slurm == srt and options.plan.srtctl_root == str(root)
+    moved = tmp_path / "moved"
+    options = saved.options(tmp_path / "runs", srt_slurm=moved)
+    assert options.srt_slurm == moved and options.plan.srtctl_root == str(root)
+    options = saved.options(tmp_path / "runs", srtctl_root=moved)
+    assert options.srt_slurm == srt and options.plan.srtctl_root == str(moved)
 
 
 def test_conflicting_flags_are_refused_by_name(tmp_path: Path) -> None:

@@ -205,3 +205,22 @@ def test_a_job_this_slurm_can_never_start_is_cancelled_not_waited_for(
         ["squeue", "-h", "-j", outcome["slurm_job_id"]], capture_output=True, text=True, check=False
     )
     assert squeue.stdout.strip() == ""  # nothing left behind in the queue
+
+    # --resume takes the srtctl options from run.json: the plan needs --srt-slurm again
+    run_id = job_dir.parent.name
+    env = {**os.environ, "PATH": f"{srtctl_bin.parent}{os.pathsep}{os.environ['PATH']}"}
+    resumed = subprocess.run(
+        [sys.executable, "-m", "inferbench.cli.main", "run", "--resume", run_id]
+        + ["--root", str(tmp_path / "tree"), "--runs-dir", str(tmp_path / "runs"), "--dry-run"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "COLUMNS": "200"},
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    saved = json.loads((job_dir.parent / "run.json").read_text())["settings"]
+    assert saved["srt_slurm"] == str(srt_slurm_tree.resolve())
+    assert saved["plan"]["srtctl_root"] == str((tmp_path / "srtctl-root").resolve())
+    assert saved["plan"]["srtctl_root"] in resumed.stdout  # srtslurm.yaml's srtctl_root

@@ -180,7 +180,6 @@ def register(app: typer.Typer) -> None:
 
         Ctrl-C stops after the current point (twice: at once); `--resume RUN-ID` continues
         the run with the settings it was started with."""
-        from dataclasses import replace
 
         from inferbench.config.project import load_project
         from inferbench.evals.spec import task_info
@@ -207,13 +206,7 @@ def register(app: typer.Typer) -> None:
                 evals = eval_mode(no_evals, evals_only, all_evals)
                 given["filters"] = _filter_dict(filters.sweep_filters(evals=evals))
             refuse_conflicts(saved.info, given)
-            options = saved.options(runs_dir)
-            if srt_slurm is not None or srtctl_root is not None:  # where things are, not what
-                options = replace(
-                    options,
-                    srt_slurm=srt_slurm or options.srt_slurm,
-                    plan=replace(options.plan, srtctl_root=_abs(srtctl_root)),
-                )
+            options = saved.options(runs_dir, srt_slurm=srt_slurm, srtctl_root=srtctl_root)
             project = load_project(options.root)
             deployments = saved.deployments
         else:
@@ -239,7 +232,7 @@ def register(app: typer.Typer) -> None:
                     synth=synth,
                 ),
                 filters=_filter_dict(sweep_filters),
-                srt_slurm=srt_slurm,
+                srt_slurm=srt_slurm.resolve() if srt_slurm else None,
             )
         request = build_request(options, project, deployments, preview=dry_run, stop=StopRequest())
         if dry_run:

@@ -43,9 +43,17 @@ class SavedRun:
     info: RunInfo
     deployments: list[Deployment]
 
-    def options(self, runs_dir: Path) -> RunOptions:
-        """The RunOptions the run was started with, resuming it."""
+    def options(
+        self, runs_dir: Path, *, srt_slurm: Path | None = None, srtctl_root: Path | None = None
+    ) -> RunOptions:
+        """The RunOptions the run was started with, resuming it. `srt_slurm` / `srtctl_root`
+        given replace the saved ones (where the checkouts are, not what runs: they may have
+        moved); not given, the saved ones stay."""
         info, settings = self.info, self.info.settings
+        plan = PlanOptions(**settings.plan)
+        if srtctl_root is not None:
+            plan = replace(plan, srtctl_root=str(srtctl_root.resolve()))
+        saved_srt = Path(settings.srt_slurm) if settings.srt_slurm else None
         return RunOptions(
             root=Path(info.root),
             backend=Backend(info.backend),
@@ -56,10 +64,11 @@ class SavedRun:
             fail_fast=settings.fail_fast,
             max_jobs=settings.max_jobs,
             cluster=info.cluster,
-            plan=PlanOptions(**settings.plan),
+            plan=plan,
             local=LocalOptions(**settings.local),
             slurm_poll_s=settings.slurm_poll_s,
             filters=dict(info.filters),
+            srt_slurm=srt_slurm.resolve() if srt_slurm is not None else saved_srt,
         )
 
 

@@ -65,6 +65,7 @@ class RunSettings(BaseModel):
     plan: dict[str, Any] = Field(default_factory=dict)  # PlanOptions fields
     local: dict[str, Any] = Field(default_factory=dict)  # LocalOptions fields
     slurm_poll_s: float = 1.0
+    srt_slurm: str | None = None  # srtctl backend: the srt-slurm checkout recipes come from
 
 
 class RunInfo(BaseModel):

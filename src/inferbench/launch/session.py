@@ -55,6 +55,7 @@ def settings_of(options: RunOptions) -> RunSettings:
         plan=asdict(options.plan),
         local=asdict(options.local),
         slurm_poll_s=options.slurm_poll_s,
+        srt_slurm=str(options.srt_slurm.resolve()) if options.srt_slurm else None,
     )
 
 
