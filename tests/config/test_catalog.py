@@ -24,6 +24,8 @@ def test_cluster_renders_a_valid_srtslurm() -> None:
     assert rendered["gpus_per_node"] == 8 and rendered["default_partition"] == "batch"
     assert SrtslurmConfig.model_validate(rendered).model_paths == rendered["model_paths"]
     assert cluster.serves("b200-multinode") and cluster.serves("cluster:b200-dgxc")
+    # a machine (a --runner-node-filter job's runner) is its launcher's: ${RUNNER_NAME%%_*}
+    assert cluster.serves("b200-dgxc_01") and not cluster.serves("b200-dgxc-slurm_01")
     entry = cluster.model_entry("minimaxm3", "fp4", "dynamo-vllm")
     assert entry is not None and entry.alias == "minimax-m3-nvfp4"
 

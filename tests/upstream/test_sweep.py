@@ -5,6 +5,10 @@ process) and `inferbench sweep --format json` with the same selection on
 `../shared/upstream/inferencex`, read unchanged. The rows must be equal in order and field for
 field over InferenceX's field names: same keys present, same keys absent, same values.
 inferbench's own keys (`config-key`, `fingerprint`, `resolved-settings`, ...) are not compared.
+Where the generator refuses a selection, inferbench refuses it too (exit 2, a message, no
+traceback); where the generator answers a mistyped filter with an empty matrix (a `--conc`
+no entry has, a `--runner-node-filter` no machine matches), inferbench refuses it.
+`--runner-config` cases read other registries written from the real one (`_registries`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -28,6 +33,12 @@ class Case:
     generator: tuple[str, ...]  # the generator's arguments after --config-files
     inferbench: tuple[str, ...]  # the same selection in inferbench's flags
     command: str = "full-sweep"
+    # "same": equal jobs; "refused": both refuse; "empty": the generator emits no job for it
+    # and inferbench refuses the filter as a typo
+    expect: Literal["same", "refused", "empty"] = "same"
+
+
+ALT, BROKEN, MISSING = "{alt-runners}", "{broken-runners}", "{missing-runners}"
 
 
 CASES = (
@@ -100,6 +111,100 @@ CASES = (
         ("--config-keys", "*-gb200-*", "--evals-only", "--seq-lens", "8k1k"),
         command="test-config",
     ),
+    # --runner-node-filter: one job per matching machine, runner set to the machine
+    Case(
+        "runner-node-filter-multinode",
+        ("--runner-node-filter", "gb300-nv"),
+        ("--runner-node-filter", "gb300-nv"),
+    ),
+    Case(
+        "runner-node-filter-single-node",
+        ("--runner-node-filter", "b200-nb", "--model-prefix", "dsr1", "qwen3.5"),
+        ("--runner-node-filter", "b200-nb", "--model-prefix", "dsr1,qwen3.5"),
+    ),
+    Case(
+        "runner-node-filter+agentic-evals-only",
+        ("--runner-node-filter", "mi355x-amds_0", "--evals-only"),
+        ("--runner-node-filter", "mi355x-amds_0", "--evals-only"),
+    ),
+    Case(  # test-config also keeps a matching label itself, first
+        "config-keys+runner-node-filter",
+        ("--config-keys", "*-gb300-*", "dsr1-fp4-b200-sglang", "--runner-node-filter", "gb300"),
+        ("--config-keys", "*-gb300-*,dsr1-fp4-b200-sglang", "--runner-node-filter", "gb300"),
+        command="test-config",
+    ),
+    Case(
+        "runner-node-filter-matches-nothing",
+        ("--runner-node-filter", "no-such-machine"),
+        ("--runner-node-filter", "no-such-machine"),
+        expect="empty",
+    ),
+    # --max-ep: single-node fixed-seq-len ep capped, the entry kept
+    Case("max-ep", ("--max-ep", "4"), ("--max-ep", "4")),
+    Case(
+        "max-ep+max-tp+all-evals",
+        ("--max-ep", "2", "--max-tp", "4", "--all-evals"),
+        ("--max-ep", "2", "--max-tp", "4", "--all-evals"),
+    ),
+    # test-config --conc: only these concurrencies, entries without them dropped
+    Case(
+        "config-keys+conc",
+        ("--config-keys", "*-b200-*", "--conc", "4", "8"),
+        ("--config-keys", "*-b200-*", "--conc", "4,8"),
+        command="test-config",
+    ),
+    Case(
+        "config-keys+conc+agentic+all-evals",
+        ("--config-keys", "*-mi3*", "*-gb200-*", "--conc", "16", "64", "--all-evals"),
+        ("--config-keys", "*-mi3*,*-gb200-*", "--conc", "16", "--conc", "64", "--all-evals"),
+        command="test-config",
+    ),
+    Case(
+        "config-keys+conc-not-in-any-entry",
+        ("--config-keys", "dsr1-fp4-b200-sglang", "--conc", "3"),
+        ("--config-keys", "dsr1-fp4-b200-sglang", "--conc", "3"),
+        command="test-config",
+        expect="empty",
+    ),
+    # --runner-config: labels and hardware from another registry
+    Case("runner-config", ("--runner-config", ALT), ("--runner-config", ALT)),
+    Case(
+        "runner-config+runner-node-filter+agentic",
+        (
+            "--runner-config",
+            ALT,
+            "--runner-node-filter",
+            "gb300-nv",
+            "--scenario-type",
+            "agentic-coding",
+        ),
+        (
+            "--runner-config",
+            ALT,
+            "--runner-node-filter",
+            "gb300-nv",
+            "--scenario-type",
+            "agentic-coding",
+        ),
+    ),  # fmt: skip
+    Case(
+        "runner-config-without-the-label",
+        ("--runner-config", ALT, "--runner-type", "h100-multinode"),
+        ("--runner-config", ALT, "--runner-type", "h100-multinode"),
+        expect="refused",
+    ),
+    Case(
+        "runner-config-without-dram-facts",
+        ("--runner-config", BROKEN),
+        ("--runner-config", BROKEN),
+        expect="refused",
+    ),
+    Case(
+        "runner-config-missing",
+        ("--runner-config", MISSING),
+        ("--runner-config", MISSING),
+        expect="refused",
+    ),
 )
 
 
@@ -107,25 +212,69 @@ def _master_files(tree: Path) -> list[str]:
     return sorted(str(p.relative_to(tree)) for p in (tree / "configs").glob("*-master.yaml"))
 
 
+def _drop_label(text: str, label: str) -> str:
+    lines, out, skipping = text.splitlines(keepends=True), [], False
+    for line in lines:
+        if line.rstrip() == f"  {label}:":
+            skipping = True
+            continue
+        if skipping and line.startswith("    - "):
+            continue
+        skipping = False
+        out.append(line)
+    return "".join(out)
+
+
 @pytest.fixture(scope="module")
-def generator(inferencex_python: Path, inferencex_tree: Path) -> Generator:
+def registries(inferencex_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Other runners.yaml files, written from the real one: `alt` without the gb300-nv_2
+    machine and the h100-multinode label, gb300-nv with half the CPU DRAM; `broken` without
+    gb300-nv's hardware facts (its agentic DRAM offload cannot be sized)."""
+    real = (inferencex_tree / "configs" / "runners.yaml").read_text()
+    dram = "  cluster:gb300-nv:\n    available-cpu-dram-mib: 860_160\n    gpus-per-node: 4\n"
+    assert "    - gb300-nv_2\n" in real and dram in real and "  h100-multinode:\n" in real
+    alt = _drop_label(real.replace("    - gb300-nv_2\n", ""), "h100-multinode")
+    alt = alt.replace(dram, dram.replace("860_160", "430_080"))
+    folder = tmp_path_factory.mktemp("registries")
+    (folder / "alt.yaml").write_text(alt)
+    (folder / "broken.yaml").write_text(real.replace(dram, ""))
+    return {
+        ALT: str(folder / "alt.yaml"),
+        BROKEN: str(folder / "broken.yaml"),
+        MISSING: str(folder / "missing.yaml"),
+    }
+
+
+def _args(args: tuple[str, ...], registries: dict[str, str]) -> list[str]:
+    return [registries.get(arg, arg) for arg in args]
+
+
+@pytest.fixture(scope="module")
+def generator(
+    inferencex_python: Path, inferencex_tree: Path, registries: dict[str, str]
+) -> Generator:
     files = _master_files(inferencex_tree)
-    calls = [[case.command, "--config-files", *files, *case.generator] for case in CASES]
+    calls = [
+        [case.command, "--config-files", *files, *_args(case.generator, registries)]
+        for case in CASES
+    ]
     return run_generator(inferencex_python, inferencex_tree, calls)
 
 
 def _inferbench_sweep(
-    capsys: pytest.CaptureFixture[str], tree: Path, args: tuple[str, ...]
-) -> list[dict[str, object]]:
+    capsys: pytest.CaptureFixture[str], tree: Path, args: list[str]
+) -> tuple[int, list[dict[str, object]] | None, str]:
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_info:
         main(["sweep", "--root", str(tree), "--format", "json", *args])
         raise SystemExit(0)
     out = capsys.readouterr()
-    assert exit_info.value.code in (0, None), out.err
+    code = exit_info.value.code if isinstance(exit_info.value.code, int) else 0
+    if code != 0:
+        return code, None, out.err
     jobs = json.loads(out.out)
     assert isinstance(jobs, list)
-    return jobs
+    return code, jobs, out.err
 
 
 def test_inferencex_lists_the_masters_the_tree_has(
@@ -140,11 +289,21 @@ def test_sweep_equals_the_generator(
     index: int,
     generator: Generator,
     inferencex_tree: Path,
+    registries: dict[str, str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     case, run = CASES[index], generator.runs[index]
+    code, got, err = _inferbench_sweep(capsys, inferencex_tree, _args(case.inferbench, registries))
+    if case.expect != "same":
+        if case.expect == "refused":
+            assert run.rc != 0, f"the generator accepted it: {len(run.jobs or [])} jobs"
+        else:
+            assert run.rc == 0 and run.jobs == [], run.error or f"{len(run.jobs or [])} jobs"
+        assert code == 2, f"inferbench exited {code}"
+        assert err.startswith("error: ") and "Traceback" not in err, err
+        return
     assert run.rc == 0 and run.jobs is not None, run.error
-    got = _inferbench_sweep(capsys, inferencex_tree, case.inferbench)
+    assert code == 0 and got is not None, err
     view = [inferencex_view(row, generator.fields) for row in got]
     problem = differences(run.jobs, view)
     assert not problem, problem

@@ -4,6 +4,7 @@ into the library's `SweepFilters`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -31,6 +32,18 @@ def _seq_lens(values: list[str] | None) -> tuple[tuple[int, int], ...]:
         except ValueError as exc:
             raise InputError(f"--seq-lens: {exc}", hint="use names like 1k1k,8k1k") from None
     return tuple(pairs)
+
+
+def _concs(values: list[str] | None) -> tuple[int, ...]:
+    out: list[int] = []
+    for text in split_values(values):
+        try:
+            out.append(int(text))
+        except ValueError:
+            raise InputError(
+                f"--conc: {text!r} is not an integer", hint="e.g. --conc 4,8 or --conc 4 --conc 8"
+            ) from None
+    return tuple(out)
 
 
 def eval_mode(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
@@ -80,6 +93,23 @@ class FilterOptions:
     max_tp: Annotated[
         int | None, typer.Option("--max-tp", help="Drop single-node entries above this tp.")
     ] = None
+    max_ep: Annotated[
+        int | None, typer.Option("--max-ep", help="Cap single-node ep at this value.")
+    ] = None
+    conc: Annotated[
+        list[str] | None,
+        typer.Option("--conc", help="Only these concurrencies (each must exist in an entry)."),
+    ] = None
+    runner_node_filter: Annotated[
+        str | None,
+        typer.Option(
+            "--runner-node-filter", help="One job per runner machine whose name contains this."
+        ),
+    ] = None
+    runner_config: Annotated[
+        Path | None,
+        typer.Option("--runner-config", help="Another runners.yaml (labels and hardware)."),
+    ] = None
     single_node: Annotated[bool, typer.Option("--single-node", help="Single-node jobs only.")] = (
         False
     )
@@ -103,6 +133,10 @@ class FilterOptions:
             min_conc=self.min_conc,
             max_conc=self.max_conc,
             max_tp=self.max_tp,
+            max_ep=self.max_ep,
+            conc=_concs(self.conc),
+            runner_node_filter=self.runner_node_filter,
+            runner_config=str(self.runner_config) if self.runner_config is not None else None,
             node_type=_node_type(self.single_node, self.multi_node),
             scenario_types=scenario_types,
             evals=evals,

@@ -115,8 +115,12 @@ class Cluster(FrozenModel):
     def serves(self, runner_label: str) -> bool:
         """A label it lists, `cluster:<name>`, or its name: the workflows pick the launcher
         `launch_<name>.sh` from the runner machine's name (`gb300-nv_0`), so a label that
-        is the cluster's name (InferenceX's `runner: gb300-nv`) names its machines."""
-        return runner_label in self.runners or runner_label in (self.name, f"cluster:{self.name}")
+        is the cluster's name (InferenceX's `runner: gb300-nv`) names its machines, and a
+        machine name (`gb300-nv_0`, a `--runner-node-filter` job's runner) its launcher's."""
+        if runner_label in self.runners or runner_label in (self.name, f"cluster:{self.name}"):
+            return True
+        machine, sep, _ = runner_label.partition("_")  # the workflow's ${RUNNER_NAME%%_*}
+        return bool(sep) and machine == self.name
 
     def model_entry(
         self, model_prefix: str, precision: str, framework: str | None = None

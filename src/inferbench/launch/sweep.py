@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 def load_deployments(root: Path, filters: SweepFilters) -> tuple[Project, list[Deployment]]:
     """The project at `root` and its sweep (filtered), grouped into deployments."""
     from inferbench.config.project import load_project
+    from inferbench.matrix.api import with_runner_config
     from inferbench.matrix.expand import expand_project
 
-    project = load_project(root)
+    project = with_runner_config(load_project(root), filters)
     jobs = expand_project(project, filters)
     return project, group_jobs(jobs)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from inferbench.config.master import load_masters
 from inferbench.config.project import Project, load_project
 from inferbench.config.runners import load_runners
 from inferbench.core.job import Job
-from inferbench.errors import ConfigError, Location
+from inferbench.errors import ConfigError, InputError, Location
 from inferbench.matrix.changed import BaseTree, ChangelogRun, changed_jobs
 from inferbench.matrix.expand import expand_project, project_context, registry_context
 from inferbench.matrix.filters import SweepFilters
@@ -40,6 +41,21 @@ def base_tree(project: Project, rev: str) -> BaseTree:
     return BaseTree(masters=masters, context=context)
 
 
+def with_runner_config(project: Project, filters: SweepFilters) -> Project:
+    """`project` with the runner registry of `filters.runner_config` (InferenceX's
+    `--runner-config`, a path relative to the working directory) instead of its own."""
+    if filters.runner_config is None:
+        return project
+    path = Path(filters.runner_config)
+    if not path.is_file():
+        raise InputError(
+            f"--runner-config {filters.runner_config!r} is not a file",
+            location=Location(path, key="--runner-config"),
+            hint="give a runners.yaml (labels: and hardware:), e.g. configs/runners.yaml",
+        )
+    return dataclasses.replace(project, runners=load_runners(path))
+
+
 def sweep_project(
     project: Project,
     filters: SweepFilters,
@@ -49,6 +65,7 @@ def sweep_project(
 ) -> list[Job]:
     """The jobs of `project`; with `changed_since`, those the changelog entries added since
     that revision ask for, as InferenceX's CI selects them (`inferbench.matrix.changed`)."""
+    project = with_runner_config(project, filters)
     if changed_since is None:
         return expand_project(project, filters)
     if project.changelog is None:

@@ -120,11 +120,16 @@ def changed_jobs(
                 scoped = _scoped(filters, group_keys, group)
                 if scoped is None:
                     continue
-                jobs = expand_masters(masters, replace(scoped, evals=EvalMode.NONE), context)
+                jobs = expand_masters(
+                    masters, replace(scoped, evals=EvalMode.NONE), context, require_conc=False
+                )
                 if entry.append_only:
                     assert base is not None
                     old = expand_masters(
-                        base.masters, replace(scoped, evals=EvalMode.NONE), base.context
+                        base.masters,
+                        replace(scoped, evals=EvalMode.NONE),
+                        base.context,
+                        require_conc=False,
                     )
                     jobs = append_only_delta(old, jobs, item)
                 bench.extend(jobs)
@@ -135,7 +140,7 @@ def changed_jobs(
             scoped = _scoped(filters, group_keys, group)
             if scoped is None or run.no_evals:
                 continue
-            jobs = expand_masters(masters, replace(scoped, evals=mode), context)
+            jobs = expand_masters(masters, replace(scoped, evals=mode), context, require_conc=False)
             evals.extend(_min_prefill_ep(jobs, entry.eval_min_prefill_ep))
     return [job.evolve(recipe_fingerprint=recipe_fingerprint(job)) for job in bench] + evals
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import PurePosixPath
 from typing import Any
@@ -38,9 +38,9 @@ from inferbench.core.concurrency import ConcRule, expand_concurrency
 from inferbench.core.job import Job, JobRouter, KvOffloadBackend, ResolvedSettings, WorkerBlock
 from inferbench.core.lengths import max_model_len
 from inferbench.core.seqlen import seq_len_name
-from inferbench.errors import ConfigError, InputError
+from inferbench.errors import ConfigError, InputError, Location
 from inferbench.matrix.evals import apply_eval_mode
-from inferbench.matrix.filters import SweepFilters, select_keys
+from inferbench.matrix.filters import EvalMode, SweepFilters, select_keys
 
 DEFAULT_AGENTIC_DURATION_S = 3600
 MAX_AGENTIC_CPU_DRAM_MIB = 2_861_022  # 3 TB (decimal) in MiB, InferenceX's cap
@@ -66,18 +66,26 @@ class ExpandContext:
     runner_labels: frozenset[str] = frozenset()
     hardware: HardwareLookup = lambda _label: None
     resolve_recipe: RecipeResolver = lambda path: path
+    runner_nodes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # label -> machines
 
 
 def expand_masters(
-    masters: Mapping[str, MasterConfig], filters: SweepFilters, context: ExpandContext
+    masters: Mapping[str, MasterConfig],
+    filters: SweepFilters,
+    context: ExpandContext,
+    *,
+    require_conc: bool = True,
 ) -> list[Job]:
-    """All jobs of the selected master entries, filtered, with evals marked per the filters."""
+    """All jobs of the selected master entries, filtered, with evals marked per the filters.
+    `require_conc`: a `--conc` value that no selected entry runs is an error."""
     unknown = [r for r in filters.runner_types if r not in context.runner_labels]
     if unknown and context.runner_labels:
         raise InputError(
             f"unknown runner type {unknown[0]!r}",
             hint=f"runners.yaml defines: {', '.join(sorted(context.runner_labels))}",
         )
+    if filters.runner_node_filter is not None:
+        _check_node_filter(filters.runner_node_filter, context)
     keys = select_keys(filters.config_keys, masters) if filters.config_keys else list(masters)
     jobs: list[Job] = []
     for key in keys:
@@ -87,10 +95,76 @@ def expand_masters(
             continue
         if not filters.wants_entry(key, entry.precision, entry.framework, entry.runner):
             continue
+        machines = _machines(entry.runner, filters, context)
+        if machines is not None and not machines:
+            continue  # no machine of this label matches --runner-node-filter
         for point in entry.search_spaces():
             if filters.wants_scenario(point.scenario):
-                jobs.extend(_point_jobs(config, point, filters, context))
+                point_jobs = _point_jobs(config, point, filters, context)
+                jobs.extend(_on_machines(point_jobs, machines, entry.multinode))
+    if filters.conc and require_conc:
+        _check_conc_found(masters, filters, context, jobs)
     return apply_eval_mode(jobs, filters.evals)
+
+
+def _check_node_filter(text: str, context: ExpandContext) -> None:
+    names = {*context.runner_nodes, *(m for ms in context.runner_nodes.values() for m in ms)}
+    if not any(text in name for name in names):
+        raise InputError(
+            f"--runner-node-filter {text!r} matches no runner label or machine"
+            + ("" if names else " (the tree has no runners.yaml)"),
+            location=Location(key="--runner-node-filter"),
+            hint="give part of a machine name listed under labels: in runners.yaml"
+            if names
+            else "add configs/runners.yaml, or pass --runner-config",
+        )
+
+
+def _machines(label: str, filters: SweepFilters, context: ExpandContext) -> list[str] | None:
+    """The runner values a `--runner-node-filter` expands `label` to (None: no filter), as
+    InferenceX's generator: the label's machines that contain the text; `test-config` (config
+    keys given) puts the label itself first when it contains the text too."""
+    text = filters.runner_node_filter
+    if text is None:
+        return None
+    candidates = list(context.runner_nodes.get(label, ()))
+    if filters.config_keys and text in label:
+        candidates.insert(0, label)
+    return [name for name in dict.fromkeys(candidates) if text in name]
+
+
+def _on_machines(jobs: list[Job], machines: list[str] | None, multinode: bool) -> list[Job]:
+    """Each job once per machine, in the generator's order: single-node jobs machine by
+    machine within each concurrency, multinode ones concurrency by concurrency within each
+    machine."""
+    if machines is None:
+        return jobs
+    if multinode:
+        return [job.evolve(runner=m) for m in machines for job in jobs]
+    return [job.evolve(runner=m) for job in jobs for m in machines]
+
+
+def _check_conc_found(
+    masters: Mapping[str, MasterConfig],
+    filters: SweepFilters,
+    context: ExpandContext,
+    jobs: list[Job],
+) -> None:
+    found = {c for job in jobs for c in job.concurrencies}
+    missing = [c for c in filters.conc if c not in found]
+    if not missing:
+        return
+    unfiltered = expand_masters(
+        masters, replace(filters, conc=(), evals=EvalMode.NONE), context, require_conc=False
+    )
+    have = sorted({c for job in unfiltered for c in job.concurrencies})
+    raise InputError(
+        f"{', '.join(map(str, missing))}: no selected entry runs "
+        f"{'this concurrency' if len(missing) == 1 else 'these concurrencies'}",
+        location=Location(key="--conc"),
+        hint="give values of the entries' conc-list or conc-start..conc-end range"
+        + (f" ({', '.join(map(str, have))})" if have else " (the other filters select no job)"),
+    )
 
 
 def _concurrencies(space: Any, filters: SweepFilters) -> list[int]:
@@ -98,7 +172,7 @@ def _concurrencies(space: Any, filters: SweepFilters) -> list[int]:
         rule = ConcRule.STRICT
     else:
         rule = ConcRule.FILTER if isinstance(space, MultiNodeSearchSpace) else ConcRule.CLAMP
-    return expand_concurrency(
+    values = expand_concurrency(
         conc_list=space.conc_list,
         conc_start=space.conc_start,
         conc_end=space.conc_end,
@@ -107,6 +181,7 @@ def _concurrencies(space: Any, filters: SweepFilters) -> list[int]:
         max_conc=filters.max_conc,
         rule=rule,
     )
+    return [c for c in values if c in filters.conc] if filters.conc else values
 
 
 def _common(config: MasterConfig, space: Any) -> dict[str, Any]:
@@ -161,12 +236,15 @@ def _single_node_jobs(
     fixed: dict[str, Any],
 ) -> list[Job]:
     base = _common(config, space)
+    ep = space.ep
+    if filters.max_ep is not None and not isinstance(space, AgenticSingleNodeSearchSpace):
+        ep = min(ep, filters.max_ep)  # InferenceX caps fixed-seq-len ep, keeping the entry
     base.update(
         tp=space.tp,
         pp=space.pp,
         dcp_size=space.dcp_size,
         pcp_size=space.pcp_size,
-        ep=space.ep,
+        ep=ep,
         dp_attn=space.dp_attn,
     )
     concs = _concurrencies(space, filters)
@@ -364,6 +442,7 @@ def registry_context(registry: RunnerRegistry | None, resolve: RecipeResolver) -
         runner_labels=frozenset(registry.labels) if registry is not None else frozenset(),
         hardware=hardware,
         resolve_recipe=resolve,
+        runner_nodes=registry.labels if registry is not None else {},
     )
 
 

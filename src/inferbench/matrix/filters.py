@@ -13,6 +13,17 @@ Semantics follow InferenceX's `generate_sweep_configs.py`:
 - `min_conc` / `max_conc`: see `inferbench.core.concurrency`.
 - `max_tp`: drops single-node fixed-seq-len search-space entries with a larger `tp` (multinode
   and agentic entries are not filtered, as in InferenceX).
+- `max_ep`: caps `ep` of single-node fixed-seq-len entries (a larger `ep` becomes `max_ep`, the
+  entry is kept; multinode and agentic entries are left alone, as in InferenceX).
+- `conc`: only these concurrencies (InferenceX's `test-config --conc`): each entry keeps the
+  values of its own list or range that are among them, an entry with none left is dropped, and
+  a value that no selected entry has is an error (the generator's "values must exist").
+- `runner_node_filter`: substring of runner machine names (`runners.yaml` `labels:`); each job
+  is repeated once per matching machine of its label, `runner` set to the machine, and an entry
+  whose label has none is dropped. With `config_keys` (InferenceX's `test-config`) the label
+  itself comes first when it matches too. A substring that matches no label or machine at all
+  is an error.
+- `runner_config`: another runners.yaml to read labels and hardware from (a path).
 - `node_type`: single-node only, multinode only, or both.
 - `scenario_types`: fixed-seq-len and/or agentic-coding (empty: both).
 - `evals`: the eval policy, see `inferbench.matrix.evals`.
@@ -54,13 +65,17 @@ class SweepFilters:
     min_conc: int | None = None
     max_conc: int | None = None
     max_tp: int | None = None
+    max_ep: int | None = None
+    conc: tuple[int, ...] = ()
+    runner_node_filter: str | None = None
+    runner_config: str | None = None
     node_type: NodeType = "all"
     scenario_types: tuple[Scenario, ...] = ()
     evals: EvalMode = EvalMode.DEFAULT
     step: int = DEFAULT_STEP
 
     def __post_init__(self) -> None:
-        for name in ("min_conc", "max_conc", "max_tp"):
+        for name in ("min_conc", "max_conc", "max_tp", "max_ep"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 flag = "--" + name.replace("_", "-")
@@ -74,6 +89,19 @@ class SweepFilters:
             raise InputError(
                 f"--min-conc {low} is above --max-conc {high}",
                 hint="pass a --min-conc no larger than --max-conc",
+            )
+        bad = [c for c in self.conc if c <= 0]
+        if bad:
+            raise InputError(
+                f"--conc must be positive integers, got {bad[0]}",
+                location=Location(key="--conc"),
+                hint="e.g. --conc 4,8",
+            )
+        if self.runner_node_filter is not None and not self.runner_node_filter:
+            raise InputError(
+                "--runner-node-filter is empty",
+                location=Location(key="--runner-node-filter"),
+                hint="give part of a runner machine name, e.g. --runner-node-filter b200-nb",
             )
         if self.step <= 1:
             raise InputError(
