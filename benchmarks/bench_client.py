@@ -43,7 +43,7 @@ from typing import Literal
 
 import numpy as np
 
-from inferbench.bench.api import BenchOptions, PointOutcome, run_point
+from inferbench.bench.api import BenchOptions, PointMeasurement, run_point
 from inferbench.bench.records import RequestRecord
 from inferbench.bench.schedule import LoadPoint
 from inferbench.bench.settings import ClientOptions, Endpoint
@@ -143,7 +143,7 @@ class Reading:
 
 def _inferbench_point(
     srv: Server, concurrency: int, osl: int, prompts: int, workers: int | None
-) -> tuple[PointOutcome, float, float]:
+) -> tuple[PointMeasurement, float, float]:
     endpoint = Endpoint(base_url=srv.url, model="m")
     workload = RandomWorkload(isl=ISL, osl=osl)
     point = LoadPoint(concurrency=concurrency, num_prompts=prompts, warmups=0)

@@ -39,7 +39,7 @@ __all__ = [
     "BenchRun",
     "Endpoint",
     "LoadPoint",
-    "PointOutcome",
+    "PointMeasurement",
     "sa_bench_point",
     "sa_bench_workload",
     "run_bench",
@@ -66,7 +66,7 @@ class BenchOptions(BaseModel):
 
 
 @dataclass(frozen=True)
-class PointOutcome:
+class PointMeasurement:
     """One measured point: its result file content and the raw records."""
 
     result: PointResult
@@ -79,7 +79,7 @@ class PointOutcome:
 
 @dataclass(frozen=True)
 class BenchRun:
-    points: list[PointOutcome]
+    points: list[PointMeasurement]
     interrupted: bool = False
 
     @property
@@ -189,7 +189,7 @@ def run_point(
     point: LoadPoint,
     options: BenchOptions,
     on_progress: ProgressCallback | None = None,
-) -> PointOutcome:
+) -> PointMeasurement:
     tasks = _tasks(endpoint, workload, point, options, tag=f"ib{secrets.token_hex(3)}")
 
     def progress(done: int) -> None:
@@ -223,7 +223,7 @@ def run_point(
         ),
         metadata=options.metadata,
     )
-    return PointOutcome(result=result, run=run)
+    return PointMeasurement(result=result, run=run)
 
 
 def run_bench(
@@ -233,12 +233,12 @@ def run_bench(
     options: BenchOptions | None = None,
     *,
     on_progress: ProgressCallback | None = None,
-    on_point: Callable[[PointOutcome], None] | None = None,
+    on_point: Callable[[PointMeasurement], None] | None = None,
 ) -> BenchRun:
     """Measure every load point in order; an interrupted point ends the run (kept, incomplete)."""
     options = options or BenchOptions()
     _check(endpoint, workload)
-    points: list[PointOutcome] = []
+    points: list[PointMeasurement] = []
     for point in load:
         outcome = run_point(endpoint, workload, point, options, on_progress)
         points.append(outcome)

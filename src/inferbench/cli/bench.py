@@ -17,7 +17,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from inferbench.bench.api import BenchRun, PointOutcome, run_bench
+from inferbench.bench.api import BenchRun, PointMeasurement, run_bench
 from inferbench.bench.config_file import load_bench_config
 from inferbench.bench.dialect import assign_extra_pairs
 from inferbench.bench.invocation import BenchArgs, resolve
@@ -282,7 +282,7 @@ def bench(
     inv = resolve(args)
     console = Console(stderr=True)
 
-    def save(outcome: PointOutcome) -> None:
+    def save(outcome: PointMeasurement) -> None:
         point = outcome.result.inferbench.load
         path = inv.result_path(point)
         if path is not None:
