@@ -12,7 +12,7 @@ from inferbench.results.derived import (
     request_tpots_ms,
 )
 from inferbench.results.identity import identity_from_job
-from inferbench.results.record import Stats
+from inferbench.results.record import RecordStats
 
 
 def single(**kw: object) -> dict[str, object]:
@@ -104,7 +104,7 @@ def test_interactivity_percentiles_come_from_per_request_distribution() -> None:
 
 
 def test_fallback_maps_tpot_percentiles_to_complementary_interactivity() -> None:
-    inter = interactivity_from_tpot_stats(Stats(median=20.0, p90=25.0, p99=50.0))
+    inter = interactivity_from_tpot_stats(RecordStats(median=20.0, p90=25.0, p99=50.0))
     assert inter is not None and inter.source == "tpot_percentiles"
     assert inter.median == 50.0 and inter.p10 == 40.0 and inter.p1 == 20.0
     assert inter.p99 is None and inter.mean is None

@@ -28,7 +28,7 @@ from inferbench.bench.records import FailureKind, RequestRecord
 from inferbench.core.model import FrozenModel
 
 
-class Stats(FrozenModel):
+class BenchStats(FrozenModel):
     """Summary of one distribution, in the unit its name says (ms for times)."""
 
     count: int = 0
@@ -42,12 +42,12 @@ class Stats(FrozenModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-def stats_of(values: Sequence[float] | np.ndarray, scale: float = 1.0) -> Stats:
+def stats_of(values: Sequence[float] | np.ndarray, scale: float = 1.0) -> BenchStats:
     arr = np.asarray(values, dtype=float) * scale
     if arr.size == 0:
-        return Stats()
+        return BenchStats()
     p90, p99, p999 = np.percentile(arr, [90, 99, 99.9])
-    return Stats(
+    return BenchStats(
         count=int(arr.size),
         mean=float(arr.mean()),
         median=float(np.median(arr)),
@@ -103,12 +103,12 @@ class PointMetrics(FrozenModel):
     request_throughput: float
     output_throughput: float
     total_token_throughput: float
-    ttft_ms: Stats
-    tpot_ms: Stats
-    itl_ms: Stats
-    itl_per_token_ms: Stats
-    e2el_ms: Stats
-    queue_ms: Stats
+    ttft_ms: BenchStats
+    tpot_ms: BenchStats
+    itl_ms: BenchStats
+    itl_per_token_ms: BenchStats
+    e2el_ms: BenchStats
+    queue_ms: BenchStats
     interactivity: Interactivity
     lengths: Lengths
     in_flight: InFlight

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench import __version__
 from inferbench.bench.agentic.block import AgenticBlock
-from inferbench.bench.metrics import InFlight, Interactivity, Lengths, PointMetrics, Slo, Stats
+from inferbench.bench.metrics import BenchStats, InFlight, Interactivity, Lengths, PointMetrics, Slo
 from inferbench.bench.records import RequestRecord
 from inferbench.bench.schedule import LoadPoint
 from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
@@ -113,8 +113,8 @@ class InferbenchBlock(BaseModel):
     failures: dict[str, int]
     failure_examples: list[str] = Field(default_factory=list)
     lengths: Lengths
-    queue_ms: Stats
-    itl_per_token_ms: Stats
+    queue_ms: BenchStats
+    itl_per_token_ms: BenchStats
     interactivity: Interactivity
     slo: Slo | None = None
     # top-level keys beyond the fixed p90/p99/p99.9 (`--metric-percentiles`) and the

@@ -23,7 +23,7 @@ import orjson
 from pydantic import ValidationError
 
 from inferbench.bench import result as bench_result
-from inferbench.bench.metrics import Stats as BenchStats
+from inferbench.bench.metrics import BenchStats
 from inferbench.errors import InputError, Location
 from inferbench.results.derived import (
     PowerSample,
@@ -31,7 +31,7 @@ from inferbench.results.derived import (
     interactivity_from_tpots,
     request_tpots_ms,
 )
-from inferbench.results.record import Metrics, RecordInteractivity, Stats
+from inferbench.results.record import Metrics, RecordInteractivity, RecordStats
 
 _STAT_KEYS = {
     "mean": "mean",
@@ -123,10 +123,10 @@ _STAT_FIELDS = {
 }
 
 
-def _stats(path: Path, raw: Mapping[str, Any], metric: str) -> Stats:
+def _stats(path: Path, raw: Mapping[str, Any], metric: str) -> RecordStats:
     values = {dst: _num(path, raw, key, required=False) for key, dst in _STAT_FIELDS[metric]}
     # validating (pydantic-core) is cheaper than model_construct's Python loop
-    return Stats.model_validate(values)
+    return RecordStats.model_validate(values)
 
 
 def _failures(raw: Mapping[str, Any], completed: int) -> dict[str, int]:
@@ -173,7 +173,7 @@ def _invalid_metric(path: Path, exc: ValidationError) -> InputError:
     return InputError(f"invalid metric {key}: {first['msg']}", location=Location(path))
 
 
-def _interactivity(raw: Mapping[str, Any], tpot: Stats) -> RecordInteractivity | None:
+def _interactivity(raw: Mapping[str, Any], tpot: RecordStats) -> RecordInteractivity | None:
     itls, outs = raw.get("itls"), raw.get("output_lens")
     if isinstance(itls, list) and isinstance(outs, list) and itls and len(itls) == len(outs):
         # sa-bench stores ITLs in seconds per request.
@@ -305,12 +305,14 @@ _SA_STAT_FIELDS = {
 }
 
 
-def _sa_stats(sa: bench_result.SaBenchFields, metric: str) -> Stats:
-    return Stats.model_validate({dst: getattr(sa, name) for name, dst in _SA_STAT_FIELDS[metric]})
+def _sa_stats(sa: bench_result.SaBenchFields, metric: str) -> RecordStats:
+    return RecordStats.model_validate(
+        {dst: getattr(sa, name) for name, dst in _SA_STAT_FIELDS[metric]}
+    )
 
 
-def _stats_of(stats: BenchStats) -> Stats:
-    return Stats(
+def _stats_of(stats: BenchStats) -> RecordStats:
+    return RecordStats(
         mean=stats.mean,
         median=stats.median,
         std=stats.std,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inferbench.results.record import Energy, Identity, RecordInteractivity, Stats
+from inferbench.results.record import Energy, Identity, RecordInteractivity, RecordStats
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def interactivity_from_tpots(tpots_ms: Sequence[float]) -> RecordInteractivity |
     )
 
 
-def interactivity_from_tpot_stats(tpot: Stats) -> RecordInteractivity | None:
+def interactivity_from_tpot_stats(tpot: RecordStats) -> RecordInteractivity | None:
     """Fallback when only TPOT percentiles exist: p_k(1000/x) = 1000 / p_(100-k)(x)."""
 
     def inv(v: float | None) -> float | None:

@@ -136,7 +136,7 @@ class Provenance(FrozenModel):
     commit: str | None = None  # the benchmark tree's commit, when the run recorded it
 
 
-class Stats(FrozenModel):
+class RecordStats(FrozenModel):
     """A distribution summary in the unit its field name says (ms for latencies)."""
 
     mean: float | None = None
@@ -204,11 +204,11 @@ class Metrics(FrozenModel):
     request_throughput: float = Field(ge=0)
     output_throughput: float = Field(ge=0)
     total_token_throughput: float = Field(ge=0)
-    ttft_ms: Stats = Stats()
-    tpot_ms: Stats = Stats()
-    itl_ms: Stats = Stats()
-    e2el_ms: Stats = Stats()
-    queue_ms: Stats | None = None
+    ttft_ms: RecordStats = RecordStats()
+    tpot_ms: RecordStats = RecordStats()
+    itl_ms: RecordStats = RecordStats()
+    e2el_ms: RecordStats = RecordStats()
+    queue_ms: RecordStats | None = None
     goodput: float | None = None
     # None = the file does not say (plain sa-bench, or a record older than v2)
     complete: bool | None = None  # False: the point stopped early (interrupt, duration cap)

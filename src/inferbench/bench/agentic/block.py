@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.agentic.server_metrics import ServerCacheMetrics
-from inferbench.bench.metrics import Stats
+from inferbench.bench.metrics import BenchStats
 
 AGENTIC_VERSION = 1
 
@@ -51,10 +51,10 @@ class SessionSummary(_Frozen):
     completed: int
     failed: int
     cut: int  # still running when the window ended
-    duration_s: Stats  # completed sessions
-    requests: Stats
-    input_tokens: Stats
-    output_tokens: Stats
+    duration_s: BenchStats  # completed sessions
+    requests: BenchStats
+    input_tokens: BenchStats
+    output_tokens: BenchStats
     failures: list[SessionFailure] = Field(default_factory=list)  # first few
 
 
