@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferbench.core.job import Job, WorkerBlock
+from inferbench.core.job import Job, JobWorkerBlock
 
 
 def single(conc: int = 4, **over: Any) -> Job:
@@ -33,8 +33,8 @@ def single(conc: int = 4, **over: Any) -> Job:
     return Job(**fields)
 
 
-def worker(num: int, tp: int, *, ep: int | None = None, dpa: bool = True) -> WorkerBlock:
-    return WorkerBlock(
+def worker(num: int, tp: int, *, ep: int | None = None, dpa: bool = True) -> JobWorkerBlock:
+    return JobWorkerBlock(
         num_worker=num,
         tp=tp,
         ep=ep if ep is not None else tp,

@@ -3,7 +3,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from inferbench.core.job import Job, WorkerBlock
+from inferbench.core.job import Job, JobWorkerBlock
 
 from .jobs import agentic_single, multi, single
 
@@ -31,7 +31,7 @@ def test_agentic_single_node_json_has_no_disagg() -> None:
 
 
 def test_worker_settings_present_only_where_the_master_has_them() -> None:
-    bare = WorkerBlock(num_worker=1, tp=8, ep=8, dp_attn=True)
+    bare = JobWorkerBlock(num_worker=1, tp=8, ep=8, dp_attn=True)
     job = multi(decode=bare)
     assert "additional-settings" not in job.to_wire()["decode"]
     # Absent and empty settings are one deployment: one fingerprint.

@@ -42,12 +42,12 @@ class MasterRouter(FrozenModel):
         return value
 
 
-class KvOffloadBackend(FrozenModel):
+class MasterKvOffloadBackend(FrozenModel):
     name: str = Field(min_length=1)
     version: str | None = None
 
 
-class WorkerBlock(FrozenModel):
+class MasterWorkerBlock(FrozenModel):
     """A `prefill:` or `decode:` block of a multinode search-space entry."""
 
     num_worker: int = Field(alias="num-worker", ge=0)
@@ -63,7 +63,7 @@ class WorkerBlock(FrozenModel):
     )
 
     @model_validator(mode="after")
-    def _dcp_divides_tp(self) -> WorkerBlock:
+    def _dcp_divides_tp(self) -> MasterWorkerBlock:
         _check_dcp(self.tp, self.dcp_size)
         return self
 
@@ -123,7 +123,9 @@ class _Concurrency(FrozenModel):
 
 class _KvOffload(FrozenModel):
     kv_offloading: Literal["none", "dram"] | None = Field(default=None, alias="kv-offloading")
-    kv_offload_backend: KvOffloadBackend | None = Field(default=None, alias="kv-offload-backend")
+    kv_offload_backend: MasterKvOffloadBackend | None = Field(
+        default=None, alias="kv-offload-backend"
+    )
 
     @model_validator(mode="after")
     def _backend_with_dram(self) -> Any:
@@ -162,8 +164,8 @@ class SingleNodeSearchSpace(_Concurrency):
 
 
 class MultiNodeSearchSpace(_Concurrency):
-    prefill: WorkerBlock
-    decode: WorkerBlock
+    prefill: MasterWorkerBlock
+    decode: MasterWorkerBlock
     spec_decoding: SpecDecoding = Field(default="none", alias="spec-decoding")
     router: MasterRouter | None = None
     kv_p2p_transfer: KvP2PTransfer | None = Field(default=None, alias="kv-p2p-transfer")

@@ -60,12 +60,12 @@ class JobRouter(_Wire):
     version: str
 
 
-class KvOffloadBackend(_Wire):
+class JobKvOffloadBackend(_Wire):
     name: str
     version: str | None = None
 
 
-class WorkerBlock(_Wire):
+class JobWorkerBlock(_Wire):
     """A `prefill` or `decode` pool as InferenceX's matrix carries it (defaults made explicit)."""
 
     num_worker: int = Field(alias="num-worker", ge=0)
@@ -119,8 +119,8 @@ class Job(_Wire):
     pcp_size: int | None = Field(default=None, alias="pcp-size", ge=1)
     ep: int | None = Field(default=None, ge=1)
     dp_attn: bool | None = Field(default=None, alias="dp-attn")
-    prefill: WorkerBlock | None = None
-    decode: WorkerBlock | None = None
+    prefill: JobWorkerBlock | None = None
+    decode: JobWorkerBlock | None = None
     spec_decoding: str = Field(default="none", alias="spec-decoding")
     conc: int | tuple[int, ...]
     max_model_len: int | None = Field(default=None, alias="max-model-len", ge=1)
@@ -134,7 +134,7 @@ class Job(_Wire):
     router: JobRouter | None = None
     kv_p2p_transfer: str | None = Field(default=None, alias="kv-p2p-transfer")
     kv_offloading: str | None = Field(default=None, alias="kv-offloading")
-    kv_offload_backend: KvOffloadBackend | None = Field(default=None, alias="kv-offload-backend")
+    kv_offload_backend: JobKvOffloadBackend | None = Field(default=None, alias="kv-offload-backend")
     duration: int | None = Field(default=None, ge=1)
     total_cpu_dram_gb: int | None = Field(default=None, alias="total-cpu-dram-gb", ge=0)
     resolved_settings: ResolvedSettings | None = Field(default=None, alias="resolved-settings")

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferbench.config.agentic import AGENTIC_MAX_MODEL_LEN, SCENARIO
-from inferbench.core.job import Job, WorkerBlock
+from inferbench.core.job import Job, JobWorkerBlock
 from inferbench.core.lengths import max_model_len
 from inferbench.errors import InputError, Location
 
@@ -42,8 +42,8 @@ class Deployment:
     spec_decoding: str = "none"
     max_model_len: int | None = None
     config_key: str | None = None
-    prefill: WorkerBlock | None = None
-    decode: WorkerBlock | None = None
+    prefill: JobWorkerBlock | None = None
+    decode: JobWorkerBlock | None = None
     settings: Mapping[str, str] = field(default_factory=dict)  # additional-settings K=V
     config_file: str | None = None  # the srt-slurm recipe, relative to the tree root
     config_selector: str | None = None  # `override_x` of `file.yaml:override_x`

@@ -27,15 +27,21 @@ from inferbench.config.master import (
     AgenticMultiNodeSearchSpace,
     AgenticSingleNodeSearchSpace,
     MasterConfig,
+    MasterWorkerBlock,
     MultiNodeSearchSpace,
     SearchSpacePoint,
     SingleNodeSearchSpace,
 )
-from inferbench.config.master import WorkerBlock as MasterWorker
 from inferbench.config.project import Project
 from inferbench.config.runners import RunnerRegistry
 from inferbench.core.concurrency import ConcRule, expand_concurrency
-from inferbench.core.job import Job, JobRouter, KvOffloadBackend, ResolvedSettings, WorkerBlock
+from inferbench.core.job import (
+    Job,
+    JobKvOffloadBackend,
+    JobRouter,
+    JobWorkerBlock,
+    ResolvedSettings,
+)
 from inferbench.core.lengths import max_model_len
 from inferbench.core.seqlen import seq_len_name
 from inferbench.errors import ConfigError, InputError, Location
@@ -305,8 +311,8 @@ def _multinode_jobs(
     )
 
 
-def _worker(block: MasterWorker) -> WorkerBlock:
-    return WorkerBlock(
+def _worker(block: MasterWorkerBlock) -> JobWorkerBlock:
+    return JobWorkerBlock(
         num_worker=block.num_worker,
         tp=block.tp,
         ep=block.ep,
@@ -321,7 +327,7 @@ def _worker(block: MasterWorker) -> WorkerBlock:
     )
 
 
-def _worker_tag(block: MasterWorker, role: str) -> str:
+def _worker_tag(block: MasterWorkerBlock, role: str) -> str:
     tag = f"{role}{block.num_worker}x{block.tp}"
     if block.ep != 1:
         tag += f"ep{block.ep}"
@@ -368,7 +374,7 @@ def _kv_suffix(space: AgenticSingleNodeSearchSpace | AgenticMultiNodeSearchSpace
     return f"kv{space.kv_offloading}-{space.kv_offload_backend.name}"
 
 
-def _replica_gpus(block: MasterWorker) -> int:
+def _replica_gpus(block: MasterWorkerBlock) -> int:
     """GPUs of one prefill replica (only prefill offloads KV to DRAM; it sizes the budget)."""
     return block.tp * block.pp * block.pcp_size
 
@@ -384,7 +390,7 @@ def _agentic_fields(
     return dict(
         scenario="agentic-coding",
         kv_offloading=space.kv_offloading or "none",
-        kv_offload_backend=KvOffloadBackend(name=backend.name, version=backend.version)
+        kv_offload_backend=JobKvOffloadBackend(name=backend.name, version=backend.version)
         if backend
         else None,
         duration=DEFAULT_AGENTIC_DURATION_S,

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 from rich.table import Table
 
-from inferbench.core.job import Job, WorkerBlock
+from inferbench.core.job import Job, JobWorkerBlock
 from inferbench.core.seqlen import seq_len_name
 
 GITHUB_MATRIX_LIMIT = 256
@@ -73,7 +73,7 @@ def github_to_json(jobs: Sequence[Job], chunk_size: int = GITHUB_MATRIX_LIMIT) -
     return orjson.dumps(github_matrix(jobs, chunk_size)).decode()
 
 
-def _worker(block: WorkerBlock) -> str:
+def _worker(block: JobWorkerBlock) -> str:
     if block.dp_attn and block.ep > 1:
         shape = f"DEP{block.tp * block.pp}"
     elif block.ep > 1:

@@ -10,7 +10,7 @@ from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import DeploymentSubject
 from inferbench.config.engine_flags import ENGINE_NAMES, LIMIT_FLAGS, Limit, spelled
 from inferbench.config.images import same_image
-from inferbench.config.master import WorkerBlock
+from inferbench.config.master import MasterWorkerBlock
 from inferbench.config.recipe import WorkerMode, locate
 
 
@@ -19,7 +19,7 @@ def _shapes_differ(d: DeploymentSubject) -> bool:
     return d.space.aggregated == d.recipe.disaggregated
 
 
-def paired_modes(d: DeploymentSubject) -> list[tuple[str, WorkerBlock, WorkerMode]]:
+def paired_modes(d: DeploymentSubject) -> list[tuple[str, MasterWorkerBlock, WorkerMode]]:
     """(master block name, block, recipe mode): prefill/decode, or prefill -> aggregated;
     none when the shapes differ, as then no worker has a counterpart."""
     if _shapes_differ(d):
@@ -88,7 +88,9 @@ def precision_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
         )
 
 
-def _replicas_in_one_engine(d: DeploymentSubject, block: WorkerBlock, mode: WorkerMode) -> bool:
+def _replicas_in_one_engine(
+    d: DeploymentSubject, block: MasterWorkerBlock, mode: WorkerMode
+) -> bool:
     """The master counts data-parallel replicas as workers where the recipe runs them inside
     one engine (`vllm serve --data-parallel-size 2` owning 2 x TP16): the same GPUs."""
     res, layout = d.recipe.resources, d.recipe.layout(mode)
