@@ -18,11 +18,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferbench.config.recipe_schema import (
-    Backend,
     Benchmark,
     EngineConfigs,
-    ModelSpec,
     Recipe,
+    RecipeBackend,
+    RecipeModelSpec,
     RecipeProblem,
     Resources,
     WorkerMode,
@@ -380,10 +380,10 @@ def locate(recipe: Recipe, path: KeyPath = ()) -> Location:
 
 
 __all__ = [
-    "Backend",
+    "RecipeBackend",
     "Benchmark",
     "EngineConfigs",
-    "ModelSpec",
+    "RecipeModelSpec",
     "Recipe",
     "RecipeFile",
     "RecipeSource",

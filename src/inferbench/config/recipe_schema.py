@@ -40,7 +40,7 @@ class RecipeModel(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
 
-class ModelSpec(RecipeModel):
+class RecipeModelSpec(RecipeModel):
     path: str
     container: str
     precision: str
@@ -123,7 +123,7 @@ class EngineConfigs(RecipeModel):
     aggregated: dict[str, Any] | None = None
 
 
-class Backend(RecipeModel):
+class RecipeBackend(RecipeModel):
     type: BackendType = "sglang"
     prefill_environment: dict[str, Any] = Field(default_factory=dict)
     decode_environment: dict[str, Any] = Field(default_factory=dict)
@@ -232,9 +232,9 @@ class Recipe(RecipeModel):
     """One concrete recipe (a plain file, or one variant of an override file)."""
 
     name: str
-    model: ModelSpec
+    model: RecipeModelSpec
     resources: Resources
-    backend: Backend = Field(default_factory=Backend)
+    backend: RecipeBackend = Field(default_factory=RecipeBackend)
     frontend: Frontend = Field(default_factory=Frontend)
     dynamo: Dynamo | None = None
     benchmark: Benchmark | None = None
