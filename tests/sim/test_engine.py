@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inferbench.catalog import Precision, load_catalog
 from inferbench.sim.deployment import SimDeployment
-from inferbench.sim.engine import Cluster, EngineLimits, Worker
+from inferbench.sim.engine import EngineLimits, SimCluster, Worker
 from inferbench.sim.estimate import estimate
 from inferbench.sim.perf import EfficiencyParams, Parallelism, StepModel
 from inferbench.sim.scheduler import Seq
@@ -26,7 +26,7 @@ def _worker(blocks: int, *, max_num_seqs: int = 64, budget: int = 2048) -> Worke
     return Worker("w0", model, limits, blocks)
 
 
-def _run(cluster: Cluster, seqs: list[Seq]) -> float:
+def _run(cluster: SimCluster, seqs: list[Seq]) -> float:
     for seq in seqs:
         cluster.submit(seq, 0.0)
     now = 0.0
@@ -47,7 +47,7 @@ def test_every_request_gets_exactly_its_tokens(small: SimDeployment) -> None:
 
 def test_chunked_prefill_splits_long_prompts() -> None:
     worker = _worker(10_000, budget=512)
-    cluster = Cluster([worker])
+    cluster = SimCluster([worker])
     seq = Seq(rid=0, prompt=2000, output=4, arrival=0.0)
     _run(cluster, [seq])
     # 2000 prompt tokens at 512 per step = 4 prefill steps, then 3 decode steps
@@ -59,7 +59,7 @@ def test_chunked_prefill_splits_long_prompts() -> None:
 def test_kv_exhaustion_queues_and_preempts() -> None:
     # 40 blocks of 16 tokens = 640 tokens of KV; 8 sequences of 100 + 100 cannot all fit
     worker = _worker(40)
-    cluster = Cluster([worker])
+    cluster = SimCluster([worker])
     seqs = [Seq(rid=i, prompt=100, output=100, arrival=0.0) for i in range(8)]
     _run(cluster, seqs)
     rank = worker.ranks[0]
@@ -73,7 +73,7 @@ def test_kv_exhaustion_queues_and_preempts() -> None:
 
 def test_ample_kv_never_preempts() -> None:
     worker = _worker(100_000)
-    cluster = Cluster([worker])
+    cluster = SimCluster([worker])
     seqs = [Seq(rid=i, prompt=100, output=100, arrival=0.0) for i in range(8)]
     _run(cluster, seqs)
     assert worker.ranks[0].preemptions == 0
@@ -81,7 +81,7 @@ def test_ample_kv_never_preempts() -> None:
 
 def test_max_num_seqs_caps_the_running_batch() -> None:
     worker = _worker(100_000, max_num_seqs=2)
-    cluster = Cluster([worker])
+    cluster = SimCluster([worker])
     seqs = [Seq(rid=i, prompt=10, output=20, arrival=0.0) for i in range(6)]
     _run(cluster, seqs)
     finishes = sorted(s.done or 0 for s in seqs)

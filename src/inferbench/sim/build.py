@@ -1,11 +1,11 @@
-"""Turn a SimDeployment into a running Cluster (workers, KV pools, transfer time)."""
+"""Turn a SimDeployment into a running SimCluster (workers, KV pools, transfer time)."""
 
 from __future__ import annotations
 
 from inferbench.catalog.schema import Precision
 from inferbench.sim.caching import attach_caches, decode_router
 from inferbench.sim.deployment import PoolSpec, SimDeployment
-from inferbench.sim.engine import Cluster, Listener, Worker
+from inferbench.sim.engine import Listener, SimCluster, Worker
 from inferbench.sim.perf import kv_transfer_time
 
 
@@ -42,14 +42,14 @@ def _transfer_cost(dep: SimDeployment, tokens: int) -> float:
     )
 
 
-def build_cluster(dep: SimDeployment, listener: Listener | None = None) -> Cluster:
+def build_cluster(dep: SimDeployment, listener: Listener | None = None) -> SimCluster:
     """The engine for `dep`; `listener` hears tokens and finishes."""
     decode = _workers(dep, dep.decode)
     prefill = _workers(dep, dep.prefill) if dep.prefill else None
     fixed = transfer_seconds(dep, 0)
     per_token = transfer_seconds(dep, 1) - fixed
     stats = attach_caches(dep, decode)
-    cluster = Cluster(
+    cluster = SimCluster(
         decode,
         prefill,
         transfer_time=lambda tokens: fixed + per_token * tokens,

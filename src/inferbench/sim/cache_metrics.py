@@ -9,7 +9,7 @@ offload connector), `prompt_tokens_by_source{source}`, `kv_offload_bytes_*`,
 
 from __future__ import annotations
 
-from inferbench.sim.engine import Cluster
+from inferbench.sim.engine import SimCluster
 
 
 def _counter(lines: list[str], name: str, labels: str, value: float, help_text: str) -> None:
@@ -21,7 +21,7 @@ def _gauge(lines: list[str], name: str, labels: str, value: float, help_text: st
     lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge", f"{name}{{{labels}}} {value}"]
 
 
-def render_cache_metrics(cluster: Cluster, labels: str, engine: str) -> str:
+def render_cache_metrics(cluster: SimCluster, labels: str, engine: str) -> str:
     stats = cluster.cache_stats
     if stats is None:
         return ""

@@ -1,18 +1,18 @@
-"""The real-time driver: the same Cluster, stepped on the event loop's monotonic clock."""
+"""The real-time driver: the same SimCluster, stepped on the event loop's monotonic clock."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 
-from inferbench.sim.engine import Cluster
+from inferbench.sim.engine import SimCluster
 from inferbench.sim.scheduler import Seq
 
 
 class RealTimeDriver:
     """Sleeps until the cluster's next event, then advances it to the real time."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: SimCluster) -> None:
         self.cluster = cluster
         self.loop = asyncio.get_running_loop()
         self._wake: asyncio.Future[None] | None = None

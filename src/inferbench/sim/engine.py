@@ -1,6 +1,6 @@
 """Workers, the router and the cluster: the engine both drivers run.
 
-`Cluster` is a state machine with an injected notion of time: callers `submit`
+`SimCluster` is a state machine with an injected notion of time: callers `submit`
 requests at `now`, ask `next_time()` for the next moment something happens, and
 `advance(now)` to apply everything due by then and start the next steps. The
 offline estimate drives it with a virtual clock (jumping from event to event, no
@@ -131,7 +131,7 @@ class RankRouter:
         return best
 
 
-class Cluster:
+class SimCluster:
     """Aggregated workers, or an xPyD pool pair joined by KV transfers."""
 
     def __init__(

@@ -1,6 +1,6 @@
 """`inferbench sim serve`: an OpenAI-compatible HTTP server whose tokens follow the engine.
 
-Each request becomes a `Seq` in the same Cluster the estimate runs; the real-time
+Each request becomes a `Seq` in the same SimCluster the estimate runs; the real-time
 driver steps it on the event loop's clock, and every token the engine emits is
 sent when its step ends (grouped by `stream-interval`, as vLLM does). With
 `record_sends` the server writes when it actually sent each chunk next to when the
@@ -108,7 +108,7 @@ class _Listener:
 
 
 class SimServer:
-    """The aiohttp application around one Cluster."""
+    """The aiohttp application around one SimCluster."""
 
     def __init__(self, dep: SimDeployment, options: ServeOptions) -> None:
         self.dep, self.options = dep, options
