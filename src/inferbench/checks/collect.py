@@ -246,7 +246,7 @@ def _problem(exc: ConfigError) -> RecipeProblem:
 
 def _launcher_labels(project: Project, table: LauncherTable) -> tuple[str, ...]:
     try:
-        cluster = import_cluster(table, runners=project.runners).cluster
+        cluster = import_cluster(table, runners=project.runners, render=False).cluster
     except Exception:  # an odd launcher must not stop the checks; it then serves nothing
         return (f"cluster:{table.cluster}",)
     return (*cluster.runners, f"cluster:{table.cluster}")

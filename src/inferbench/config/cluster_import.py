@@ -111,8 +111,10 @@ def import_cluster(
     *,
     runners: Runners | None = None,
     masters: Mapping[str, MasterConfig] | None = None,
+    render: bool = True,
 ) -> ImportResult:
-    """The cluster file equivalent to `table` (what could be read of it)."""
+    """The cluster file equivalent to `table` (what could be read of it); with `render`
+    False its YAML `text` is left empty (`check` needs only the cluster)."""
     notes: list[str] = []
     labels = _runner_labels(table, runners)
     if not labels:
@@ -147,7 +149,8 @@ def import_cluster(
             location=Location(table.path),
             hint="write clusters/<name>.yaml by hand for this cluster",
         ) from None
-    return ImportResult(cluster, render_cluster_yaml(data, table), table.unreadable, tuple(notes))
+    text = render_cluster_yaml(data, table) if render else ""
+    return ImportResult(cluster, text, table.unreadable, tuple(notes))
 
 
 def render_cluster_yaml(data: Mapping[str, Any], table: LauncherTable) -> str:

@@ -20,10 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
-import yaml
-
 from inferbench.config.engine_flags import normalize_flag
 from inferbench.config.images import ImageRefError, normalize_image
+from inferbench.config.yamlio import load_plain
 
 # The image repositories an engine's own releases are published under.
 _RELEASE_IMAGES = {
@@ -50,7 +49,7 @@ def flag_tables() -> Mapping[str, Mapping[str, FlagTable]]:
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".yaml"):
             continue
-        data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+        data = load_plain(entry.read_text(encoding="utf-8"))
         source = data["source"]
         table = FlagTable(
             engine=data["engine"],
@@ -61,6 +60,12 @@ def flag_tables() -> Mapping[str, Mapping[str, FlagTable]]:
         )
         out.setdefault(table.engine, {})[table.release] = table
     return out
+
+
+@functools.cache
+def _all_flags(engine: str) -> frozenset[str]:
+    """Every flag any known release of `engine` accepts."""
+    return frozenset().union(*(t.flags for t in flag_tables().get(engine, {}).values()))
 
 
 def image_release(engine: str, image: str) -> str | None:
@@ -85,16 +90,16 @@ class FlagVerdict:
     closest: str | None = None  # the nearest known flag, for a fix hint
 
 
+@functools.lru_cache(maxsize=16384)
 def judge_flag(engine: str, written: str, image: str = "") -> FlagVerdict | None:
-    """The verdict on flag `written` for `engine` in `image`; None when no table says."""
+    """The verdict on flag `written` for `engine` in `image`; None when no table says.
+    (Cached: a real tree asks about the same few hundred flags ten thousand times.)"""
     tables = flag_tables().get(engine)
     if not tables:
         return None
     release = image_release(engine, image)
     table = tables.get(release) if release is not None else None
-    flags = (
-        table.flags if table is not None else frozenset().union(*(t.flags for t in tables.values()))
-    )
+    flags = table.flags if table is not None else _all_flags(engine)
     name = normalize_flag(written)
     if _accepted(engine, name, flags):
         return FlagVerdict(True, table.release if table else None)

@@ -19,9 +19,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import yaml
-
-from inferbench.config.yamlio import KeyPath
+from inferbench.config.yamlio import KeyPath, load_plain
 
 # marshmallow.fields.Boolean's truthy and falsy sets (1 and 0 also stand for 1.0 and 0.0)
 _TRUTHY = {"t", "T", "true", "True", "TRUE", "on", "On", "ON", "y", "Y", "yes", "Yes", "YES"}
@@ -53,7 +51,7 @@ class SrtctlSchema:
 def srtctl_schema() -> SrtctlSchema:
     """The key tree shipped with inferbench (for the srtctl release it names)."""
     text = resources.files("inferbench.config").joinpath("srtctl_schema.yaml").read_text()
-    data = yaml.safe_load(text)
+    data = load_plain(text)
     return SrtctlSchema(str(data["srtctl"]), data["recipe"], data["backends"])
 
 

@@ -52,6 +52,12 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     C_PARSER = False
 
 
+def load_plain(text: str) -> Any:
+    """`yaml.safe_load` through libyaml: for inferbench's own data files, whose positions
+    nobody asks for (the pure-Python loader takes ~10x as long on the engine flag tables)."""
+    return yaml.load(text, Loader=_BaseLoader)
+
+
 class _Loader(_BaseLoader):
     """Scalar resolution is most of the composing time: quoted scalars are strings, and a
     plain scalar's tag is cached by its text (keys like `tp` repeat thousands of times)."""
