@@ -111,3 +111,12 @@ def test_cluster_name_must_match_file(example_tree: Path) -> None:
     path.rename(example_tree / "clusters/b300.yaml")
     with pytest.raises(ConfigError, match="differs from its file name"):
         load_project(example_tree)
+
+
+def test_changelog_and_launchers_are_read_on_first_use(example_tree: Path) -> None:
+    # `sweep` reads none of them: a broken one fails only the command that reads it
+    (example_tree / "perf-changelog.yaml").write_text("- [unclosed\n", encoding="utf-8")
+    project = load_project(example_tree)
+    assert "changelog" not in vars(project) and "launchers" not in vars(project)
+    with pytest.raises(ConfigError, match="invalid YAML"):
+        project.read_all()

@@ -81,7 +81,7 @@ def check_tree(root: Path, options: CheckOptions | None = None) -> CheckReport:
     rules = select_rules(all_rules(), options.select, options.ignore)
     use_srtctl(options.srtctl)
     try:
-        project = load_project(root)
+        project = load_project(root).read_all()  # a bad file is exit 2, not a rule crash
         base = read_base_view(project, options.base) if options.base else None
         return check_project(project, rules, options, base)
     finally:
