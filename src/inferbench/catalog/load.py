@@ -41,6 +41,8 @@ class Catalog:
     def gpu(self, name: str) -> GpuSpec:
         """The GPU a name (catalog key, alias, or runner label like `b200-multinode`) means."""
         found = _lookup(name, self.gpus, lambda g: g.aliases)
+        if found is None and "-" in name:  # a runner label: the GPU, then the site or role
+            found = _lookup(name.split("-", 1)[0], self.gpus, lambda g: g.aliases)
         if found is None:
             raise InputError(
                 f"unknown GPU {name!r}",

@@ -94,10 +94,12 @@ class GqaAttention(FrozenModel):
     heads: int = Field(ge=1)
     kv_heads: int = Field(ge=1)
     head_dim: int = Field(ge=1)
+    # one cached vector serves as both key and value (DeepSeek-V4's multi-query attention)
+    shared_kv: bool = False
 
     @property
     def kv_elements_per_layer(self) -> int:
-        return 2 * self.kv_heads * self.head_dim
+        return (1 if self.shared_kv else 2) * self.kv_heads * self.head_dim
 
     @property
     def score_dims(self) -> tuple[int, int]:
@@ -147,6 +149,24 @@ KV_BYTES_PER_ELEMENT: dict[Precision, float] = {
 }
 
 
+class CompressedLayers(FrozenModel):
+    """Layers that cache one KV entry per `ratio` tokens (DeepSeek-V4's CSA and HCA).
+
+    Attention reads every compressed entry, or only `topk` of them when an indexer picks
+    them (`topk` 0: all); the indexer caches `index_bytes_per_entry` per entry.
+    """
+
+    layers: int = Field(ge=1)
+    ratio: int = Field(ge=2)
+    topk: int = Field(0, ge=0)
+    index_bytes_per_entry: int = Field(0, ge=0)
+
+    def entries(self, context: float) -> float:
+        """Compressed entries one query reads at `context` tokens."""
+        kept = context / self.ratio
+        return min(kept, self.topk) if self.topk else kept
+
+
 class ModelSpec(FrozenModel):
     """One model architecture, enough for a roofline: sizes, attention shape, experts."""
 
@@ -174,6 +194,10 @@ class ModelSpec(FrozenModel):
     # picked by an indexer whose keys add `index_bytes_per_token` per full layer.
     sparse_attention_topk: int = Field(0, ge=0)
     sparse_index_bytes_per_token: int = Field(0, ge=0)
+    # Compressed-KV layers (DeepSeek-V4): each group caches one entry per `ratio` tokens,
+    # and every compressed layer also keeps the last `compressed_window` raw tokens.
+    compressed_layers: tuple[CompressedLayers, ...] = ()
+    compressed_window: int = Field(0, ge=0)
     # Mixed-precision checkpoints: the precision the weights outside the routed experts
     # (attention, shared experts, dense layers) keep, per checkpoint precision.
     dense_precision: dict[Precision, Precision] = Field(default_factory=dict)
@@ -195,6 +219,12 @@ class ModelSpec(FrozenModel):
             raise ValueError(
                 "sliding_window_layers + linear_attention_layers must leave a full layer"
             )
+        if self.full_attention_layers < 0:
+            raise ValueError(
+                "sliding_window_layers + linear_attention_layers + compressed_layers exceed layers"
+            )
+        if self.compressed_window and not self.compressed_layers:
+            raise ValueError("compressed_window needs compressed_layers")
         if bool(self.sliding_window_layers) != bool(self.sliding_window):
             raise ValueError("sliding_window_layers and sliding_window go together")
         if bool(self.linear_attention_layers) != bool(self.linear_state_bytes):
@@ -226,8 +256,17 @@ class ModelSpec(FrozenModel):
         return self.expert_params / self.experts if self.experts else 0.0
 
     @property
+    def compressed_attention_layers(self) -> int:
+        return sum(group.layers for group in self.compressed_layers)
+
+    @property
     def full_attention_layers(self) -> int:
-        return self.layers - self.sliding_window_layers - self.linear_attention_layers
+        return (
+            self.layers
+            - self.sliding_window_layers
+            - self.linear_attention_layers
+            - self.compressed_attention_layers
+        )
 
     def kv_bytes_per_layer(self, precision: Precision) -> float:
         """KV bytes one token occupies in one attention layer (plus its sparse-index key)."""
@@ -236,21 +275,29 @@ class ModelSpec(FrozenModel):
             + self.sparse_index_bytes_per_token
         )
 
-    def kv_bytes(self, precision: Precision) -> float:
-        """KV bytes one token occupies, summed over the full-attention layers.
+    def compressed_entry_bytes(self, group: CompressedLayers, precision: Precision) -> float:
+        """Bytes one compressed KV entry (with its index key) takes in one layer."""
+        per_layer = self.attention.kv_elements_per_layer * KV_BYTES_PER_ELEMENT[precision]
+        return per_layer + group.index_bytes_per_entry
 
-        Sliding-window layers and linear-attention state are per sequence, not per
-        token: see `per_seq_kv_bytes`.
+    def kv_bytes(self, precision: Precision) -> float:
+        """KV bytes one token occupies, summed over the full-attention and compressed layers.
+
+        Sliding-window layers, the compressed layers' raw window and linear-attention
+        state are per sequence, not per token: see `per_seq_kv_bytes`.
         """
-        return float(self.full_attention_layers * self.kv_bytes_per_layer(precision))
+        compressed = sum(
+            group.layers * self.compressed_entry_bytes(group, precision) / group.ratio
+            for group in self.compressed_layers
+        )
+        return float(self.full_attention_layers * self.kv_bytes_per_layer(precision) + compressed)
 
     def per_seq_kv_bytes(self, precision: Precision, context: float) -> float:
-        """Bytes a sequence of `context` tokens holds outside the full-attention KV."""
-        window = min(context, self.sliding_window)
+        """Bytes a sequence of `context` tokens holds outside the per-token KV."""
         per_layer = self.attention.kv_elements_per_layer * KV_BYTES_PER_ELEMENT[precision]
-        return self.sliding_window_layers * window * per_layer + (
-            self.linear_attention_layers * self.linear_state_bytes
-        )
+        window = self.sliding_window_layers * min(context, self.sliding_window) * per_layer
+        raw = self.compressed_attention_layers * min(context, self.compressed_window) * per_layer
+        return window + raw + self.linear_attention_layers * self.linear_state_bytes
 
     def weight_precision(self, checkpoint: Precision, *, experts: bool) -> Precision:
         """The precision routed-expert (`experts`) or other weights have in a checkpoint."""

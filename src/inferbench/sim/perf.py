@@ -187,9 +187,8 @@ class StepModel:
         per_layer_attn = 2.0 * model.attention.heads * (qk + v) / (tp * pp)
         self._full_attn_flops = per_layer_attn * model.full_attention_layers
         pqk, pv = model.attention.prefill_score_dims
-        self._prefill_attn_flops = (
-            2.0 * model.attention.heads * (pqk + pv) / (tp * pp) * model.full_attention_layers
-        )
+        prefill_layer_attn = 2.0 * model.attention.heads * (pqk + pv) / (tp * pp)
+        self._prefill_attn_flops = prefill_layer_attn * model.full_attention_layers
         self._window_attn_flops = per_layer_attn * model.sliding_window_layers
         self._window = model.sliding_window
         self._topk = model.sparse_attention_topk
@@ -200,6 +199,26 @@ class StepModel:
         )
         self._window_bytes_per_token = (
             model.sliding_window_layers * window_layer_bytes / (kv_split * pp)
+        )
+        # full-attention layers alone: what a decode step reads per context token
+        self._full_kv_bytes_per_token = (
+            model.full_attention_layers * model.kv_bytes_per_layer(kv_precision) / (kv_split * pp)
+        )
+        # compressed-KV layers (DeepSeek-V4): per group, attention FLOPs (decode, prefill) and
+        # bytes per compressed entry read; every such layer also attends a raw window
+        self._compressed = tuple(
+            (
+                group,
+                per_layer_attn * group.layers,
+                prefill_layer_attn * group.layers,
+                model.compressed_entry_bytes(group, kv_precision) * group.layers / (kv_split * pp),
+            )
+            for group in model.compressed_layers
+        )
+        self._cwindow = model.compressed_window
+        self._cwindow_attn_flops = per_layer_attn * model.compressed_attention_layers
+        self._cwindow_bytes_per_token = (
+            model.compressed_attention_layers * window_layer_bytes / (kv_split * pp)
         )
         self._state_bytes = model.linear_attention_layers * model.linear_state_bytes / (tp * pp)
         # a linear-attention layer updates and reads its state: about 4 FLOPs per state element
@@ -219,9 +238,11 @@ class StepModel:
     def kv_bytes_per_seq_gpu(self, context: float) -> float:
         """Per-GPU bytes a sequence of `context` tokens holds: full KV, window, state."""
         window = min(context, self._window) if self._window else 0.0
+        raw = min(context, self._cwindow) if self._cwindow else 0.0
         return (
             context * self.kv_bytes_per_token_gpu
             + window * self._window_bytes_per_token
+            + raw * self._cwindow_bytes_per_token
             + self._state_bytes
         )
 
@@ -261,16 +282,34 @@ class StepModel:
         expert_flops = worker_tokens * self._expert_flops_per_token
         attn = prefill_attn_ctx * self._prefill_attn_flops
         kv_tokens = prefill_kv_read + tokens
+        kv_read = 0.0  # bytes decode attention reads
         if decode_seqs:
             avg = decode_ctx / decode_seqs
             full_ctx = decode_ctx if not self._topk else decode_seqs * min(avg, self._topk)
             attn += width * full_ctx * self._full_attn_flops
-            kv_tokens += full_ctx
+            kv_read += full_ctx * self._full_kv_bytes_per_token
             if self._window:
                 seen = decode_seqs * min(avg, self._window)
                 attn += width * seen * self._window_attn_flops
+            for group, flops, _, entry_bytes in self._compressed:
+                entries = decode_seqs * group.entries(avg)
+                attn += width * entries * flops
+                kv_read += entries * entry_bytes
+            if self._cwindow:
+                seen = decode_seqs * min(avg, self._cwindow)
+                attn += width * seen * self._cwindow_attn_flops
+                kv_read += seen * self._cwindow_bytes_per_token
         if self._window and prefill_tokens:
             attn += min(prefill_attn_ctx, prefill_tokens * self._window) * self._window_attn_flops
+        if self._compressed and prefill_tokens:
+            for group, _, prefill_flops, _ in self._compressed:
+                pairs = prefill_attn_ctx / group.ratio
+                if group.topk:
+                    pairs = min(pairs, prefill_tokens * group.topk)
+                attn += pairs * prefill_flops
+            if self._cwindow:
+                raw = min(prefill_attn_ctx, prefill_tokens * self._cwindow)
+                attn += raw * self._cwindow_attn_flops
         compute = (
             (compute_flops + tokens * self._state_flops_per_token) / self._dense_flops_s
             + expert_flops / self._expert_flops_s
@@ -280,7 +319,7 @@ class StepModel:
         if self._route_p:
             touched = 1.0 - (1.0 - self._route_p) ** worker_tokens
             memory += self.expert_weight_bytes * touched
-        memory += kv_tokens * self.kv_bytes_per_token_gpu
+        memory += kv_tokens * self.kv_bytes_per_token_gpu + kv_read
         if decode_seqs:
             if self._window:
                 memory += (
@@ -368,7 +407,13 @@ class StepModel:
             expert_memory = self.expert_weight_bytes * touched
         slowest = 0.0
         for b in batches:
-            if b.prefill_tokens or self._window or self._topk or self._state_bytes:
+            if (
+                b.prefill_tokens
+                or self._window
+                or self._topk
+                or self._state_bytes
+                or self._compressed
+            ):
                 t = self.rank_times(b, worker_tokens)[0]
             else:  # the common case, a plain decode batch, inlined
                 n = b.decode_seqs
