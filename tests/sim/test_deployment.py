@@ -50,7 +50,7 @@ def test_workers_beyond_their_nodes_are_refused(tmp_path: Path) -> None:
 
 
 def test_tp_not_dividing_heads_is_refused() -> None:
-    with pytest.raises(InputError, match=r"does not divide the 48 attention heads .*48 % 5 = 3"):
+    with pytest.raises(InputError, match=r"does not divide the 64 attention heads .*64 % 5 = 4"):
         small_deployment(model="minimax-m3", gpu="b200", tp=5)
 
 
