@@ -40,7 +40,25 @@ def test_github_matrix_buckets_and_chunks() -> None:
 
 
 def test_github_matrix_of_nothing() -> None:
-    assert github_matrix([]) == {"total": 0, "chunk-size": 256, "single_node": {}, "multi_node": {}}
+    assert github_matrix([]) == {
+        "total": 0, "chunk-size": 256, "single_node": {}, "multi_node": {},
+        "evals": [], "agentic_evals": [], "multinode_evals": [], "multinode_agentic_evals": [],
+    }  # fmt: skip
+
+
+def test_eval_only_rows_have_their_own_buckets() -> None:
+    """As InferenceX's changelog processing splits them: by prefill, then by scenario."""
+    rows = {
+        "evals": single(16).evolve(run_eval=True, eval_only=True),
+        "agentic_evals": agentic_single().evolve(run_eval=True, eval_only=True),
+        "multinode_evals": multi((16,)).evolve(run_eval=True, eval_only=True, eval_conc=16),
+    }
+    matrix = github_matrix([single(8), *rows.values()])
+    assert [len(c["config"]) for c in matrix["single_node"]["8k1k"]] == [1]
+    for bucket, job in rows.items():
+        assert [Job.model_validate(r) for c in matrix[bucket] for r in c["config"]] == [job]
+    assert matrix["multinode_agentic_evals"] == [] and matrix["total"] == 4
+    assert "agentic" not in matrix["single_node"] and not matrix["multi_node"]
 
 
 def test_json_list_round_trips() -> None:

@@ -16,9 +16,12 @@ files done once (keyed by their content). A generator script that differs from t
 `rows`, another tool's flat list of jobs for the same range (benchmark rows, then rows flagged
 `eval-only`); `other` is then those rows put into the processing's buckets and through its own
 output model (`ChangelogMatrixEntry`), as it treats its own rows, for a like-for-like comparison.
-A case with `"validate": true` also runs `utils/validate_perf_changelog.py` (what `run-sweep.yml`
-runs on a pull request) through its own `main()`; its call of the processing runs in this
-process too. `validated` is then its exit status (0: accepted) and `validation` its message.
+A case may also carry `buckets`, another tool's output already split into the processing's
+buckets (its rows as they are); `buckets_out` is then that split through the output model,
+with the processing's metadata, to compare bucket for bucket. A case with `"validate": true`
+also runs `utils/validate_perf_changelog.py` (what `run-sweep.yml` runs on a pull request)
+through its own `main()`; its call of the processing runs in this process too. `validated` is
+then its exit status (0: accepted) and `validation` its message.
 """
 
 from __future__ import annotations
@@ -170,6 +173,11 @@ def main() -> None:
         if matrix is not None and case.get("rows") is not None:
             meta = matrix["changelog_metadata"]
             result["other"] = _as_processing_output(process_changelog, case["rows"], meta)
+        if matrix is not None and case.get("buckets") is not None:
+            output = {**case["buckets"], "changelog_metadata": matrix["changelog_metadata"]}
+            validated = process_changelog.ChangelogMatrixEntry.model_validate(output)
+            dumped = validated.model_dump_json(by_alias=True, exclude_none=True)
+            result["buckets_out"] = json.loads(dumped)
         if case.get("validate"):
             argv = ["validate_perf_changelog.py", *refs, "--changelog-file", "perf-changelog.yaml"]
             code, out, err = _main(validate_perf_changelog, [*argv, *case["args"]])

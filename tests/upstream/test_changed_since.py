@@ -7,6 +7,10 @@ json` runs on it, and InferenceX's `utils/process_changelog.py` runs on the same
 oracle venv (changelog_driver.py). inferbench's rows are put into the processing's buckets and
 through its own output model, so the two outputs compare key for key: the same benchmark rows
 (with their recipe-fingerprint), the same eval rows (agentic ones included), in the same order.
+`--format github` is held against the processing's output as it is: its buckets, chunks
+joined, go through the output model unchanged and must equal the processing's bucket for
+bucket (the eval rows in `evals`, `agentic_evals`, `multinode_evals`,
+`multinode_agentic_evals`).
 Where the processing refuses a range, inferbench exits 2 with a message. For the CHECKED cases,
 `check --base` (changelog rules) is held against `utils/validate_perf_changelog.py`.
 """
@@ -41,6 +45,7 @@ class Outcome:
     err: str
     oracle: dict[str, Any]
     findings: list[dict[str, Any]] | None  # `check --base` changelog findings (CHECKED cases)
+    github: dict[str, Any] | None = None  # `--format github` through the processing's model
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
@@ -84,12 +89,20 @@ def outcomes(
         if case.id in CHECKED:
             findings[case.id] = _check(history.repo, history.base)
         rows = [_row(job) for job in json.loads(out)] if rc == 0 else None
+        buckets = None
+        if rc == 0:
+            code, text, err = _cli(
+                *sweep[:-1], "github", "--changed-since", history.base, *case.flags
+            )
+            assert code == 0, err
+            buckets = _unchunked(json.loads(text))
         calls.append(
             {
                 "base": history.base,
                 "head": head,
                 "args": list(case.flags),
                 "rows": rows,
+                "buckets": buckets,
                 "validate": case.id in CHECKED,
             }
         )
@@ -104,9 +117,30 @@ def outcomes(
     assert done.returncode == 0, done.stderr[-4000:]
     answers = json.loads(done.stdout)
     return {
-        case.id: Outcome(*ours[case.id], oracle=answer, findings=findings.get(case.id))
+        case.id: Outcome(
+            *ours[case.id],
+            oracle=answer,
+            findings=findings.get(case.id),
+            github=answer.get("buckets_out"),
+        )
         for case, answer in zip(CASES, answers, strict=True)
     }
+
+
+def _unchunked(matrix: dict[str, Any]) -> dict[str, Any]:
+    """`--format github`'s buckets with their chunks joined and inferbench's own keys off
+    (`total` and `chunk-size` are inferbench's too)."""
+
+    def rows(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [_row(job) for chunk in chunks for job in chunk["config"]]
+
+    out: dict[str, Any] = {}
+    for key, value in matrix.items():
+        if key in ("single_node", "multi_node"):
+            out[key] = {name: rows(chunks) for name, chunks in value.items()}
+        elif key not in ("total", "chunk-size"):
+            out[key] = rows(value)
+    return out
 
 
 def test_the_history_has_the_cases_the_issue_asks_for() -> None:
@@ -135,6 +169,18 @@ def test_changed_since_selects_what_inferencex_selects(
             bucket, expected.get(bucket), ours.get(bucket)
         )
     assert any(expected[k] for k in expected if k != "changelog_metadata"), "empty case"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.rejected], ids=lambda c: c.id)
+def test_github_format_splits_as_inferencex_does(case: Case, outcomes: dict[str, Outcome]) -> None:
+    """`sweep --changed-since --format github` has the processing's buckets, row for row."""
+    got = outcomes[case.id]
+    expected, ours = got.oracle["matrix"], got.github
+    assert expected is not None and ours is not None
+    for bucket in sorted(set(expected) | set(ours)):
+        assert ours.get(bucket) == expected.get(bucket), _first_difference(
+            bucket, expected.get(bucket), ours.get(bucket)
+        )
 
 
 @pytest.mark.parametrize("case_id", sorted(CHECKED))

@@ -9,7 +9,9 @@ The `github` shape keeps both habits:
       "total": 1834,
       "chunk-size": 256,
       "single_node": {"1k1k": [{"config": [job, ...]}, ...], "8k1k": [...], "agentic": [...]},
-      "multi_node":  {"8k1k": [{"config": [job, ...]}], "agentic": [...]}
+      "multi_node":  {"8k1k": [{"config": [job, ...]}], "agentic": [...]},
+      "evals": [...], "agentic_evals": [...], "multinode_evals": [...],
+      "multinode_agentic_evals": [...]
     }
 
 Each `{"config": [...]}` chunk holds at most 256 jobs of one kind and is itself a valid
@@ -18,6 +20,13 @@ gives `matrix.config.tp` and so on, as InferenceX's `run-sweep.yml` reads its bu
 over however many chunks there are, iterate the chunk list in an outer matrix and hand each chunk
 to a reusable workflow whose own matrix is `fromJson(inputs.chunk)`. Buckets are keyed by the
 sequence-length name (`seq_len_name`) or `agentic`; empty buckets are left out.
+
+Rows flagged `eval-only` (the separate eval rows of `--changed-since`, or an `--evals-only`
+sweep) only run the eval and are not in those buckets: they are split as InferenceX's
+changelog processing (`utils/process_changelog.py`) splits them for `run-sweep.yml`, which
+dispatches each kind with its own inputs: `evals` (single-node fixed-seq-len),
+`agentic_evals`, `multinode_evals`, `multinode_agentic_evals`, each a chunk list (`[]` when
+empty, as the processing writes them).
 """
 
 from __future__ import annotations
@@ -53,19 +62,34 @@ def _bucket(job: Job) -> tuple[str, str]:
     return group, seq_len_name(job.isl, job.osl)
 
 
+EVAL_BUCKETS = ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals")
+
+
+def _eval_bucket(job: Job) -> str:
+    """process_changelog's split: by `prefill` (multinode) and scenario."""
+    return EVAL_BUCKETS[2 * job.is_multinode + (job.scenario == "agentic-coding")]
+
+
 def github_matrix(jobs: Sequence[Job], chunk_size: int = GITHUB_MATRIX_LIMIT) -> dict[str, Any]:
     """The chunked GitHub Actions matrix object described in the module docstring."""
     buckets: dict[str, dict[str, list[dict[str, Any]]]] = {"single_node": {}, "multi_node": {}}
+    evals: dict[str, list[dict[str, Any]]] = {name: [] for name in EVAL_BUCKETS}
     for job in jobs:
+        if job.eval_only:
+            evals[_eval_bucket(job)].append(job.to_wire())
+            continue
         group, name = _bucket(job)
         buckets[group].setdefault(name, []).append(job.to_wire())
     out: dict[str, Any] = {"total": len(jobs), "chunk-size": chunk_size}
     for group, named in buckets.items():
-        out[group] = {
-            name: [{"config": chunk} for chunk in chunked(rows, chunk_size)]
-            for name, rows in named.items()
-        }
+        out[group] = {name: _chunks(rows, chunk_size) for name, rows in named.items()}
+    for name, rows in evals.items():
+        out[name] = _chunks(rows, chunk_size)
     return out
+
+
+def _chunks(rows: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
+    return [{"config": chunk} for chunk in chunked(rows, size)]
 
 
 def github_to_json(jobs: Sequence[Job], chunk_size: int = GITHUB_MATRIX_LIMIT) -> str:
