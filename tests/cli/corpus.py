@@ -65,7 +65,8 @@ TEXT_MUTATIONS: dict[str, Callable[[str], str | bytes]] = {
     "negative": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\g<1>-7"),
     "string-for-int": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\1abc"),
     "float-for-int": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\g<1>1.5"),
-    "null-value": lambda t: _first_scalar(t, r"(: )(\S.*)$", r"\1null"),
+    # the first value outside a comment (a `key: text` inside a comment is no value)
+    "null-value": lambda t: _first_scalar(t, r"^([^#\n]*?: )(\S.*)$", r"\1null"),
     "deep-nesting": lambda t: "x: " + "[" * 150 + "]" * 150 + "\n",
     "recursive-anchor": lambda t: "a: &a [1, *a]\n",
     "unknown-key": lambda t: _first_scalar(

@@ -161,3 +161,5 @@ def test_changelog_forms_and_errors(tmp_path: Path) -> None:
         parse_changelog("a: 1\n", tmp_path / "c.yaml")
     with pytest.raises(ConfigError, match="config-keys"):
         parse_changelog("- description: x\n", tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match="changelog is empty"):  # as InferenceX's validator
+        parse_changelog("# entries go here\n", tmp_path / "c.yaml")

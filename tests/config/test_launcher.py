@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from inferbench.cli import clusters as clusters_cli
 from inferbench.config.cluster import load_cluster
 from inferbench.config.launcher import parse_launcher, read_launchers
+from inferbench.errors import InputError
 
 TREE = Path(__file__).resolve().parent / "fixtures" / "launcher_tree"
 
@@ -107,8 +108,12 @@ def test_clusters_import_output_and_cluster_filter(tmp_path: Path) -> None:
     result = CliRunner().invoke(_app(), [*args, "--cluster", "b200-dgxc-slurm"])
     assert result.exit_code == 0, result.output
     assert (out / "b200-dgxc.yaml").is_file()
-    missing = CliRunner().invoke(_app(), [*args, "--cluster", "nope"])
-    assert missing.exit_code != 0
+    missing = CliRunner().invoke(
+        _app(), [*args, "--cluster", "b200-dgxc-slurm", "--cluster", "nope"]
+    )
+    assert isinstance(missing.exception, InputError)  # exit 2 through the CLI's main
+    assert "--cluster 'nope'" in missing.exception.render()
+    assert "b200-dgxc" in missing.exception.render()  # the clusters there are
 
 
 SRTSLURM_LAUNCHER = """\

@@ -334,6 +334,21 @@ def test_master_file_must_be_a_map(write: WriteFile) -> None:
         load_master_file(write("configs/a-master.yaml", "- a\n- b\n"))
 
 
+def test_an_empty_master_file_is_refused(write: WriteFile) -> None:
+    with pytest.raises(ConfigError, match="master file is empty") as err:
+        load_master_file(write("configs/a-master.yaml", "# nothing yet\n"))
+    assert err.value.hint is not None
+
+
+@pytest.mark.parametrize("model", ["[/][bold]x[/]", "a b/c", "/models/llama", "org/../x", ""])
+def test_model_must_be_a_hugging_face_id(write: WriteFile, model: str) -> None:
+    text = ENTRY_YAML.replace("conc-strat", "conc-start")
+    text = text.replace("model: meta-llama/Llama-3.1-8B-Instruct", f"model: {model!r}")
+    with pytest.raises(ConfigError) as err:
+        load_master_file(write("configs/a-master.yaml", text))
+    assert err.value.location.key == "llama.model"
+
+
 def test_master_config_locates_inside_entry(write: WriteFile) -> None:
     path = write("configs/a-master.yaml", ENTRY_YAML.replace("conc-strat", "conc-start"))
     (config,) = load_master_file(path)

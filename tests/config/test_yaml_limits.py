@@ -81,3 +81,17 @@ def test_an_absurdly_large_file_is_refused_before_it_is_read(tmp_path: Path) -> 
     with pytest.raises(ConfigError, match="larger than") as err:
         load_yaml(path)
     assert err.value.location.file == path
+
+
+@pytest.mark.parametrize("escape", ["\\x07", "\\e", "\\0", "\\x9b", "\\x7f"])
+def test_a_control_character_in_text_is_refused_at_its_key(escape: str) -> None:
+    text = f'a:\n  name: ok\n  b: ["x", "left{escape}right"]\n'
+    with pytest.raises(ConfigError, match="control character") as err:
+        parse_yaml(text, Path("x.yaml"))
+    assert (err.value.location.line, err.value.location.key) == (3, "a.b[1]")
+    assert err.value.hint is not None
+
+
+def test_tabs_and_newlines_in_text_are_text() -> None:
+    doc = parse_yaml('cmd: "a\\tb\\nc\\r"\nplain: x\\x07\n', Path("x.yaml"))
+    assert doc.data == {"cmd": "a\tb\nc\r", "plain": "x\\x07"}

@@ -67,6 +67,8 @@ def test_table(capsys: pytest.CaptureFixture[str]) -> None:
         ["--seq-lens", "8k"],
         ["--min-conc", "0"],
         ["--min-conc", "64", "--max-conc", "8"],
+        ["--max-conc", "10000001"],  # past MAX_CONCURRENCY
+        ["--max-tp", "4097"],  # past MAX_PARALLEL
         ["--config-keys", "nope-*"],
         ["--runner-type", "h300"],
         ["--format", "yaml"],

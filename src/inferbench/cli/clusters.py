@@ -48,10 +48,13 @@ def import_command(
     layout, _ = read_layout(root)
     launchers = _glob(root, layout.launchers)
     if not launchers:
-        raise InputError(f"no launchers found under {root} ({', '.join(layout.launchers)})")
+        asked = f"--cluster {cluster[0]!r}: " if cluster else ""
+        raise InputError(
+            f"{asked}no launchers found under {root} ({', '.join(layout.launchers)})",
+            hint="pass --root at a benchmark tree with runners/launch_<cluster>.sh "
+            "(an InferenceX checkout)",
+        )
     tables = select_tables(read_launchers(launchers), cluster)
-    if not tables:
-        raise InputError(f"no launcher for cluster {', '.join(cluster)}")
     runners_path = root / layout.runners
     runners = load_runners(runners_path) if runners_path.is_file() else None
     masters = load_masters(_glob(root, layout.masters))

@@ -120,8 +120,13 @@ def load_changelog(path: Path) -> Changelog:
 
 
 def _from_doc(doc: PositionedDoc) -> Changelog:
-    if doc.data is None:
-        return Changelog(items=(), doc=doc)
+    if doc.data is None:  # InferenceX's validate_perf_changelog.py refuses it too
+        raise ConfigError(
+            "the perf changelog is empty",
+            location=doc.locate(),
+            hint="write at least one entry `- config-keys: [...]` with description and "
+            "pr-link under it, or delete the file",
+        )
     if not isinstance(doc.data, list):
         raise ConfigError(
             "the perf changelog must be a list of entries",

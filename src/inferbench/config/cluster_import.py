@@ -15,7 +15,7 @@ from inferbench.config.cluster import Cluster
 from inferbench.config.launcher import LauncherTable, UnreadableBranch, cluster_name
 from inferbench.config.master import MasterConfig
 from inferbench.config.runners import Runners
-from inferbench.errors import ConfigError, Location
+from inferbench.errors import ConfigError, InputError, Location
 from inferbench.fsio import atomic_write_text
 
 DEFAULT_GPUS_PER_NODE = 8
@@ -181,13 +181,23 @@ def write_cluster_file(path: Path, text: str, *, force: bool = False) -> WriteSt
 
 
 def select_tables(tables: Mapping[str, LauncherTable], names: Iterable[str]) -> list[LauncherTable]:
-    """The tables for `names` (cluster names or launcher file names); all when empty."""
+    """The tables for `names` (cluster names or launcher file names); all when empty. A name
+    no launcher answers to is an InputError (naming the clusters there are)."""
     wanted = list(names)
     if not wanted:
         return list(tables.values())
     out = []
+    found: set[str] = set()
     for table in tables.values():
         aliases = {table.cluster, *table.names, *(cluster_name(Path(n)) for n in table.names)}
         if aliases & set(wanted):
             out.append(table)
+            found |= aliases
+    unknown = [name for name in wanted if name not in found]
+    if unknown:
+        known = sorted({t.cluster for t in tables.values()})
+        raise InputError(
+            f"--cluster {unknown[0]!r}: no launcher for this cluster",
+            hint="use one of: " + ", ".join(known),
+        )
     return out

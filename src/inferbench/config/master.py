@@ -20,6 +20,7 @@ from inferbench.config.layout import WorkerLayout, worker_layout
 from inferbench.config.settings import AdditionalSettings, RecipeRef
 from inferbench.config.validate import validate_doc
 from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml, parse_path
+from inferbench.core.hfid import check_model_id
 from inferbench.errors import ConfigError, Location
 
 SpecDecoding = Literal["mtp", "draft_model", "none"]
@@ -284,6 +285,14 @@ class MasterEntry(FrozenModel):
     kv_p2p_transfer: KvP2PTransfer | None = Field(default=None, alias="kv-p2p-transfer")
     scenarios: Scenarios
 
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        try:
+            return check_model_id(value)
+        except ValueError as exc:
+            raise RuleViolation(str(exc), hint="give the model's Hugging Face id") from None
+
     def search_spaces(self) -> Iterator[SearchSpacePoint]:
         """Every search-space entry of every scenario, in file order."""
         for i, fixed in enumerate(self.scenarios.fixed_seq_len):
@@ -379,8 +388,12 @@ class MasterConfig:
 def load_master_file(path: Path) -> list[MasterConfig]:
     """All entries of one master file, in file order."""
     doc = load_yaml(path)
-    if doc.data is None:
-        return []
+    if doc.data is None:  # InferenceX's generator cannot read one either
+        raise ConfigError(
+            "the master file is empty (no config keys)",
+            location=doc.locate(),
+            hint="write `<config-key>:` entries, or delete the file",
+        )
     if not isinstance(doc.data, dict):
         raise ConfigError(
             "a master file must be a map of config-key -> entry",

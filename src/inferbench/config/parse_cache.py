@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-VERSION = b"inferbench-yaml-2"  # bump when the parse result's shape changes
+VERSION = b"inferbench-yaml-3"  # bump when the parse result's shape or what it refuses changes
 
 
 def cache_dir() -> Path | None:

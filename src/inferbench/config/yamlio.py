@@ -21,6 +21,9 @@ most MAX_EXPANDED_NODES nodes (a 410-byte "billion laughs" document expands to ~
 on the composed node graph before anything is built, and an anchor may not contain itself;
 nesting is at most MAX_DEPTH deep; an integer may have at most MAX_INT_DIGITS digits (Python
 refuses to convert more than 4,300).
+Text may not hold control characters (a double-quoted escape such as `"\x1b"` is the only way
+to write one; YAML refuses them raw): no benchmark value needs one, and they would reach
+terminals, logs and generated shell scripts. Tab, newline and carriage return are text.
 The largest real benchmark-tree files are well below all three (InferenceX's 320 KB
 nvidia-master.yaml expands to about 21,000 nodes).
 """
@@ -90,6 +93,7 @@ _MAP, _SEQ, _MERGE = _TAG + "map", _TAG + "seq", _TAG + "merge"
 _TRUE = frozenset({"true", "yes", "on"})
 _PLAIN_INT = re.compile(r"[-+]?[0-9]+\Z")
 _PATH_TOKEN = re.compile(r"\[(-?\d+)\]|([^.\[\]]+)")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 MAX_YAML_BYTES = 16 * 1024 * 1024
 MAX_EXPANDED_NODES = 500_000
@@ -251,7 +255,7 @@ class _Builder:
 
     def build(self, node: Node, prefix: str = "") -> Any:
         if isinstance(node, ScalarNode):
-            return self._scalar(node)
+            return self._scalar(node, prefix)
         memo = self._memo.get(id(node))
         if memo is not None:  # an alias: the same node composed twice
             self._copy_positions(memo[1], prefix, node)
@@ -303,7 +307,7 @@ class _Builder:
             if key_node.tag == _MERGE:
                 merged.update(self._merge_source(value_node, prefix))
                 continue
-            key = self.build(key_node)
+            key = self.build(key_node, prefix)
             if isinstance(key, list | dict):
                 raise self._error("a mapping key must be a scalar", key_node)
             if key in seen and self.keep_last:
@@ -338,9 +342,11 @@ class _Builder:
             merged.update(value)
         return merged
 
-    def _scalar(self, node: ScalarNode) -> Any:
+    def _scalar(self, node: ScalarNode, prefix: str) -> Any:
         tag, text = node.tag, node.value
         if tag == _STR:
+            if node.style == '"' and _CONTROL.search(text):  # only escapes can write one
+                raise self._control_error(node, text, prefix)
             return text
         if tag == _INT and len(text) > MAX_INT_DIGITS:
             raise ConfigError(
@@ -359,6 +365,16 @@ class _Builder:
         if tag == _FLOAT:
             return _CONSTRUCTOR.construct_yaml_float(node)
         return text  # unknown tags (!foo) keep their text; the schema decides
+
+    def _control_error(self, node: ScalarNode, text: str, prefix: str) -> ConfigError:
+        char = _CONTROL.search(text)
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        return ConfigError(
+            f"control character {char.group() if char else ''!r} in {shown!r}",
+            location=self._loc(node, format_path(_decode(prefix)) or None),
+            hint="remove it (escapes such as \\x1b or \\a); text here needs none, and it "
+            "would reach terminals, logs and shell scripts",
+        )
 
     def _loc(self, node: Node, key: str | None = None) -> Location:
         mark = node.start_mark

@@ -37,11 +37,21 @@ from enum import StrEnum
 from typing import Literal
 
 from inferbench.config.changelog import is_glob, key_matches
-from inferbench.core.concurrency import DEFAULT_STEP
+from inferbench.core.concurrency import DEFAULT_STEP, MAX_CONCURRENCY
 from inferbench.core.job import Scenario
 from inferbench.errors import InputError, Location
 
 NodeType = Literal["all", "single-node", "multi-node"]
+
+# The upper bounds of the numeric filters (sweep, plan and run take the same ones): past them
+# a value is a typo, never a filter (no server runs 10^7 streams, no engine a TP or EP of 10^4).
+MAX_PARALLEL = 4096
+_BOUNDS = {
+    "min_conc": MAX_CONCURRENCY,
+    "max_conc": MAX_CONCURRENCY,
+    "max_tp": MAX_PARALLEL,
+    "max_ep": MAX_PARALLEL,
+}
 
 
 class EvalMode(StrEnum):
@@ -75,14 +85,15 @@ class SweepFilters:
     step: int = DEFAULT_STEP
 
     def __post_init__(self) -> None:
-        for name in ("min_conc", "max_conc", "max_tp", "max_ep"):
+        for name, top in _BOUNDS.items():
             value = getattr(self, name)
-            if value is not None and value <= 0:
+            if value is not None and not 1 <= value <= top:
                 flag = "--" + name.replace("_", "-")
+                shown = value if len(str(value)) <= 24 else f"{str(value)[:21]}..."
                 raise InputError(
-                    f"{flag} must be a positive integer, got {value}",
+                    f"must be between 1 and {top:,}, got {shown}",
                     location=Location(key=flag),
-                    hint=f"give {flag} 1 or more, or leave it out",
+                    hint=f"give {flag} a value from 1 to {top:,}, or leave it out",
                 )
         low, high = self.min_conc, self.max_conc
         if low is not None and high is not None and low > high:
