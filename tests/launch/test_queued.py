@@ -32,7 +32,7 @@ TOOLS = {
     'if [ "$n" -gt 0 ]; then echo $((n - 1)) > "$FAKE/queued"; echo RUNNING; fi',
     "scontrol": 'echo "JobId=$4 JobState=$(cat "$FAKE/state") Reason=None"',
     "sacct": "exit 1",
-    "scancel": "exit 0",
+    "scancel": 'echo "$@" >> "$FAKE/scancel.calls"',
     "srtctl": 'echo "$PWD" > "$FAKE/srtctl.cwd"; env > "$FAKE/srtctl.env"\n'
     'cat "$FAKE/srtctl.out"; cat "$FAKE/srtctl.err" >&2 2>/dev/null\n'
     'exit "$(cat "$FAKE/srtctl.rc" 2>/dev/null || echo 0)"',
@@ -227,3 +227,67 @@ def test_srtctl_apply_refused_is_a_submit_failure(fake: Path, tmp_path: Path) ->
     assert not (job.path / "slurm-job-id").exists()
     assert "recipe invalid" in (job.logs / "srtctl-apply.log").read_text()
     assert (job.rendered / "sbatch.sh").is_file()
+
+
+def _apply_jobs(fake: Path, jobs: dict[str, tuple[int, ...]]) -> None:
+    """`srtctl apply --json` of a recipe file with several variants: one line per job."""
+    lines = []
+    for job_id, concs in jobs.items():
+        out = fake / "outputs" / job_id
+        bench = out / "logs" / "sa-bench_isl_8_osl_8"
+        bench.mkdir(parents=True)
+        for conc in concs:
+            (bench / f"results_concurrency_{conc}_gpus_8.json").write_text(f'{{"job": {job_id}}}')
+        record = {"status": "submitted", "slurm_job_id": job_id, "output_dir": str(out)}
+        lines.append(json.dumps({**record, "job_name": f"variant-{job_id}"}))
+    (fake / "srtctl.out").write_text("\n".join(lines) + "\n")
+
+
+def test_srtctl_every_job_of_a_multi_variant_file_is_followed(fake: Path, tmp_path: Path) -> None:
+    _apply_jobs(fake, {"91": (1,), "92": (2,), "93": ()})
+    job = JobDir(tmp_path / "job")
+    result, seen = _run(SrtctlExecutor(poll_s=0), _plan(Backend.SRTCTL, ("srtctl",)), job)
+    assert result.status is JobStatus.COMPLETED and result.reason == ""
+    assert seen.ids == ["91", "92", "93"]
+    assert (job.path / "slurm-job-id").read_text() == "91\n92\n93\n"
+    assert [(j.job_id, j.name, j.state, j.concurrencies) for j in result.slurm_jobs] == [
+        ("91", "variant-91", "COMPLETED", (1,)),
+        ("92", "variant-92", "COMPLETED", (2,)),
+        ("93", "variant-93", "COMPLETED", ()),
+    ]
+    assert [p.concurrency for p in seen.points] == [1, 2]
+    assert json.loads(job.result_file(2).read_text()) == {"job": 92}
+    assert (job.results / "raw" / "92" / "results_concurrency_2_gpus_8.json").is_file()
+
+
+def test_srtctl_a_failed_variant_fails_the_deployment(fake: Path, tmp_path: Path) -> None:
+    """Two variants ran concurrency 1: the first one's result is the point, both are kept."""
+    _apply_jobs(fake, {"94": (1,), "95": (1,)})
+    _say(fake, state="FAILED\n")
+    job = JobDir(tmp_path / "job")
+    result, _ = _run(SrtctlExecutor(poll_s=0), _plan(Backend.SRTCTL, ("srtctl",)), job)
+    assert result.status is JobStatus.FAILED
+    assert result.reason == (
+        "Slurm job 94 ended FAILED (from scontrol); Slurm job 95 ended FAILED (from scontrol)"
+    )
+    assert json.loads(job.result_file(1).read_text()) == {"job": 94}
+    assert (job.results / "raw" / "95" / "results_concurrency_1_gpus_8.json").is_file()
+    assert [j.concurrencies for j in result.slurm_jobs] == [(1,), ()]
+
+
+def test_srtctl_failing_after_submitting_some_jobs_cancels_them(fake: Path, tmp_path: Path) -> None:
+    """srtctl prints its JSON lines only at the end; the jobs it had submitted before an error
+    are found by the metadata it writes beside each and cancelled."""
+    outputs = tmp_path / "outputs"
+    (outputs / "96").mkdir(parents=True)
+    (outputs / "96" / "96.json").write_text("{}")
+    error = json.dumps({"status": "error", "error": "sbatch: partition down"})
+    _say(fake, srtctl_out=error + "\n", srtctl_rc="1\n")
+    job = JobDir(tmp_path / "job")
+    plan = _plan(Backend.SRTCTL, ("srtctl", "apply", "--json", "-o", str(outputs)))
+    result, seen = _run(SrtctlExecutor(poll_s=0), plan, job)
+    assert result.status is JobStatus.SUBMIT_FAILED and seen.ids == []
+    assert result.reason == (
+        "srtctl apply: sbatch: partition down (cancelled the jobs it had submitted: 96)"
+    )
+    assert (fake / "scancel.calls").read_text() == "96\n"

@@ -93,9 +93,9 @@ def test_apply_json_and_sa_bench_collection(tmp_path: Path) -> None:
     out = "Submitting...\n" + json.dumps(
         {"status": "submitted", "slurm_job_id": "4459", "output_dir": str(tmp_path / "4459")}
     )
-    sub = parse_apply_json(out)
-    assert sub is not None and sub.job_id == "4459"
-    assert parse_apply_json("no json here") is None
+    (sub,) = parse_apply_json(out)
+    assert sub.job_id == "4459"
+    assert parse_apply_json("no json here") == []
     logs = sub.output_dir / "logs" / "sa-bench_isl_8192_osl_1024"
     logs.mkdir(parents=True)
     (logs / "results_concurrency_2048_gpus_12_ctx_4_gen_8.json").write_text('{"completed": 9}')

@@ -60,10 +60,13 @@ def _nodes(recipe: dict[str, Any]) -> int:
     return sum(int(res.get(k) or 0) for k in keys) + bool(dedicated)
 
 
-def _first_job(tree: Path, srt_slurm: Path, fits: bool) -> tuple[Deployment, dict[str, Any]]:
+def _first_job(
+    tree: Path, srt_slurm: Path, fits: bool, variants: bool = False
+) -> tuple[Deployment, dict[str, Any]]:
     """The first deployment of a config key whose recipe (in the tree) needs one node
     (`fits`), or more nodes than this one-node Slurm has (not `fits`); srtctl runs one task
-    per node for sglang and vllm."""
+    per node for sglang and vllm. `variants`: one whose CONFIG_FILE names a recipe file with
+    several variants and no selector (srtctl submits one Slurm job per variant)."""
     project = load_project(tree)
     catalog = srtctl_catalog(project)
     seen: set[str] = set()
@@ -74,6 +77,12 @@ def _first_job(tree: Path, srt_slurm: Path, fits: bool) -> tuple[Deployment, dic
         try:
             recipe = _recipe(dep, project, catalog, srt_slurm)
         except InferbenchError:
+            continue
+        if variants:
+            base = recipe.get("base") or {}
+            backend = (base.get("backend") or {}).get("type", "sglang")
+            if "base" in recipe and not dep.config_selector and backend != "trtllm":
+                return dep, recipe
             continue
         backend = (recipe.get("backend") or {}).get("type", "sglang")
         if "base" in recipe or backend == "trtllm":
@@ -145,13 +154,14 @@ def _run(
     inferencex_tree: Path,
     slurm: str,
     srt_slurm_tree: Path,
+    variants: bool = False,
 ) -> Ran:
     tree = tmp_path / "tree"
     shutil.copytree(inferencex_tree, tree)
-    dep, recipe = _first_job(tree, srt_slurm_tree, fits)
+    dep, recipe = _first_job(tree, srt_slurm_tree, fits, variants)
     if fits:
         _without_sbatch_directives(tree / str(dep.config_file))
-    _local_cluster(tree, dep, recipe, slurm)
+    _local_cluster(tree, dep, recipe.get("base") or recipe, slurm)
     runs = tmp_path / "runs"
     env = {**os.environ, "PATH": f"{srtctl_bin.parent}{os.pathsep}{os.environ['PATH']}"}
     env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")  # offline
@@ -224,3 +234,45 @@ def test_a_job_this_slurm_can_never_start_is_cancelled_not_waited_for(
     assert saved["srt_slurm"] == str(srt_slurm_tree.resolve())
     assert saved["plan"]["srtctl_root"] == str((tmp_path / "srtctl-root").resolve())
     assert saved["plan"]["srtctl_root"] in resumed.stdout  # srtslurm.yaml's srtctl_root
+
+
+def test_every_job_of_a_multi_variant_recipe_is_submitted_followed_and_recorded(
+    tmp_path: Path,
+    srtctl_bin: Path,
+    srtctl_python: Path,
+    inferencex_tree: Path,
+    srt_slurm_tree: Path,
+    slurm: str,
+) -> None:
+    """A CONFIG_FILE naming a recipe file with several variants and no selector: srtctl
+    submits one Slurm job per variant, and each is followed to its end and recorded. None can
+    start on this one-node Slurm (each asks for several nodes), so each is cancelled."""
+    done, outcome, job_dir = _run(
+        tmp_path, False, srtctl_bin, inferencex_tree, slurm, srt_slurm_tree, variants=True
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stdout + done.stderr
+    # srtctl's own expansion of the rendered file says how many jobs it submits
+    count = subprocess.run(
+        [str(srtctl_python), "-c", "import sys, yaml; "
+         "from srtctl.core.config import generate_override_configs as g; "
+         "print(len(g(yaml.safe_load(open(sys.argv[1])))))", str(job_dir / "rendered/recipe.yaml")],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    expected = int(count.stdout.strip())
+    assert expected > 1
+    jobs = outcome["slurm_jobs"]
+    ids = [j["job_id"] for j in jobs]
+    assert len(jobs) == expected and len(set(ids)) == expected
+    assert outcome["slurm_job_id"] == ids[0]
+    assert (job_dir / "slurm-job-id").read_text().split() == ids
+    for job in jobs:
+        assert job["state"] == "CANCELLED" and "could never start here" in job["note"]
+        assert (Path(job["output_dir"]) / f"{job['job_id']}.json").is_file()  # srtctl's record
+        assert job["name"]
+    assert outcome["status"] == "failed"
+    assert all(f"Slurm job {i} ended CANCELLED" in outcome["reason"] for i in ids)
+    squeue = subprocess.run(
+        ["squeue", "-h", "-j", ",".join(ids)], capture_output=True, text=True, check=False
+    )
+    assert squeue.stdout.strip() == ""  # none of them left behind in the queue

@@ -33,6 +33,19 @@ class PointOutcome(FrozenModel):
         return self.status.ok
 
 
+class SlurmJobRecord(FrozenModel):
+    """One of the Slurm jobs a deployment ran as: srtctl submits a recipe file with several
+    variants (override / zip_override sections) as one job per variant."""
+
+    job_id: str
+    name: str = ""  # srtctl's job name (the variant's)
+    state: str = ""  # Slurm's final state
+    source: str = ""  # which of Slurm's records said so
+    note: str = ""  # what inferbench did to it (cancelled: it could never start here)
+    output_dir: str = ""  # where srtctl wrote its logs and results
+    concurrencies: tuple[int, ...] = ()  # the points it left a result for
+
+
 class Outcome(FrozenModel):
     """`outcome.json` of a job directory."""
 
@@ -48,6 +61,7 @@ class Outcome(FrozenModel):
     log_tail: str = ""
     points: tuple[PointOutcome, ...] = ()
     slurm_job_id: str | None = None
+    slurm_jobs: tuple[SlurmJobRecord, ...] = ()  # srtctl: every job submitted, in order
     base_url: str | None = None
     timings_s: dict[str, float] = Field(default_factory=dict)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inferbench.core.outcome import PointOutcome
+from inferbench.core.outcome import PointOutcome, SlurmJobRecord
 from inferbench.core.status import JobStatus
 from inferbench.fsio import atomic_write_text, make_executable
 from inferbench.launch.outcome import LaunchFailure
@@ -29,6 +29,7 @@ class ExecResult:
     log_tail: str = ""
     base_url: str | None = None
     slurm_job_id: str | None = None
+    slurm_jobs: list[SlurmJobRecord] = field(default_factory=list)
     points: list[PointOutcome] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
 

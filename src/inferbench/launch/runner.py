@@ -138,6 +138,7 @@ def _outcome(
         log_tail=result.log_tail,
         points=tuple(result.points),
         slurm_job_id=result.slurm_job_id,
+        slurm_jobs=tuple(result.slurm_jobs),
         base_url=result.base_url,
         timings_s={k: round(v, 4) for k, v in result.timings_s.items()},
     )

@@ -124,6 +124,7 @@ class Submitted:
     job_id: str
     attached: bool = False  # a resumed run found its job still queued: its id is on record
     output_dir: Path = Path()  # where srtctl writes the job's outputs
+    name: str = ""  # srtctl's job name (a recipe variant's)
     clock_from: float = field(default_factory=time.monotonic)  # start of the `slurm_job` timing
 
 
@@ -144,6 +145,15 @@ class Ended:
     def reason(self) -> str:
         text = f"Slurm job {self.job_id} ended {self.state} (from {self.source})"
         return f"{text}: {self.note}" if self.note else text
+
+
+def mark_stopped(job: JobRun, result: ExecResult) -> None:
+    """A job stopped on request before every point ran is incomplete, not failed."""
+    if job.stop.requested and result.status in (JobStatus.CANCELLED, JobStatus.COMPLETED):
+        left = {p.concurrency for p in job.todo} - {p.concurrency for p in result.points}
+        if left:
+            result.status = JobStatus.INTERRUPTED
+            result.reason = f"stopped on request; to do: {sorted(left)}"
 
 
 class QueuedExecutor(Executor):
@@ -171,11 +181,7 @@ class QueuedExecutor(Executor):
         for point in self.reported(job, result.points):
             job.on_point(point)
         self.finish(job, submitted, ended, result)
-        if job.stop.requested and result.status in (JobStatus.CANCELLED, JobStatus.COMPLETED):
-            left = {p.concurrency for p in job.todo} - {p.concurrency for p in result.points}
-            if left:  # stopped on request before every point ran: incomplete, not failed
-                result.status = JobStatus.INTERRUPTED
-                result.reason = f"stopped on request; to do: {sorted(left)}"
+        mark_stopped(job, result)
         result.timings_s["slurm_job"] = time.monotonic() - submitted.clock_from
 
     @abstractmethod
