@@ -64,11 +64,8 @@ class GpuSpec(FrozenModel):
 
     @property
     def hbm_bytes(self) -> float:
-        return self.hbm_gb * 1e9
-
-    @property
-    def hbm_gib(self) -> float:
-        return self.hbm_bytes / 2**30
+        # memory capacities are binary: a "141 GB" H200 holds 141 x 2^30 bytes (hardware.yaml)
+        return self.hbm_gb * 2**30
 
     def flops(self, precision: Precision) -> float:
         """Dense FLOP/s at `precision`; a GPU without that format runs it at the next wider one."""
