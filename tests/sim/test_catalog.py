@@ -20,6 +20,15 @@ def test_every_required_gpu_has_figures_and_sources() -> None:
     assert Precision.FP4 not in catalog.gpu("h100").tflops
 
 
+def test_hbm_capacity_is_binary_as_the_gpu_reports_it() -> None:
+    # nvidia-smi reports 81,559 MiB for an "80 GB" H100 and 143,771 MiB for a "141 GB" H200:
+    # vendor memory GB are 2^30 bytes (decimal GB would leave 7% of every KV pool out)
+    catalog = load_catalog()
+    for key, reported_mib in (("h100", 81_559), ("h200", 143_771)):
+        reported = reported_mib * 2**20
+        assert abs(catalog.gpu(key).hbm_bytes - reported) / reported < 0.01
+
+
 @pytest.mark.parametrize(
     ("name", "key"),
     [

@@ -74,6 +74,28 @@ def test_isl_osl_above_max_model_len_is_refused() -> None:
         small_deployment(isl=256, osl=64, max_model_len=256)
 
 
+def test_trtllm_prompt_above_its_token_budget_is_refused(tmp_path: Path) -> None:
+    # TRT-LLM schedules a prompt whole unless chunked prefill is on
+    job = {"model": "openai/gpt-oss-120b", "precision": "fp4", "runner": "h200",
+           "framework": "trt", "tp": 1, "conc": 4, "isl": 8192, "osl": 128,
+           "sim-flags": {"max-num-batched-tokens": 4096}}  # fmt: skip
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job))
+    with pytest.raises(
+        InputError, match=r"prompts of 8192 tokens do not fit .* 4096 \(4096 over\)"
+    ):
+        from_job(str(path), Overrides())
+    job["sim-flags"] = {"max-num-batched-tokens": 4096, "enable-chunked-prefill": True}
+    path.write_text(json.dumps(job))
+    dep = from_job(str(path), Overrides())
+    assert dep.limits(dep.decode).chunked_prefill
+    job["framework"] = "vllm"  # chunked by default
+    job["sim-flags"] = {"max-num-batched-tokens": 4096}
+    path.write_text(json.dumps(job))
+    vllm = from_job(str(path), Overrides())
+    assert vllm.limits(vllm.decode).chunked_prefill
+
+
 def test_single_node_job(tmp_path: Path) -> None:
     job = {
         "model": "deepseek-ai/DeepSeek-R1-0528",

@@ -12,7 +12,7 @@ from inferbench.sim.scheduler import Seq
 from .conftest import small_deployment
 
 
-def _worker(blocks: int, *, max_num_seqs: int = 64, budget: int = 2048) -> Worker:
+def _worker(blocks: int, *, max_num_seqs: int = 64, budget: int = 2048, **policy: object) -> Worker:
     catalog = load_catalog()
     model = StepModel(
         catalog.model("llama-3.1-8b"),
@@ -22,7 +22,7 @@ def _worker(blocks: int, *, max_num_seqs: int = 64, budget: int = 2048) -> Worke
         kv_precision=Precision.BF16,
         eff=EfficiencyParams(),
     )
-    limits = EngineLimits(max_num_seqs=max_num_seqs, max_num_batched_tokens=budget)
+    limits = EngineLimits(max_num_seqs=max_num_seqs, max_num_batched_tokens=budget, **policy)  # type: ignore[arg-type]
     return Worker("w0", model, limits, blocks)
 
 
@@ -54,6 +54,57 @@ def test_chunked_prefill_splits_long_prompts() -> None:
     assert len(worker.step_times) == 4 + 3
     assert seq.first_token == worker.step_times[3]
     assert len(seq.token_times()) == 4
+
+
+def test_without_chunked_prefill_a_prompt_waits_for_a_budget_that_holds_it() -> None:
+    # TRT-LLM's default: a context is scheduled whole. A 900-token prompt does not fit the
+    # 1024-token budget beside another 900-token one, so it waits a step (chunked: it would
+    # take the 124 tokens left at once)
+    worker = _worker(10_000, budget=1024, chunked_prefill=False)
+    cluster = SimCluster([worker])
+    first, second = (Seq(rid=i, prompt=900, output=3, arrival=0.0) for i in range(2))
+    _run(cluster, [first, second])
+    assert first.first_token == worker.step_times[0]
+    assert second.first_token == worker.step_times[1]
+    chunked = _worker(10_000, budget=1024)
+    cluster = SimCluster([chunked])
+    a, b = (Seq(rid=i, prompt=900, output=3, arrival=0.0) for i in range(2))
+    _run(cluster, [a, b])
+    assert b.first_token == chunked.step_times[1] and b.computed == 900
+
+
+def _decoding_worker(**policy: object) -> tuple[Worker, SimCluster, float]:
+    """A worker whose one sequence has prefilled and decodes (its step 1 is running)."""
+    worker = _worker(10_000, budget=2048, **policy)
+    cluster = SimCluster([worker])
+    cluster.submit(Seq(rid=0, prompt=100, output=50, arrival=0.0), 0.0)
+    t = worker.busy_until or 0.0
+    cluster.advance(t)
+    assert len(worker.step_times) == 1 and worker.busy_until is not None
+    return worker, cluster, t
+
+
+def test_batch_waiting_holds_new_prompts_while_others_decode() -> None:
+    # TRT-LLM batch_wait_timeout_iters=5 with a token threshold of 1024: a lone 100-token
+    # prompt arriving while a sequence decodes is held 5 steps (2-6), then runs in step 7
+    worker, cluster, t = _decoding_worker(batch_wait_iters=5, batch_wait_tokens=1024)
+    late = Seq(rid=1, prompt=100, output=3, arrival=t)
+    cluster.submit(late, t)
+    _run(cluster, [])
+    assert late.first_token == worker.step_times[7]
+    # without batch waiting it runs in the next step
+    worker, cluster, t = _decoding_worker()
+    late = Seq(rid=1, prompt=100, output=3, arrival=t)
+    cluster.submit(late, t)
+    _run(cluster, [])
+    assert late.first_token == worker.step_times[2]
+    # prompts that reach the token threshold together are not held
+    worker, cluster, t = _decoding_worker(batch_wait_iters=5, batch_wait_tokens=1024)
+    big = [Seq(rid=i, prompt=600, output=3, arrival=t) for i in (1, 2)]
+    for seq in big:
+        cluster.submit(seq, t)
+    _run(cluster, [])
+    assert big[0].first_token == big[1].first_token == worker.step_times[2]
 
 
 def test_kv_exhaustion_queues_and_preempts() -> None:

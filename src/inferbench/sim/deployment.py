@@ -16,6 +16,7 @@ from inferbench.catalog.schema import GpuSpec, ModelSpec, Precision
 from inferbench.core.model import FrozenModel
 from inferbench.errors import InputError, Location
 from inferbench.sim.engine import EngineLimits
+from inferbench.sim.engines import engine_profile
 from inferbench.sim.perf import EfficiencyParams, Parallelism, Speculation, StepModel
 from inferbench.sim.prefix import CacheSpec
 
@@ -42,6 +43,9 @@ class PoolSpec(FrozenModel):
     kv_cache_dtype: Precision | None = None
     stream_interval: int = Field(1, ge=1)
     speculation: Speculation | None = None
+    chunked_prefill: bool | None = None  # None: the engine's default (engines.yaml)
+    batch_wait_iters: int = Field(0, ge=0)  # TRT-LLM batch_wait_timeout_iters
+    batch_wait_tokens_ratio: float = Field(0.0, ge=0, le=1)  # batch_wait_max_tokens_ratio
 
     @property
     def gpus_per_worker(self) -> int:
@@ -143,14 +147,25 @@ class SimDeployment(FrozenModel):
         """Tokens a typical sequence holds at its end (sizes per-sequence KV memory)."""
         return float(self.workload.isl + self.workload.osl)
 
+    def chunked_prefill(self, pool: PoolSpec) -> bool:
+        if pool.chunked_prefill is not None:
+            return pool.chunked_prefill
+        return engine_profile(self.engine).chunked_prefill
+
     def limits(self, pool: PoolSpec) -> EngineLimits:
+        budget = max(pool.max_num_batched_tokens, pool.max_num_seqs)
+        # TRT-LLM holds contexts only when both knobs are set, and never with attention DP
+        waits = pool.batch_wait_iters > 0 and pool.batch_wait_tokens_ratio > 0 and pool.dp == 1
         return EngineLimits(
             max_num_seqs=pool.max_num_seqs,
-            max_num_batched_tokens=max(pool.max_num_batched_tokens, pool.max_num_seqs),
+            max_num_batched_tokens=budget,
             block_size=pool.block_size,
             gpu_memory_utilization=pool.gpu_memory_utilization,
             max_model_len=pool.max_model_len or self.max_model_len,
             stream_interval=pool.stream_interval,
+            chunked_prefill=self.chunked_prefill(pool),
+            batch_wait_iters=pool.batch_wait_iters if waits else 0,
+            batch_wait_tokens=int(pool.batch_wait_tokens_ratio * budget) if waits else 0,
         )
 
 
@@ -215,6 +230,14 @@ def _check_pool(dep: SimDeployment, pool: PoolSpec) -> None:
             f"({dep.engine}: KV = {rule}): {-pool_bytes / 1e9:.1f} GB over",
             "use more GPUs per worker (TP/EP), a smaller precision, a bigger GPU or a higher "
             "memory fraction",
+            where,
+        )
+    if not dep.chunked_prefill(pool) and dep.workload.isl > pool.max_num_batched_tokens:
+        raise _refuse(
+            f"{where} prompts of {dep.workload.isl} tokens do not fit the step's token budget "
+            f"of {pool.max_num_batched_tokens} ({dep.workload.isl - pool.max_num_batched_tokens} "
+            f"over), and {dep.engine} without chunked prefill schedules a prompt whole",
+            "raise max_num_tokens (max-num-batched-tokens) or enable chunked prefill",
             where,
         )
     max_len = pool.max_model_len or dep.max_model_len

@@ -32,6 +32,9 @@ class EngineLimits:
     gpu_memory_utilization: float = 0.9
     max_model_len: int = 8192
     stream_interval: int = 1
+    chunked_prefill: bool = True  # False: a prompt is prefilled whole, in one step
+    batch_wait_iters: int = 0  # TRT-LLM batch waiting: hold contexts at most this many steps ...
+    batch_wait_tokens: int = 0  # ... unless the step would reach this many tokens (0: off)
 
 
 class Listener(Protocol):
@@ -60,6 +63,8 @@ class Worker:
                 BlockPool(blocks_per_rank, limits.block_size),
                 max_num_seqs=limits.max_num_seqs,
                 max_num_batched_tokens=limits.max_num_batched_tokens,
+                chunked_prefill=limits.chunked_prefill,
+                batch_wait=(limits.batch_wait_iters, limits.batch_wait_tokens),
             )
             for i in range(model.par.dp)
         ]

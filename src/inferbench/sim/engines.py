@@ -25,6 +25,7 @@ class EngineProfile(BaseModel):
     activation_reserve_gb: float = Field(ge=0)
     step_overhead_s: float = Field(ge=0)
     layer_overhead_s: float = Field(ge=0)
+    chunked_prefill: bool = True  # whether a prompt may be split over steps by default
     sources: dict[str, str]
 
 

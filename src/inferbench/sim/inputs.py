@@ -62,6 +62,10 @@ _OTHER_FIELDS: Mapping[str, Mapping[str, str]] = {
         "gpu_memory_utilization": "gpu-memory-utilization",
         "block_size": "block-size",
         "stream_interval": "stream-interval",
+        "chunked_prefill": "enable-chunked-prefill",
+        # not vLLM flags: a job's sim-flags carry TRT-LLM's batch waiting in this spelling
+        "batch_wait_iters": "batch-wait-timeout-iters",
+        "batch_wait_tokens_ratio": "batch-wait-max-tokens-ratio",
     },
     "sglang": {
         "max_num_batched_tokens": "chunked-prefill-size",
@@ -73,6 +77,9 @@ _OTHER_FIELDS: Mapping[str, Mapping[str, str]] = {
         "max_num_batched_tokens": "max-num-tokens",
         "gpu_memory_utilization": "kv-cache-config.free-gpu-memory-fraction",
         "block_size": "kv-cache-config.tokens-per-block",
+        "chunked_prefill": "enable-chunked-prefill",
+        "batch_wait_iters": "batch-wait-timeout-iters",
+        "batch_wait_tokens_ratio": "batch-wait-max-tokens-ratio",
     },
 }
 

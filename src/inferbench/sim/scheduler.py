@@ -8,6 +8,12 @@ needs a block and none is free, the most recently admitted running sequence is
 preempted (its blocks freed, recomputed later from the start, as vLLM's
 recompute preemption does).
 
+Two TRT-LLM policies are options: without chunked prefill (TRT-LLM's default) a
+prompt is scheduled whole or waits, first come first served; with batch waiting
+(`batch_wait_timeout_iters`, `batch_wait_max_tokens_ratio`) new prompts are held
+while sequences decode, until enough prompt tokens have gathered or the hold
+timed out.
+
 Decode sequences are kept in aggregate (sums and per-residue counts), so a
 step costs O(1) per rank however many sequences are decoding: a sequence that
 entered decode at step `s0` with `g0` tokens generated has, at step `s`,
@@ -92,12 +98,22 @@ class RankScheduler:
     """Waiting queue, running set and KV blocks of one DP rank."""
 
     def __init__(
-        self, index: int, pool: BlockPool, *, max_num_seqs: int, max_num_batched_tokens: int
+        self,
+        index: int,
+        pool: BlockPool,
+        *,
+        max_num_seqs: int,
+        max_num_batched_tokens: int,
+        chunked_prefill: bool = True,
+        batch_wait: tuple[int, int] = (0, 0),
     ) -> None:
         self.index = index
         self.pool = pool
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
+        self.chunked_prefill = chunked_prefill  # False: a prompt is prefilled whole
+        self.batch_wait = batch_wait  # (steps, tokens): TRT-LLM batch waiting; (0, 0) off
+        self._waited = 0  # steps the current contexts have been held
         self.waiting: deque[Seq] = deque()
         self.running: dict[int, Seq] = {}  # admission order; preemption pops the newest
         self.prefilling: dict[int, Seq] = {}
@@ -198,7 +214,12 @@ class RankScheduler:
                 if budget <= 0 or seq.rid not in self.prefilling:
                     break
                 budget -= self._continue_prefill(seq, step, budget, chunks)
-        if self.waiting and len(self.running) < self.max_num_seqs and self._may_admit(budget):
+        if (
+            self.waiting
+            and len(self.running) < self.max_num_seqs
+            and self._may_admit(budget)
+            and not (self.batch_wait[0] and self._hold_contexts(budget))
+        ):
             budget = self._admit(step, budget, chunks)
         if self.prefix is not None:
             self.prefix.fit(self.pool.free)
@@ -226,6 +247,29 @@ class RankScheduler:
             return not (head is self._blocked_head and self.pool.free <= self._blocked_free)
         return budget > 0
 
+    def _hold_contexts(self, budget: int) -> bool:
+        """TRT-LLM's batch waiting: while sequences decode, new contexts wait until the step
+        would hold `batch_wait[1]` tokens or they have waited `batch_wait[0]` steps."""
+        if not self.decode_count or self.waiting[0].state == SeqState.LOADING:
+            return False
+        ctx, room = 0, self.max_num_seqs - len(self.running)
+        for seq in self.waiting:
+            need = seq.prefill_target
+            if room <= 0 or need > budget - ctx:
+                if self.chunked_prefill:
+                    ctx = budget if room > 0 else ctx
+                break
+            ctx += need
+            room -= 1
+        if not ctx:
+            return False
+        steps, tokens = self.batch_wait
+        if self._waited < steps and ctx + self.decode_count < tokens:
+            self._waited += 1
+            return True
+        self._waited = 0
+        return False
+
     def _admit(self, step: int, budget: int, chunks: list[tuple[Seq, int]]) -> int:
         while self.waiting and len(self.running) < self.max_num_seqs:
             seq = self.waiting[0]
@@ -242,7 +286,10 @@ class RankScheduler:
             if budget <= 0:
                 break
             cached = self._cached(seq)
-            chunk = min(seq.prefill_target - cached, budget)
+            need = seq.prefill_target - cached
+            if not self.chunked_prefill and budget < need <= self.max_num_batched_tokens:
+                break  # scheduled whole or not at all (a longer recompute is still chunked)
+            chunk = min(need, budget)
             blocks = self.pool.blocks_for(cached + chunk)
             if not self.pool.take(blocks):
                 break
