@@ -304,3 +304,20 @@ def test_a_recipe_srtctls_schema_rejects_is_refused_at_plan_time(tmp_path: Path)
     tree = _seed_tree(tmp_path, "telemetry_typo: {enabled: true}\n")
     with pytest.raises(InputError, match="rejects its recipe: telemetry_typo: Unknown field"):
         _rendered(tree)
+
+
+def test_a_repo_path_config_file_names_the_trees_own_recipe(seed: tuple) -> None:
+    """`CONFIG_FILE=benchmarks/multi_node/srt-slurm-recipes/...`: InferenceX's launchers copy
+    that folder into the srt-slurm clone at the same path and srtctl applies it there, so it
+    is rendered like `recipes/...`; a path that is no file of the tree is not an srtctl job."""
+    from dataclasses import replace
+
+    project, dep = seed
+    written = dep.settings["CONFIG_FILE"].replace("recipes/", project.layout.recipes + "/", 1)
+    repo_path = replace(dep, settings={**dep.settings, "CONFIG_FILE": written})
+    plan = srtctl_plan(repo_path, project, None, "/tmp/j")
+    assert any(n.startswith(f"recipe tree {written} ") for n in plan.notes), plan.notes
+    assert plan.files[0].content == srtctl_plan(dep, project, None, "/tmp/j").files[0].content
+    llmd = replace(dep, settings={**dep.settings, "CONFIG_FILE": "dsv4-gb200-low-latency.yaml"})
+    with pytest.raises(InputError, match="is not an srt-slurm recipe"):
+        srtctl_plan(llmd, project, None, "/tmp/j")

@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,57 @@ def test_every_multinode_job_srtctl_could_run_is_planned(rendered: Rendered) -> 
     assert scenarios == {"fixed-seq-len", "agentic-coding"}
     engines = {p.engine.value for _, p in rendered.planned}
     assert engines == {"sglang", "vllm", "trtllm"}
+
+
+# The refused jobs of the real tree by reason (docs/conformance.md lists them).
+REFUSED = {"not an srtctl job": 35, "recipe in neither tree": 28, "srtctl rejects it": 18}
+
+
+def test_every_refused_job_is_one_srtctl_could_not_run(
+    rendered: Rendered, srtctl_python: Path, inferencex_tree: Path, srt_slurm_tree: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """A job is refused only where srtctl itself could not run it from these trees: it has
+    no srt-slurm recipe reference (its launcher runs it some other way), the file it names is
+    in neither tree (checked on disk, not by inferbench's resolver), or srtctl's own schema
+    rejects the recipe, for the key inferbench names."""
+    project = load_project(inferencex_tree)
+    prefix = project.layout.recipe_prefix
+    counts: Counter[str] = Counter()
+    rejected: dict[str, str] = {}  # copied source file -> the key inferbench names
+    for dep, why in rendered.refused:
+        written = dep.settings.get("CONFIG_FILE") or ""
+        if "so the job is not an srtctl job" in why:
+            assert not written.startswith(prefix), why
+            assert not written or not (inferencex_tree / written).is_file(), why  # no repo path
+            counts["not an srtctl job"] += 1
+        elif "is in neither the tree or" in why:
+            rest = written.split(":", 1)[0].removeprefix(prefix)
+            assert not (srt_slurm_tree / "recipes" / rest).exists(), why
+            assert not (inferencex_tree / project.layout.recipes / rest).exists(), why
+            counts["recipe in neither tree"] += 1
+        elif "rejects its recipe: " in why:
+            resolved = project.resolve_recipe(
+                recipe_reference(dep, project), srt_slurm=srt_slurm_tree
+            )
+            copy_to = tmp_path / "rejected" / f"{len(rejected):03d}.yaml"
+            copy_to.parent.mkdir(exist_ok=True)
+            copy_to.write_bytes(resolved.path.read_bytes())
+            key = why.split("rejects its recipe: ", 1)[1].split(":", 1)[0]
+            rejected[copy_to.name] = key.rsplit(".", 1)[-1]
+            counts["srtctl rejects it"] += 1
+        else:
+            pytest.fail(f"{dep.config_key}: refused for a reason srtctl was not asked about: {why}")
+    done = subprocess.run(
+        [str(srtctl_python), str(Path(__file__).with_name("srtctl_verdicts.py")),
+         str(tmp_path / "rejected")],
+        capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
+    verdicts = json.loads(done.stdout)
+    for name, key in rejected.items():
+        errors = [e for e in verdicts[name].values() if e is not None]
+        assert errors and all(f"'{key}': ['Unknown field.']" in e for e in errors), (name, errors)
+    assert dict(counts) == REFUSED
 
 
 @pytest.mark.slow

@@ -79,14 +79,20 @@ def source_recipe(
         )
     reference = recipe_reference(dep, project)
     prefix = project.layout.recipe_prefix
-    if not reference.startswith(prefix):  # e.g. an llm-d config the launcher runs itself
+    resolved = project.resolve_recipe(reference, srt_slurm=srt_slurm)
+    # A repo path (benchmarks/multi_node/srt-slurm-recipes/...) names the tree's own file:
+    # the launchers copy that folder into the srt-slurm clone at the same path, and srtctl
+    # applies it there. Any other reference outside recipes/ is not srtctl's (an llm-d config
+    # the launcher runs itself).
+    repo_path = (project.root / reference.split(":", 1)[0]).resolve()
+    in_repo = resolved.exists and resolved.path.resolve() == repo_path
+    if not reference.startswith(prefix) and not in_repo:
         raise InputError(
             f"{dep.config_key}: CONFIG_FILE {reference!r} is not an srt-slurm recipe "
-            f"({prefix}...), so the job is not an srtctl job",
+            f"({prefix}... or a recipe file of the tree), so the job is not an srtctl job",
             location=Location(key="CONFIG_FILE"),
             hint="run it with the launcher its framework uses",
         )
-    resolved = project.resolve_recipe(reference, srt_slurm=srt_slurm)
     if not resolved.exists:
         where = f"the tree or {srt_slurm}/recipes" if srt_slurm else "the tree"
         raise ConfigError(
