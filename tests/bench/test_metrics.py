@@ -167,3 +167,25 @@ def test_arrivals_hit_the_rate_exactly_and_keep_their_shape() -> None:
 def test_achieved_rate_needs_two_sends() -> None:
     assert achieved_request_rate([]) is None
     assert achieved_request_rate([RequestRecord(0, 0.0, 1.0, 1, 1)]) is None
+
+
+def test_stats_of_counts_is_stats_of_the_repeated_values() -> None:
+    from inferbench.bench.metrics import stats_of, stats_of_counts
+
+    rng = np.random.default_rng(5)
+    for n in [*range(1, 40), 448, 5000]:
+        values = np.round(rng.random(n) * 50, 1)  # ties, as pooled step gaps have
+        counts = rng.integers(0, 5, n)
+        counts[0] = max(counts[0], 1)
+        want = stats_of(np.repeat(values, counts), 1e3)
+        got = stats_of_counts(values, counts, 1e3)
+        assert (got.count, got.median, got.p90, got.p99, got.p99_9) == (
+            want.count,
+            want.median,
+            want.p90,
+            want.p99,
+            want.p99_9,
+        )
+        assert got.mean == pytest.approx(want.mean, rel=1e-12)
+        assert got.std == pytest.approx(want.std, rel=1e-9, abs=1e-9)
+    assert stats_of_counts(np.array([1.0]), np.array([0])) == stats_of([])

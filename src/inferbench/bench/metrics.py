@@ -18,13 +18,12 @@ Statistics: mean, median, std (population), p90, p99, p99.9, linear percentiles.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from inferbench.bench.records import FailureKind, RequestRecord
+from inferbench.bench.records import FailureKind, RecordColumns, RequestRecord
 from inferbench.core.model import FrozenModel
 
 
@@ -118,99 +117,142 @@ class PointMetrics(FrozenModel):
     goodput: float | None = None
 
 
-def _meets(rec: RequestRecord, slo: Slo) -> bool:
-    ttft, e2el, tpot = rec.ttft, rec.e2el, rec.tpot
-    if slo.ttft_ms is not None and (ttft is None or ttft * 1e3 > slo.ttft_ms):
-        return False
-    if slo.e2el_ms is not None and (e2el is None or e2el * 1e3 > slo.e2el_ms):
-        return False
-    return not (slo.tpot_ms is not None and tpot is not None and tpot * 1e3 > slo.tpot_ms)
+def stats_of_counts(values: np.ndarray, counts: np.ndarray, scale: float = 1.0) -> BenchStats:
+    """`stats_of` of `values` each repeated `counts` times, without building that array.
 
-
-def _itls(ok: list[RequestRecord]) -> tuple[np.ndarray, np.ndarray]:
-    """Pooled chunk gaps, and per-token gaps from requests with per-chunk usage.
-
-    All requests' chunk times go into one array and are differenced at once (the gap
-    that would span two requests is dropped): a 20k-request point has ~20M gaps, which
-    per-request numpy calls and Python lists made slower than the run it summarised.
+    Percentiles and the median are exactly numpy's linear ones on the repeated array;
+    the mean and std are weighted sums (equal up to float rounding).
     """
-    timed = [rec for rec in ok if len(rec.chunk_times) >= 2]
-    if not timed:
-        return np.empty(0), np.empty(0)
-    lengths = np.array([len(rec.chunk_times) for rec in timed], dtype=np.int64)
-    flat = np.concatenate([np.asarray(rec.chunk_times, dtype=float) for rec in timed])
-    gaps = flat[1:] - flat[:-1]
-    keep = np.ones(gaps.size, dtype=bool)
-    keep[np.cumsum(lengths)[:-1] - 1] = False  # the last chunk of one request to the next
-    per_chunk = gaps[keep]
-    per_token: list[np.ndarray] = []
-    for rec in timed:
-        if rec.per_chunk_usage and len(rec.chunk_tokens) == len(rec.chunk_times):
-            own = np.diff(np.asarray(rec.chunk_times, dtype=float))
-            tokens = np.asarray(rec.chunk_tokens[1:])
-            mask = tokens > 0
-            per_token.append(np.repeat(own[mask] / tokens[mask], tokens[mask]))
-    return per_chunk, (np.concatenate(per_token) if per_token else np.empty(0))
+    keep = counts > 0
+    arr = np.asarray(values, dtype=float)[keep] * scale
+    weights = np.asarray(counts, dtype=np.int64)[keep]
+    n = int(weights.sum())
+    if n == 0:
+        return BenchStats()
+    order = np.argsort(arr, kind="stable")
+    arr, weights = arr[order], weights[order]
+    ends = np.cumsum(weights)  # the sorted repeated array's rank j holds arr[#ends <= j]
+
+    def at(rank: np.ndarray) -> np.ndarray:
+        return arr[np.searchsorted(ends, rank, side="right")]
+
+    # numpy's linear method: virtual index (n - 1) * q, lerp between its neighbours
+    q = np.true_divide(np.array([90.0, 99.0, 99.9]), 100)
+    virtual = (n - 1) * q
+    below = np.floor(virtual)
+    low = np.clip(below, 0, n - 1).astype(np.int64)
+    high = np.clip(below + 1, 0, n - 1).astype(np.int64)
+    low[virtual >= n - 1] = high[virtual >= n - 1] = n - 1
+    gamma = virtual - below
+    a, b = at(low), at(high)
+    diff = b - a
+    p90, p99, p999 = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    middle = at(np.array([(n - 1) // 2, n // 2]))
+    median = float(middle[0]) if n % 2 else float((middle[0] + middle[1]) / 2)
+    mean = float(np.dot(arr, weights) / n)
+    std = float(np.sqrt(np.dot((arr - mean) ** 2, weights) / n))
+    return BenchStats(
+        count=n,
+        mean=mean,
+        median=median,
+        std=std,
+        p90=float(p90),
+        p99=float(p99),
+        p99_9=float(p999),
+    )
 
 
-def in_flight(records: Sequence[RequestRecord]) -> InFlight:
+def _meets(cols: RecordColumns, slo: Slo) -> np.ndarray:
+    """Which ok requests meet every objective (None TPOT: single-token, no constraint)."""
+    ok = cols.ok
+    timed = ~np.isnan(cols.first_chunk)
+    good = ok.copy()
+    sent = cols.sent
+    if slo.ttft_ms is not None:
+        good &= timed & ~((cols.first_chunk - sent) * 1e3 > slo.ttft_ms)
+    if slo.e2el_ms is not None:
+        good &= timed & ~((cols.last_chunk - sent) * 1e3 > slo.e2el_ms)
+    if slo.tpot_ms is not None:
+        has = timed & (cols.output_tokens > 1)
+        tpot = (cols.last_chunk - cols.first_chunk) / np.maximum(cols.output_tokens - 1, 1)
+        good &= ~(has & (tpot * 1e3 > slo.tpot_ms))
+    return good
+
+
+def in_flight(records: Sequence[RequestRecord] | RecordColumns) -> InFlight:
     """Max and time-weighted mean of requests in flight, from sent/done stamps."""
-    spans = [(r.sent, r.done) for r in records if r.done is not None and r.done >= r.sent]
-    if not spans:
+    cols = records if isinstance(records, RecordColumns) else RecordColumns.from_records(records)
+    spans = cols.done >= cols.sent  # a request that never ended (nan) is not counted
+    if not spans.any():
         return InFlight()
-    starts = np.sort(np.array([s for s, _ in spans]))
-    ends = np.sort(np.array([e for _, e in spans]))
+    starts = np.sort(cols.sent[spans])
+    ends = np.sort(cols.done[spans])
     times = np.concatenate([starts, ends])
     steps = np.concatenate([np.ones(starts.size), -np.ones(ends.size)])
     order = np.lexsort((steps, times))  # ends before starts at equal times
     times, level = times[order], np.cumsum(steps[order])
     window = times[-1] - times[0]
-    mean = float(np.sum(level[:-1] * np.diff(times)) / window) if window > 0 else float(len(spans))
+    mean = float(np.sum(level[:-1] * np.diff(times)) / window) if window > 0 else float(starts.size)
     return InFlight(max=int(level.max()), time_weighted_mean=mean)
 
 
-def achieved_request_rate(records: Sequence[RequestRecord]) -> float | None:
+def achieved_request_rate(records: Sequence[RequestRecord] | RecordColumns) -> float | None:
     """Requests sent per second between the first and the last send."""
-    if len(records) < 2:
+    sent = (
+        records.sent
+        if isinstance(records, RecordColumns)
+        else np.array([r.sent for r in records], dtype=float)
+    )
+    if sent.size < 2:
         return None
-    sent = [r.sent for r in records]
-    window = max(sent) - min(sent)
-    return (len(sent) - 1) / window if window > 0 else None
+    window = float(sent.max() - sent.min())
+    return (sent.size - 1) / window if window > 0 else None
 
 
 def summarize(
     records: Sequence[RequestRecord], duration_s: float, *, slo: Slo | None = None
 ) -> PointMetrics:
     """Aggregate one point's records (warm-ups excluded) over a window of `duration_s`."""
-    ok = [r for r in records if r.ok]
-    failed = [r for r in records if not r.ok]
-    failures = Counter((r.failure or FailureKind.STREAM_ERROR).value for r in failed)
-    inputs = [r.input_tokens if r.input_tokens is not None else r.intended_input_tokens for r in ok]
-    outputs = [r.output_tokens for r in ok]
-    tpots = [t for r in ok if (t := r.tpot) is not None]
-    per_chunk, per_token = _itls(ok)
+    return summarize_columns(RecordColumns.from_records(records), duration_s, slo=slo)
+
+
+def summarize_columns(
+    cols: RecordColumns, duration_s: float, *, slo: Slo | None = None
+) -> PointMetrics:
+    """`summarize` of records already in columns (the simulator's estimate gives these)."""
+    ok = cols.ok
+    completed = int(ok.sum())
+    failed = cols.size - completed
+    total_in = int(cols.input_tokens[ok].sum())
+    total_out = int(cols.output_tokens[ok].sum())
+    tpots = cols.tpot()
     dur = duration_s if duration_s > 0 else float("nan")
-    good = sum(1 for r in ok if _meets(r, slo)) if slo is not None else None
+    good = int(_meets(cols, slo).sum()) if slo is not None else None
+    itl = (
+        stats_of(cols.itl, 1e3)
+        if cols.itl_counts is None
+        else stats_of_counts(cols.itl, cols.itl_counts, 1e3)
+    )
     return PointMetrics(
         duration_s=duration_s,
-        completed=len(ok),
-        failed=len(failed),
-        failures={k.value: failures.get(k.value, 0) for k in FailureKind},
-        total_input_tokens=int(sum(inputs)),
-        total_output_tokens=int(sum(outputs)),
-        request_throughput=_finite(len(ok) / dur),
-        output_throughput=_finite(sum(outputs) / dur),
-        total_token_throughput=_finite((sum(inputs) + sum(outputs)) / dur),
-        ttft_ms=stats_of([r.ttft for r in ok if r.ttft is not None], 1e3),
+        completed=completed,
+        failed=failed,
+        failures={k.value: cols.failures.get(k.value, 0) for k in FailureKind},
+        total_input_tokens=total_in,
+        total_output_tokens=total_out,
+        request_throughput=_finite(completed / dur),
+        output_throughput=_finite(total_out / dur),
+        total_token_throughput=_finite((total_in + total_out) / dur),
+        ttft_ms=stats_of(cols.ttft(), 1e3),
         tpot_ms=stats_of(tpots, 1e3),
-        itl_ms=stats_of(per_chunk, 1e3),
-        itl_per_token_ms=stats_of(per_token, 1e3),
-        e2el_ms=stats_of([r.e2el for r in ok if r.e2el is not None], 1e3),
-        queue_ms=stats_of([r.queue_time for r in records], 1e3),
+        itl_ms=itl,
+        itl_per_token_ms=stats_of(cols.itl_per_token, 1e3),
+        e2el_ms=stats_of(cols.e2el(), 1e3),
+        queue_ms=stats_of(cols.queue_time(), 1e3),
         interactivity=_interactivity(tpots),
-        lengths=_lengths(records, ok),
-        in_flight=in_flight(records),
-        achieved_request_rate=achieved_request_rate(records),
+        lengths=_lengths(cols),
+        in_flight=in_flight(cols),
+        achieved_request_rate=achieved_request_rate(cols),
         slo=slo,
         good_requests=good,
         goodput=_finite(good / dur) if good is not None else None,
@@ -232,13 +274,8 @@ def percentiles_ms(
 ) -> dict[str, float]:
     """The `--metric-percentiles` of the `--percentile-metrics`, from the same samples as
     `summarize` (ITL pooled per chunk), in milliseconds."""
-    ok = [r for r in records if r.ok]
-    samples = {
-        "ttft": [r.ttft for r in ok if r.ttft is not None],
-        "tpot": [t for r in ok if (t := r.tpot) is not None],
-        "itl": _itls(ok)[0],
-        "e2el": [r.e2el for r in ok if r.e2el is not None],
-    }
+    cols = RecordColumns.from_records(records)
+    samples = {"ttft": cols.ttft(), "tpot": cols.tpot(), "itl": cols.itl, "e2el": cols.e2el()}
     out: dict[str, float] = {}
     for metric in metrics:
         arr = np.asarray(samples[metric], dtype=float) * 1e3
@@ -247,8 +284,8 @@ def percentiles_ms(
     return out
 
 
-def _interactivity(tpots_s: list[float]) -> Interactivity:
-    values = np.array([1.0 / t for t in tpots_s if t > 0])
+def _interactivity(tpots_s: np.ndarray) -> Interactivity:
+    values = 1.0 / tpots_s[tpots_s > 0]
     if values.size == 0:
         return Interactivity()
     p1, p10, p50, p90, p99 = np.percentile(values, [1, 10, 50, 90, 99])
@@ -262,15 +299,16 @@ def _interactivity(tpots_s: list[float]) -> Interactivity:
     )
 
 
-def _lengths(records: Sequence[RequestRecord], ok: list[RequestRecord]) -> Lengths:
-    def mean(values: list[int]) -> float:
-        return float(np.mean(values)) if values else 0.0
+def _lengths(cols: RecordColumns) -> Lengths:
+    def mean(values: np.ndarray) -> float:
+        return float(np.mean(values)) if values.size else 0.0
 
+    ok = cols.ok
     return Lengths(
-        nominal_mean_input=mean([r.intended_input_tokens for r in records]),
-        nominal_mean_output=mean([r.intended_output_tokens for r in records]),
-        achieved_mean_input=mean([r.input_tokens for r in ok if r.input_tokens is not None]),
-        achieved_mean_output=mean([r.output_tokens for r in ok]),
+        nominal_mean_input=mean(cols.intended_input),
+        nominal_mean_output=mean(cols.intended_output),
+        achieved_mean_input=mean(cols.input_tokens[ok & cols.has_input]),
+        achieved_mean_output=mean(cols.output_tokens[ok]),
     )
 
 

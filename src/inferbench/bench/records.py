@@ -8,8 +8,12 @@ All times are seconds on one monotonic clock.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+import numpy as np
 
 
 class FailureKind(StrEnum):
@@ -67,3 +71,112 @@ class RequestRecord:
         if self.output_tokens <= 1 or len(self.chunk_times) < 1:
             return None
         return (self.chunk_times[-1] - self.chunk_times[0]) / (self.output_tokens - 1)
+
+
+@dataclass(frozen=True)
+class RecordColumns:
+    """One point's requests as arrays, one row per request in record order: what
+    `inferbench.bench.metrics.summarize_columns` reads.
+
+    `summarize` builds these from `RequestRecord`s. The simulator builds them directly,
+    so a 20,000-request estimate never holds its ~20M chunk stamps as Python floats: it
+    gives the pooled inter-chunk gaps as distinct values with counts (`itl_counts`).
+    """
+
+    scheduled: np.ndarray  # float s
+    sent: np.ndarray
+    done: np.ndarray  # nan: never ended
+    ok: np.ndarray  # bool
+    input_tokens: np.ndarray  # int: the server's count, else the intended one
+    has_input: np.ndarray  # bool: the server gave input_tokens
+    intended_input: np.ndarray
+    intended_output: np.ndarray
+    output_tokens: np.ndarray
+    first_chunk: np.ndarray  # float s; nan: no content chunk
+    last_chunk: np.ndarray
+    itl: np.ndarray  # pooled gaps between content chunks of the ok requests (s)
+    itl_counts: np.ndarray | None  # how often each gap occurs (None: once each)
+    itl_per_token: np.ndarray  # per-token gaps from per-chunk usage (s)
+    failures: dict[str, int]  # failed requests by kind
+    failure_examples: tuple[str, ...] = ()
+
+    @property
+    def size(self) -> int:
+        return int(self.sent.size)
+
+    def _timed(self) -> np.ndarray:
+        return self.ok & ~np.isnan(self.first_chunk)
+
+    def ttft(self) -> np.ndarray:
+        """Sent -> first content chunk, ok requests that had one (s)."""
+        mask = self._timed()
+        return self.first_chunk[mask] - self.sent[mask]
+
+    def e2el(self) -> np.ndarray:
+        """Sent -> last content chunk (s)."""
+        mask = self._timed()
+        return self.last_chunk[mask] - self.sent[mask]
+
+    def tpot(self) -> np.ndarray:
+        """(E2EL - TTFT) / (output_tokens - 1), ok requests with more than one token (s)."""
+        mask = self._timed() & (self.output_tokens > 1)
+        return (self.last_chunk[mask] - self.first_chunk[mask]) / (self.output_tokens[mask] - 1)
+
+    def queue_time(self) -> np.ndarray:
+        return np.maximum(0.0, self.sent - self.scheduled)
+
+    @classmethod
+    def from_records(cls, records: Sequence[RequestRecord]) -> RecordColumns:
+        ok = [r for r in records if r.ok]
+        failed = [r for r in records if not r.ok]
+        itl, per_token = _itls(ok)
+        nan = float("nan")
+        return cls(
+            scheduled=np.array([r.scheduled for r in records], dtype=float),
+            sent=np.array([r.sent for r in records], dtype=float),
+            done=np.array([nan if r.done is None else r.done for r in records], dtype=float),
+            ok=np.array([r.ok for r in records], dtype=bool),
+            input_tokens=np.array(
+                [
+                    r.intended_input_tokens if r.input_tokens is None else r.input_tokens
+                    for r in records
+                ],
+                dtype=np.int64,
+            ),
+            has_input=np.array([r.input_tokens is not None for r in records], dtype=bool),
+            intended_input=np.array([r.intended_input_tokens for r in records], dtype=np.int64),
+            intended_output=np.array([r.intended_output_tokens for r in records], dtype=np.int64),
+            output_tokens=np.array([r.output_tokens for r in records], dtype=np.int64),
+            first_chunk=np.array([r.chunk_times[0] if r.chunk_times else nan for r in records]),
+            last_chunk=np.array([r.chunk_times[-1] if r.chunk_times else nan for r in records]),
+            itl=itl,
+            itl_counts=None,
+            itl_per_token=per_token,
+            failures=dict(Counter((r.failure or FailureKind.STREAM_ERROR).value for r in failed)),
+            failure_examples=tuple(dict.fromkeys(f"{r.failure}: {r.error}" for r in failed))[:5],
+        )
+
+
+def _itls(ok: list[RequestRecord]) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled chunk gaps, and per-token gaps from requests with per-chunk usage.
+
+    All requests' chunk times go into one array and are differenced at once (the gap
+    that would span two requests is dropped).
+    """
+    timed = [rec for rec in ok if len(rec.chunk_times) >= 2]
+    if not timed:
+        return np.empty(0), np.empty(0)
+    lengths = np.array([len(rec.chunk_times) for rec in timed], dtype=np.int64)
+    flat = np.concatenate([np.asarray(rec.chunk_times, dtype=float) for rec in timed])
+    gaps = flat[1:] - flat[:-1]
+    keep = np.ones(gaps.size, dtype=bool)
+    keep[np.cumsum(lengths)[:-1] - 1] = False  # the last chunk of one request to the next
+    per_chunk = gaps[keep]
+    per_token: list[np.ndarray] = []
+    for rec in timed:
+        if rec.per_chunk_usage and len(rec.chunk_tokens) == len(rec.chunk_times):
+            own = np.diff(np.asarray(rec.chunk_times, dtype=float))
+            tokens = np.asarray(rec.chunk_tokens[1:])
+            mask = tokens > 0
+            per_token.append(np.repeat(own[mask] / tokens[mask], tokens[mask]))
+    return per_chunk, (np.concatenate(per_token) if per_token else np.empty(0))

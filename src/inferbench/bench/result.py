@@ -8,6 +8,7 @@ settings) live under `"inferbench"`. Files are written atomically.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from inferbench import __version__
 from inferbench.bench.agentic.block import AgenticBlock
 from inferbench.bench.metrics import BenchStats, InFlight, Interactivity, Lengths, PointMetrics, Slo
-from inferbench.bench.records import RequestRecord
+from inferbench.bench.records import RecordColumns, RequestRecord
 from inferbench.bench.schedule import LoadPoint
 from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
 from inferbench.bench.workload import Workload
@@ -222,7 +223,7 @@ def _sa_stats(metrics: PointMetrics) -> dict[str, float]:
 
 def build_point_result(
     *,
-    records: list[RequestRecord],
+    records: Sequence[RequestRecord] | RecordColumns,
     metrics: PointMetrics,
     endpoint: EndpointInfo,
     workload: Workload,
@@ -240,8 +241,22 @@ def build_point_result(
     extra_percentiles: dict[str, float] | None = None,
     metadata: dict[str, str] | None = None,
 ) -> PointResult:
-    """Assemble the result of one point (the simulator's offline estimate calls this too)."""
-    ok = [r for r in records if r.ok]
+    """Assemble the result of one point (the simulator's offline estimate calls this too,
+    with its records in columns; those carry no per-chunk detail)."""
+    if isinstance(records, RecordColumns):
+        if client.detail:
+            raise ValueError("detail output needs the requests' records, not their columns")
+        input_lens = records.input_tokens[records.ok].tolist()
+        output_lens = records.output_tokens[records.ok].tolist()
+        examples = list(records.failure_examples)
+        records = []
+    else:
+        ok = [r for r in records if r.ok]
+        input_lens = [
+            r.input_tokens if r.input_tokens is not None else r.intended_input_tokens for r in ok
+        ]
+        output_lens = [r.output_tokens for r in ok]
+        examples = list(dict.fromkeys(f"{r.failure}: {r.error}" for r in records if not r.ok))[:5]
     sa: dict[str, Any] = {
         "date": started_at.strftime("%Y%m%d-%H%M%S"),
         "backend": backend,
@@ -261,19 +276,17 @@ def build_point_result(
         "output_throughput": metrics.output_throughput,
         "total_token_throughput": metrics.total_token_throughput,
         **_sa_stats(metrics),
-        "input_lens": [
-            r.input_tokens if r.input_tokens is not None else r.intended_input_tokens for r in ok
-        ],
-        "output_lens": [r.output_tokens for r in ok],
+        "input_lens": input_lens,
+        "output_lens": output_lens,
     }
     if client.detail:
+        ok = [r for r in records if r.ok]
         sa["ttfts"] = [r.ttft for r in ok]
         sa["itls"] = [
             [b - a for a, b in zip(r.chunk_times, r.chunk_times[1:], strict=False)] for r in ok
         ]
         sa["generated_texts"] = [r.generated_text or "" for r in ok]
         sa["errors"] = [r.error or "" for r in records if not r.ok]
-    examples = list(dict.fromkeys(f"{r.failure}: {r.error}" for r in records if not r.ok))[:5]
     block = InferbenchBlock(
         complete=complete,
         incomplete_reason=incomplete_reason,

@@ -10,31 +10,47 @@ from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
-from inferbench.bench.records import RequestRecord
+from inferbench.bench.records import RecordColumns, RequestRecord
 from inferbench.sim.build import build_cluster
+from inferbench.sim.columns import estimate_columns
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.scheduler import Seq
 
 
 @dataclass(frozen=True)
 class EstimateRun:
-    """One concurrency's simulated run."""
+    """One concurrency's simulated run.
+
+    `columns` holds the requests as arrays (what the metrics and the result file read);
+    `records`, the per-request records with every chunk stamp, are built on first use.
+    """
 
     concurrency: int
-    records: list[RequestRecord]
+    columns: RecordColumns
     duration_s: float  # simulated seconds from the first send to the last finish
     gpus: int
     preemptions: int
     steps: int
     wall_s: float  # real seconds the simulation took
+    seqs: list[Seq] = field(default_factory=list, repr=False)  # finished, in request order
+    stream_interval: int = 1
 
     @property
     def output_tokens(self) -> int:
-        return sum(r.output_tokens for r in self.records)
+        return int(self.columns.output_tokens.sum())
+
+    @cached_property
+    def records(self) -> list[RequestRecord]:
+        sent = self.columns.sent.tolist()
+        return [
+            chunk_record(seq, seq.rid, sent[i], self.stream_interval)
+            for i, seq in enumerate(self.seqs)
+        ]
 
 
 class _Finishes:
@@ -101,7 +117,7 @@ def estimate(
     cluster = build_cluster(dep, finishes)
     latency = dep.efficiency.front_latency_s
     sent: dict[int, float] = {}
-    records: list[RequestRecord] = []
+    done: list[Seq] = []
     launched = 0
 
     # requests sent but not yet seen by the engine (the front end's fixed latency)
@@ -132,17 +148,19 @@ def estimate(
         now = due
         cluster.advance(now)
         for seq in finishes.done:
-            records.append(chunk_record(seq, seq.rid, sent[seq.rid], dep.stream_interval))
+            done.append(seq)
             if launched < total:
                 launch(now)
         finishes.done.clear()
-    records.sort(key=lambda r: r.index)
+    done.sort(key=lambda s: s.rid)
     return EstimateRun(
         concurrency=concurrency,
-        records=records,
+        columns=estimate_columns(done, [sent[s.rid] for s in done], dep.stream_interval),
         duration_s=now,
         gpus=dep.total_gpus,
         preemptions=sum(r.preemptions for w in cluster.workers for r in w.ranks),
         steps=sum(len(w.step_times) for w in cluster.workers),
         wall_s=time.perf_counter() - started,
+        seqs=done,
+        stream_interval=dep.stream_interval,
     )

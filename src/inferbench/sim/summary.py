@@ -56,16 +56,20 @@ def _ms(values: list[float]) -> np.ndarray:
     return np.asarray(values, dtype=float) * 1000.0 if values else np.zeros(1)
 
 
+def _ms_of(values: np.ndarray) -> np.ndarray:
+    return values * 1000.0 if values.size else np.zeros(1)
+
+
 def point(run: EstimateRun) -> EstimatePoint:
-    ok = [r for r in run.records if r.ok]
-    ttft = _ms([r.ttft for r in ok if r.ttft is not None])
-    tpot = _ms([t for r in ok if (t := r.tpot) is not None])
-    inputs = sum(r.input_tokens or 0 for r in ok)
-    outputs = sum(r.output_tokens for r in ok)
+    cols = run.columns
+    ttft = _ms_of(cols.ttft())
+    tpot = _ms_of(cols.tpot())
+    inputs = int(cols.input_tokens[cols.ok].sum())
+    outputs = int(cols.output_tokens[cols.ok].sum())
     duration = max(run.duration_s, 1e-9)
     return EstimatePoint(
         concurrency=run.concurrency,
-        requests=len(ok),
+        requests=int(cols.ok.sum()),
         duration_s=run.duration_s,
         total_tok_s_per_gpu=(inputs + outputs) / duration / run.gpus,
         output_tok_s_per_gpu=outputs / duration / run.gpus,
@@ -160,15 +164,15 @@ def _bench_result_bytes(run: EstimateRun, dep: SimDeployment) -> bytes:
     workload = importlib.import_module("inferbench.bench.workload")
     now = dt.datetime.now(dt.UTC)
     point_result = result.build_point_result(
-        records=run.records,
-        metrics=metrics.summarize(run.records, run.duration_s),
+        records=run.columns,
+        metrics=metrics.summarize_columns(run.columns, run.duration_s),
         endpoint=result.EndpointInfo(
             base_url="sim://estimate", model=dep.served_model, api=settings.ApiKind.COMPLETIONS
         ),
         workload=workload.RandomWorkload(
             isl=dep.workload.isl, osl=dep.workload.osl, range_ratio=dep.workload.random_range_ratio
         ),
-        load=schedule.LoadPoint(concurrency=run.concurrency, num_prompts=len(run.records)),
+        load=schedule.LoadPoint(concurrency=run.concurrency, num_prompts=run.columns.size),
         request=settings.RequestOptions(),
         client=settings.ClientOptions(),
         started_at=now - dt.timedelta(seconds=run.wall_s),

@@ -110,9 +110,8 @@ def sweep_topologies(
     for done, cand in enumerate(cands, 1):
         for conc in concurrencies:
             run = estimate(cand, conc, num_prompts=min(2 * conc, max(RUN_REQUESTS, conc)))
-            tpots = [t for r in run.records if (t := r.tpot) is not None]
-            ttfts = [r.ttft for r in run.records if r.ttft is not None]
-            if not tpots:
+            tpots, ttfts = run.columns.tpot(), run.columns.ttft()
+            if not tpots.size:
                 continue
             points.append(
                 TopologyPoint(
@@ -120,7 +119,7 @@ def sweep_topologies(
                     gpus=cand.total_gpus,
                     concurrency=conc,
                     tok_s_gpu=run.output_tokens / max(run.duration_s, 1e-9) / cand.total_gpus,
-                    tok_s_user=float(np.median(1.0 / np.asarray(tpots))),
+                    tok_s_user=float(np.median(1.0 / tpots)),
                     ttft_p50_ms=float(np.median(ttfts)) * 1000,
                 )
             )
