@@ -121,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
+    except SystemExit:  # a command's exit code: before the clause below imports click
+        raise
     except typer.Abort:
         err.print("aborted", markup=False)
         sys.exit(1)

@@ -247,9 +247,18 @@ class EngineFlags:
             name = normalize_flag(str(written))
             canon.setdefault(aliases.get(name, name), str(written))
         object.__setattr__(self, "_canon", canon)
+        # find's answers: the rules ask each map for the same few dozen names many times
+        object.__setattr__(self, "_found", {})
 
     def find(self, name: str) -> FlagHit | None:
         """The flag `name` (full name, any spelling), or a unique abbreviation of it."""
+        found: dict[str, FlagHit | None] = self.__dict__["_found"]
+        if name in found:
+            return found[name]
+        hit = found[name] = self._find(name)
+        return hit
+
+    def _find(self, name: str) -> FlagHit | None:
         canon: dict[str, str] = self.__dict__["_canon"]
         wanted = normalize_flag(name)
         wanted = ALIASES.get(self.engine, {}).get(wanted, wanted)

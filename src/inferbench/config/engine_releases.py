@@ -45,7 +45,9 @@ class FlagTable:
 def flag_tables() -> Mapping[str, Mapping[str, FlagTable]]:
     """engine -> release -> table, from the packaged catalog."""
     out: dict[str, dict[str, FlagTable]] = {}
-    folder = resources.files("inferbench.catalog") / "engine_flags"
+    # not files("inferbench.catalog"): importing that package loads the hardware catalog's
+    # reader (ruamel.yaml), which `check` does not otherwise need
+    folder = resources.files("inferbench") / "catalog" / "engine_flags"
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".yaml"):
             continue

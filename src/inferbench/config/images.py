@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ DEFAULT_REGISTRY = "docker.io"
 _DOCKER_ALIASES = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io"})
 _DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[+._-][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}\Z")
 _TAG = re.compile(r"[\w][\w.-]{0,127}\Z")
+_SPACE = re.compile(r"\s")
 
 
 @dataclass(frozen=True)
@@ -61,10 +63,11 @@ class ImageRefError(ValueError):
     """Not an image reference."""
 
 
+@functools.lru_cache(maxsize=4096)  # a tree names a few dozen images thousands of times
 def normalize_image(ref: str) -> ImageRef:
     """Parse and normalise `ref`; a `.sqsh` path or empty text raises ImageRefError."""
     text = ref.strip()
-    if not text or any(c.isspace() for c in text):
+    if not text or _SPACE.search(text):
         raise ImageRefError(f"{ref!r} is not an image reference")
     if text.startswith(("/", "./", "../")) or text.endswith(".sqsh"):
         raise ImageRefError(f"{ref!r} is a file path, not an image reference")
