@@ -127,3 +127,37 @@ def test_integer_mapping_keys_and_sequence_indexes() -> None:
     assert doc.locate(("a", 1)).line == 2
     assert doc.locate(("b", 1)).line == 5
     assert doc.locate(("b", 7)).line == 3  # past the end: the list's key
+
+
+TREE_OR_NOT = [
+    DOC,
+    "a: 1\na: 2\nb: [x, {c: 0x10, d: 1_000}]\n",  # a duplicate, YAML 1.1 integers
+    "x: 'TP & EP'  # a & in text only\ny: a&b\n",
+    "a: &x {k: 1}\nb: *x\n",
+    "<<: {a: 1}\nb: 2\n",  # a merge key without an anchor
+    "? [a]\n: 1\n",  # a non-scalar key
+    "x: " + "[" * 100 + "]" * 100 + "\n",  # at the depth limit
+    "x: " + "[" * 101 + "]" * 101 + "\n",  # past it
+    "- !foo bar\n- ~\n- 1.5\n",
+    'a:\n  b: "x\\x1by"\n',  # a control character, named at its key
+]
+
+
+@pytest.mark.parametrize("text", TREE_OR_NOT)
+@pytest.mark.parametrize("duplicates", ["error", "last"])
+def test_tree_documents_build_as_the_general_builder_does(
+    text: str, duplicates: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a document without anchors skips the alias bookkeeping; the result must not change
+    from inferbench.config import yamlio
+
+    def outcome() -> object:
+        try:
+            doc = parse_yaml(text, T, duplicates=duplicates)
+        except ConfigError as exc:
+            return exc.render()
+        return doc.data, list(doc.positions.items()), doc.duplicates
+
+    fast = outcome()
+    monkeypatch.setattr(yamlio, "_plain_tree", lambda _text: False)
+    assert outcome() == fast

@@ -78,9 +78,20 @@ def _object(
             out.append(SchemaProblem((*path, str(key)), "Unknown field.", tuple(fields)))
         else:
             _field(child, spec, (*path, key), out, schema)
-    for key, spec in fields.items():
-        if spec.get("required") and key not in value:
+    known = _REQUIRED.get(id(fields))
+    if known is None or known[0] is not fields:
+        known = _REQUIRED[id(fields)] = (
+            fields,
+            [k for k, f in fields.items() if f.get("required")],
+        )
+    for key in known[1]:
+        if key not in value:
             out.append(SchemaProblem((*path, key), "Missing data for required field."))
+
+
+# id of a fields table -> (the table, its required keys): the walk visits a few dozen tables
+# thousands of times
+_REQUIRED: dict[int, tuple[dict[str, Any], list[str]]] = {}
 
 
 def _field(
@@ -109,6 +120,11 @@ def _mapping(value: Any, values: str, path: KeyPath, out: list[SchemaProblem]) -
     if not isinstance(value, dict):
         out.append(SchemaProblem(path, "Not a valid mapping type."))
         return
+    if values == "any":  # (engine flag maps: any value goes, even null)
+        for key in value:
+            if not isinstance(key, str):
+                out.append(SchemaProblem((*path, str(key)), "Key: Not a valid string."))
+        return
     for key, item in value.items():
         if not isinstance(key, str):
             out.append(SchemaProblem((*path, str(key)), "Key: Not a valid string."))
@@ -122,6 +138,8 @@ def _mapping(value: Any, values: str, path: KeyPath, out: list[SchemaProblem]) -
 def _list(value: Any, items: str, path: KeyPath, out: list[SchemaProblem]) -> None:
     if not isinstance(value, list | tuple):
         out.append(SchemaProblem(path, "Not a valid list."))
+        return
+    if items == "any":
         return
     for index, item in enumerate(value):
         if (message := _scalar(item, items)) is not None:

@@ -416,13 +416,101 @@ def _parse(text: str, file: Path, duplicates: str) -> PositionedDoc:
     root = _compose(text, file)
     if root is None:
         return PositionedDoc(file=file, data=None)
-    check_expansion(root, file)
-    builder = _Builder(file, duplicates)
-    builder.positions[""] = _pack(root.start_mark, root.start_mark)
-    data = builder.build(root)
+    builder: _Builder | None = None
+    if _plain_tree(text):
+        builder = _TreeBuilder(file, duplicates, root)
+        builder.positions[""] = _pack(root.start_mark, root.start_mark)
+        try:
+            data = builder.build(root)
+        except _NotATree:  # a merge key (`<<: {...}`): the full builder merges it
+            builder = None
+    if builder is None:
+        check_expansion(root, file)
+        builder = _Builder(file, duplicates)
+        builder.positions[""] = _pack(root.start_mark, root.start_mark)
+        data = builder.build(root)
     return PositionedDoc(
         file=file, data=data, positions=builder.positions, duplicates=tuple(builder.duplicates)
     )
+
+
+# Where an anchor could start: `&` after a line start, a space or a flow indicator, and
+# then a character libyaml accepts in an anchor name. It also matches `TP &EP` in a comment
+# or a string; that only sends a file down the general path.
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:])&[0-9A-Za-z_-]", re.MULTILINE)
+
+
+def _plain_tree(text: str) -> bool:
+    """Whether the document is certainly a tree: no anchor (so no alias: an alias needs one)
+    and too short to hold MAX_EXPANDED_NODES nodes (a node takes at least one character).
+    Most benchmark files are; they are built without the alias bookkeeping."""
+    return len(text) < MAX_EXPANDED_NODES and _ANCHOR.search(text) is None
+
+
+class _NotATree(Exception):
+    """A merge key in a document `_plain_tree` took for a tree."""
+
+
+class _TreeBuilder(_Builder):
+    """`_Builder` for a document without aliases or merge keys (`_plain_tree`): every node is
+    built once, so nothing is memoised or copied; only the depth limit is checked as it
+    goes (past it, `check_expansion` raises the error it always raised)."""
+
+    def __init__(self, file: Path, duplicates: str, root: Node) -> None:
+        super().__init__(file, duplicates)
+        self._root = root
+        self._depth = 0
+
+    def build(self, node: Node, prefix: str = "") -> Any:
+        kind = type(node)
+        if kind is ScalarNode:
+            return self._scalar(node, prefix)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            check_expansion(self._root, self.file)  # raises the depth error
+            raise self._error("the document nests too deep", node)  # (not reached)
+        positions = self.positions
+        if kind is SequenceNode:
+            items: list[Any] = []
+            for index, child in enumerate(node.value):
+                here = f"{prefix}{_INDEX}{index}"
+                mark = child.start_mark
+                positions[here] = _pack(mark, mark)
+                items.append(self.build(child, here))
+            result: Any = items
+        elif kind is MappingNode:
+            result = self._tree_mapping(node, prefix)
+        else:
+            raise self._error("unsupported YAML node", node)
+        self._depth -= 1
+        return result
+
+    def _tree_mapping(self, node: MappingNode, prefix: str) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        seen: dict[Any, Node] = {}
+        positions = self.positions
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                raise _NotATree
+            key = self.build(key_node, prefix)
+            if isinstance(key, list | dict):
+                raise self._error("a mapping key must be a scalar", key_node)
+            if key in seen:
+                if not self.keep_last:
+                    first = seen[key].start_mark
+                    raise ConfigError(
+                        f"duplicate key {key!r} (first defined at line {first.line + 1})",
+                        location=self._loc(key_node, str(key)),
+                        hint="remove one of the two definitions",
+                    )
+                first_line = seen[key].start_mark.line + 1
+                where = self._loc(key_node, format_path((*_decode(prefix), str(key))))
+                self.duplicates.append(DuplicateKey(where, first_line))
+            seen[key] = key_node
+            here = f"{prefix}{_KEY}{key}"
+            positions[here] = _pack(key_node.start_mark, value_node.start_mark)
+            result[key] = self.build(value_node, here)
+        return result
 
 
 def _children(node: Node) -> list[Node]:
