@@ -28,6 +28,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
     "IB205": [(RECIPE, "decode_nodes: 1", "decode_nodes: 2")],
     "IB206": [(RECIPE, "data-parallel-size: 8", "data-parallel-size: 4")],
     "IB210": [(RECIPE, "  gpus_per_node: 8\n", "  gpus_per_node: 4\n  gpus_per_node: 8\n")],
+    "IB211": [(RECIPE, "prefill_workers: 2", "prefill_workers: -2")],
     "IB209": [(RECIPE, "max-cudagraph-capture-size: 4096", "max-cudagraph-capture-size: 64")],
     "IB302": [(RECIPE, "precision: fp4", "precision: fp8")],
     "IB303": [(MASTER, "num-worker: 2", "num-worker: 3")],

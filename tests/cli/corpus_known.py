@@ -2,8 +2,6 @@
 
 The test marks them xfail(strict=True): fixing one makes its test fail until it is taken
 off this list, so the list only shrinks. Groups:
-- check reads the recipe's broken values without a finding (recipe content reaches checks
-  only through srtctl's schema, which accepts them);
 - --limit -1, NaN thresholds and out-of-range record ids are accepted or overflow the store;
 - `results ingest` reports a broken file as skipped but exits 0 and names no fix (issue 16
   item 6, exit 2 at the end, is robust-ops' part);
@@ -21,10 +19,6 @@ KNOWN_FAILURES = frozenset(
         "bench:request-rate='-1'",
         "bench:slo='ttft'",
         "bench:slo='ttft=abc'",
-        "check:2p1d-dep2-dep8-8k1k:duplicate-key",
-        "check:2p1d-dep2-dep8-8k1k:float-for-int",
-        "check:2p1d-dep2-dep8-8k1k:markup",
-        "check:2p1d-dep2-dep8-8k1k:negative",
         "ingest:binary",
         "ingest:conc0",
         "ingest:conc00",

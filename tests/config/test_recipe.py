@@ -131,6 +131,40 @@ def test_what_srtctl_accepts_loads(write: WriteFile, change: Callable[[str], str
     assert load_recipe(write("r.yaml", change(PLAIN))).problems == ()
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "gpus_per_node: 8",
+            "gpus_per_node: 1.5",
+            "gpus_per_node is 1.5 (srtctl truncates it to 1)",
+        ),
+        ("prefill_workers: 2", "prefill_workers: -2", "prefill_workers is -2: a node or worker"),
+        ("gpus_per_node: 8", "gpus_per_node: 0", "gpus_per_node is 0: a GPU count is 1 or more"),
+        ("name: r", "name: 'r [bold]x[/]'", "recipe name 'r [bold]x[/]' holds characters"),
+    ],
+)
+def test_values_srtctl_takes_but_no_benchmark_runs(
+    write: WriteFile, old: str, new: str, message: str
+) -> None:
+    path = write("r.yaml", PLAIN.replace(old, new))
+    recipe = load_recipe(path, strict=False)
+    assert recipe.problems == ()  # srtctl's schema accepts it
+    (unusable,) = recipe.unusable
+    assert unusable.message.startswith(message) and unusable.hint
+    line = next(n for n, text in enumerate(PLAIN.splitlines(), 1) if old in text)
+    assert unusable.location.line == line
+    with pytest.raises(ConfigError, match="srtctl|count|name"):
+        load_recipe(path)  # strict: a plan never starts from it
+
+
+def test_a_fractional_count_is_typed_as_srtctl_loads_it(write: WriteFile) -> None:
+    text = PLAIN.replace("gpus_per_node: 8", "gpus_per_node: 8.0\n  gpus_per_prefill: 2.5")
+    recipe = load_recipe(write("r.yaml", text), strict=False)
+    assert recipe.resources.gpus_per_node == 8 and recipe.resources.gpus_per_prefill == 2
+    assert [p.location.key for p in recipe.unusable] == ["resources.gpus_per_prefill"]
+
+
 def test_a_rejected_recipe_still_loads_with_its_reasons(write: WriteFile) -> None:
     text = PLAIN.replace("name: r\n", "name: r\nextra_key: 1\n").replace(
         "gpus_per_node: 8", "gpus_per_node: 8\n  het_jobs: maybe"

@@ -180,11 +180,17 @@ class Collector:
         except ConfigError as exc:
             self.out.loads.append(RecipeLoad(path, selector, (_problem(exc),), where, False))
             return exc
+        usable = []
         for recipe in recipes:
-            if recipe.problems:
+            if recipe.problems or recipe.unusable:
                 variant = recipe.source.selector if recipe.source is not None else selector
-                self.out.loads.append(RecipeLoad(path, variant, recipe.problems, where))
-        return recipes
+                load = RecipeLoad(
+                    path, variant, recipe.problems, where, not recipe.unusable, recipe.unusable
+                )
+                self.out.loads.append(load)
+            if not recipe.unusable:  # a count of 0 or -7 would only mislead the cross-checks
+                usable.append(recipe)
+        return usable
 
     def _coverage(self) -> Coverage:
         """How many master-entry/recipe pairs the cross-checks could not reach, and why."""
@@ -197,8 +203,12 @@ class Collector:
                 reasons["recipe not in this tree but in srt-slurm's recipes/ (IB001)"] += 1
             elif not resolved.exists:
                 reasons["CONFIG_FILE names no file (IB201)"] += 1
-            elif isinstance(self._variants.get((resolved.path, resolved.selector)), ConfigError):
+            elif isinstance(
+                loaded := self._variants.get((resolved.path, resolved.selector)), ConfigError
+            ):
                 reasons["recipe cannot be read at all (IB203)"] += 1
+            elif loaded == []:
+                reasons["recipe holds values no benchmark can run (IB211)"] += 1
         not_typed = sum(1 for load in self.out.loads if not load.cross_checked)
         return Coverage(len(self.out.references), tuple(sorted(reasons.items())), not_typed)
 

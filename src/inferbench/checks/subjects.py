@@ -58,10 +58,11 @@ class UpstreamReferences:
 
 @dataclass(frozen=True)
 class RecipeLoad:
-    """A recipe file (or variant) srtctl's schema rejects, with every reason.
+    """A recipe file (or variant) srtctl's schema rejects, with every reason, or one whose
+    values srtctl takes but no benchmark can run (`unusable`).
 
-    `cross_checked` is False when inferbench could not type it at all (the recipe then
-    drops out of the later checks, and the check summary counts it).
+    `cross_checked` is False when inferbench could not type it at all, or its counts are
+    unusable (the recipe then drops out of the later checks, and the check summary counts it).
     """
 
     path: Path
@@ -69,6 +70,7 @@ class RecipeLoad:
     problems: tuple[RecipeProblem, ...]
     referenced_from: Location | None = None
     cross_checked: bool = True
+    unusable: tuple[RecipeProblem, ...] = ()
 
 
 @dataclass(frozen=True)

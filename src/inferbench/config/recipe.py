@@ -28,6 +28,7 @@ from inferbench.config.recipe_schema import (
     WorkerMode,
     parse_concurrencies,
 )
+from inferbench.config.recipe_values import unusable_values
 from inferbench.config.srtctl_loader import recipe_problems
 from inferbench.config.validate import config_error_from, unknown_key_hint
 from inferbench.config.yamlio import KeyPath, PositionedDoc, format_path, load_yaml
@@ -304,6 +305,9 @@ def _validate(data: Any, source: RecipeSource) -> Recipe:
         raise ConfigError("recipe cannot be typed", location=source.locate())
     recipe._source = source
     recipe._problems = tuple(problems)
+    recipe._unusable = tuple(
+        RecipeProblem(v.message, source.locate(v.path), v.hint) for v in unusable_values(data)
+    )
     return recipe
 
 
@@ -359,13 +363,15 @@ def load_recipe_file(path: Path) -> RecipeFile:
 
 def load_recipe(path: Path | str, selector: str | None = None, *, strict: bool = True) -> Recipe:
     """Load one recipe; `path` may carry the selector (`file.yaml:override_x`). `strict`:
-    a recipe srtctl's schema rejects raises ConfigError (its first problem, with a count)."""
+    a recipe srtctl's schema rejects, or one with values no benchmark can run
+    (`recipe_values`), raises ConfigError (its first problem, with a count)."""
     if selector is None:
         text, selector = split_reference(str(path))
         path = Path(text)
     recipe = load_recipe_file(Path(path)).recipe(selector)
-    if strict and recipe.problems:
-        first, more = recipe.problems[0], len(recipe.problems) - 1
+    problems = recipe.problems + recipe.unusable
+    if strict and problems:
+        first, more = problems[0], len(problems) - 1
         message = first.message + (f" (and {more} more)" if more else "")
         raise ConfigError(message, location=first.location, hint=first.hint)
     return recipe

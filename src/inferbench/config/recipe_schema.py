@@ -9,6 +9,7 @@ Engine flag maps are free (`--kebab-case value` per key), read through `EngineFl
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from inferbench.config.base import RuleViolation
 from inferbench.config.engine_flags import EngineFlags
 from inferbench.config.layout import WorkerLayout, engine_layout
+from inferbench.config.recipe_values import RESOURCE_COUNTS
 from inferbench.core.concurrency import parse_concurrency_list
 from inferbench.errors import Location
 
@@ -58,6 +60,14 @@ class Resources(RecipeModel):
     agg_nodes: int | None = None
     agg_workers: int | None = None
     gpus_per_agg: int | None = None
+
+    @field_validator(*RESOURCE_COUNTS, mode="before")
+    @classmethod
+    def _as_srtctl_loads_it(cls, value: Any) -> Any:
+        """marshmallow's Integer, as srtctl loads counts: 1.5 is 1 (`recipe_values` reports it)."""
+        if isinstance(value, float) and math.isfinite(value):
+            return int(value)
+        return value
 
     @property
     def disaggregated(self) -> bool:
@@ -248,6 +258,7 @@ class Recipe(RecipeModel):
 
     _source: Any = PrivateAttr(default=None)
     _problems: tuple[RecipeProblem, ...] = PrivateAttr(default=())
+    _unusable: tuple[RecipeProblem, ...] = PrivateAttr(default=())
     # flags and layouts are derived on every check; the recipe is frozen, so derive once
     _derived: dict[tuple[str, str], Any] = PrivateAttr(default_factory=dict)
 
@@ -257,6 +268,12 @@ class Recipe(RecipeModel):
         copy of srtctl's schema can tell)."""
         problems: tuple[RecipeProblem, ...] = self.__pydantic_private__["_problems"]  # type: ignore[index]
         return problems
+
+    @property
+    def unusable(self) -> tuple[RecipeProblem, ...]:
+        """Values srtctl accepts but a benchmark cannot run (`recipe_values`)."""
+        unusable: tuple[RecipeProblem, ...] = self.__pydantic_private__["_unusable"]  # type: ignore[index]
+        return unusable
 
     @property
     def source(self) -> Any:

@@ -99,6 +99,20 @@ def recipe_schema(load: RecipeLoad) -> Iterator[Problem]:
 
 
 @rule(
+    "IB211",
+    "recipe-value-unusable",
+    Severity.ERROR,
+    RecipeLoad,
+    "the recipe's name and resource counts are usable (srtctl takes a negative or fractional "
+    "GPU count, truncating 1.5 to 1, and any name)",
+    hint="write whole counts (GPUs 1 or more, nodes and workers 0 or more) and a plain name",
+)
+def recipe_value_unusable(load: RecipeLoad) -> Iterator[Problem]:
+    for problem in load.unusable:
+        yield Problem(problem.message, problem.location, hint=problem.hint)
+
+
+@rule(
     "IB210",
     "recipe-duplicate-key",
     Severity.WARNING,
@@ -133,5 +147,6 @@ def cross_check_coverage(coverage: Coverage) -> Iterator[Problem]:
     if coverage.recipes_not_typed:
         yield Problem(
             f"{coverage.recipes_not_typed} recipe file(s) or variant(s) could not be read at "
-            "all and got no recipe checks (see IB203)"
+            "all, or hold values no benchmark can run, and got no recipe checks (see IB203, "
+            "IB211)"
         )
