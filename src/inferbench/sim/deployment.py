@@ -232,7 +232,12 @@ def _check_pool(dep: SimDeployment, pool: PoolSpec) -> None:
             "memory fraction",
             where,
         )
-    if not dep.chunked_prefill(pool) and dep.workload.isl > pool.max_num_batched_tokens:
+    prefills = pool.role != "decode"  # a disaggregated decode pool receives its KV
+    if (
+        prefills
+        and not dep.chunked_prefill(pool)
+        and dep.workload.isl > pool.max_num_batched_tokens
+    ):
         raise _refuse(
             f"{where} prompts of {dep.workload.isl} tokens do not fit the step's token budget "
             f"of {pool.max_num_batched_tokens} ({dep.workload.isl - pool.max_num_batched_tokens} "
