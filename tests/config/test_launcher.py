@@ -161,3 +161,77 @@ def test_a_symlink_checked_out_as_a_file_is_read_through(tmp_path: Path) -> None
     tables = read_launchers(sorted(runners.glob("*.sh")))
     assert list(tables) == ["x-nv"]
     assert tables["x-nv"].names == ("launch_x-nv-slurm.sh", "launch_x-nv.sh")
+
+
+DEFAULTS_LAUNCHER = """\
+#!/usr/bin/bash
+ROOT="/scratch/models"
+CACHE="${CACHE:-/hf-cache}"
+SQUASH_FILE="/sq/$(echo "$IMAGE" | sed 's/[\\/:@#]/_/g').sqsh"
+if [[ $MODEL_PREFIX == "dsv4" && $PRECISION == "fp4" ]]; then
+    export MODEL_PATH="${MODEL_PATH:-$ROOT/DeepSeek-V4-Pro}"
+    export SRT_SLURM_MODEL_PREFIX="deepseek-v4-pro"
+elif [[ $MODEL_PREFIX == "kimik3" && $PRECISION == "fp4" ]]; then
+    export MODEL_PATH="${PICKED:-${CACHE}/Kimi-K3}"
+    export SRT_SLURM_MODEL_PREFIX="kimik3"
+elif [[ $MODEL_PREFIX == "glm5" && $PRECISION == "fp4" ]]; then
+    export MODEL_PATH="${PICKED:-$UNSET_ROOT/GLM-5}"
+    export SRT_SLURM_MODEL_PREFIX="glm5-fp4"
+fi
+if [[ "$IS_AGENTIC" == "1" && $FRAMEWORK == "dynamo-trt" && $MODEL_PREFIX == "dsv4" ]]; then
+    SRT_SLURM_MODEL_PREFIX="deepseek-ai/DeepSeek-V4-Pro"
+fi
+cat > srtslurm.yaml <<EOF
+model_paths:
+  "${SRT_SLURM_MODEL_PREFIX}": "${MODEL_PATH}"
+  "${MODEL_PREFIX}": "${MODEL_PATH}"
+containers:
+  dynamo-trtllm: "${SQUASH_FILE}"
+  "${IMAGE}": "${SQUASH_FILE}"
+EOF
+"""
+
+
+def test_a_path_defaulted_in_the_launcher_is_read_as_its_default(tmp_path: Path) -> None:
+    """`${MODEL_PATH:-$ROOT/X}`: what the launcher uses when nothing sets the variable (the
+    workflows never do), top-level constants filled in; anything else stays unreadable."""
+    table = parse_launcher(DEFAULTS_LAUNCHER, tmp_path / "launch_x-nv.sh")
+    dsv4, kimi = table.lookup("dsv4", "fp4"), table.lookup("kimik3", "fp4")
+    assert dsv4 is not None and dsv4.model_path == "/scratch/models/DeepSeek-V4-Pro"
+    assert dsv4.model_path_default == "${MODEL_PATH:-$ROOT/DeepSeek-V4-Pro}"
+    assert kimi is not None and kimi.model_path == "/hf-cache/Kimi-K3"
+    assert table.lookup("glm5", "fp4") is None
+    assert [u.line for u in table.unreadable] == [11]
+
+
+def test_an_alias_override_branch_adds_its_alias(tmp_path: Path) -> None:
+    """A branch that only renames the alias for some jobs (agentic dynamo-trt dsv4) keys
+    the routed path by that name for them: an alias of the route, not an unreadable branch."""
+    table = parse_launcher(DEFAULTS_LAUNCHER, tmp_path / "launch_x-nv.sh")
+    (override,) = table.alias_overrides
+    assert (override.model_prefix, override.framework, override.alias) == (
+        "dsv4", "dynamo-trt", "deepseek-ai/DeepSeek-V4-Pro",
+    )  # fmt: skip
+    dsv4 = table.lookup("dsv4", "fp4")
+    assert table.aliases(dsv4, "dsv4") == {"deepseek-v4-pro", "dsv4", "deepseek-ai/DeepSeek-V4-Pro"}
+    assert "deepseek-ai/DeepSeek-V4-Pro" not in table.aliases(table.lookup("kimik3", "fp4"), "x")
+
+
+def test_import_keeps_every_alias_and_the_image_aliases(tmp_path: Path) -> None:
+    """What the launcher's srtslurm.yaml writes survives `clusters import`: the model-prefix
+    and override aliases of each route, and the container names that are the job's image
+    (the cause of IB401/IB301 false positives with an imported catalog)."""
+    from inferbench.config.cluster_import import import_cluster
+
+    table = parse_launcher(DEFAULTS_LAUNCHER, tmp_path / "launch_x-nv.sh")
+    cluster = import_cluster(table).cluster
+    assert cluster.image_aliases == ("dynamo-trtllm",)
+    dsv4 = cluster.model_entry("dsv4", "fp4")
+    assert dsv4 is not None and dsv4.alias == "deepseek-v4-pro"
+    assert set(dsv4.aliases) == {"dsv4", "deepseek-ai/DeepSeek-V4-Pro"}
+    for alias in ("deepseek-v4-pro", "dsv4", "deepseek-ai/DeepSeek-V4-Pro", "kimik3"):
+        assert cluster.has_alias(alias), alias
+    path = tmp_path / "clusters" / "x-nv.yaml"
+    path.parent.mkdir()
+    path.write_text(import_cluster(table).text)
+    assert load_cluster(path).cluster == cluster

@@ -96,6 +96,7 @@ class Collector:
         self._unreferenced_recipes()
         out.coverage = self._coverage()
         aliases = {a for c in project.clusters.values() for a in c.cluster.containers}
+        aliases |= {a for c in project.clusters.values() for a in c.cluster.image_aliases}
         aliases |= {a for t in project.launchers.values() for a in t.container_aliases}
         for use in out.uses:
             container = use.recipe.model.container

@@ -70,7 +70,15 @@ class ModelStoreEntry(FrozenModel):
     precision: str = Field(min_length=1)
     path: str = Field(min_length=1)
     alias: str | None = Field(default=None, min_length=1)
+    # more model_paths keys the launcher's srtslurm.yaml writes for these weights when a job
+    # uses them (`"${MODEL_PREFIX}": "${MODEL_PATH}"`, a branch's MODEL_PATHS_EXTRA): per job,
+    # so two entries may share one for different weights
+    aliases: tuple[str, ...] = ()
     framework: str | None = None  # only when the launcher routed by framework too
+
+    @property
+    def all_aliases(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a for a in (self.alias, *self.aliases) if a is not None))
 
     def matches(self, model_prefix: str, precision: str, framework: str | None = None) -> bool:
         if (self.model_prefix, self.precision) != (model_prefix, precision):
@@ -87,6 +95,9 @@ class Cluster(FrozenModel):
     srt_slurm: SrtSlurmVersion | None = Field(default=None, alias="srt-slurm")
     models: tuple[ModelStoreEntry, ...] = ()
     containers: dict[str, str] = Field(default_factory=dict)
+    # container names srtslurm.yaml maps to the job's own image (the launchers'
+    # `dynamo-sglang: "${SQUASH_FILE}"`, the squash file made from $IMAGE)
+    image_aliases: tuple[str, ...] = Field(default=(), alias="image-aliases")
 
     @model_validator(mode="after")
     def _unique_entries(self) -> Cluster:
@@ -136,9 +147,10 @@ class Cluster(FrozenModel):
         win over generic ones; None: every entry, the first of each alias)."""
         out: dict[str, str] = {}
         for e in sorted(self.models, key=lambda e: e.framework is None):
-            if e.alias is None or (framework is not None and e.framework not in (None, framework)):
+            if framework is not None and e.framework not in (None, framework):
                 continue
-            out.setdefault(e.alias, e.path)
+            for alias in e.all_aliases:
+                out.setdefault(alias, e.path)
         return out
 
     def has_alias(self, alias: str, framework: str | None = None) -> bool:

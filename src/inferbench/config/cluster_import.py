@@ -6,7 +6,7 @@ import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import ValidationError
@@ -48,14 +48,23 @@ def _runner_labels(table: LauncherTable, runners: Runners | None) -> list[str]:
 
 
 def _model_id(
-    prefix: str, precision: str, labels: list[str], masters: Mapping[str, MasterConfig]
+    prefix: str,
+    precision: str,
+    path: str,
+    labels: list[str],
+    masters: Mapping[str, MasterConfig],
 ) -> str | None:
     candidates = [
         m.entry
         for m in masters.values()
         if (m.entry.model_prefix, m.entry.precision) == (prefix, precision)
     ]
-    candidates.sort(key=lambda e: e.runner not in labels)
+    # the cluster's own entries first; among them, the model whose repository name is the
+    # folder the weights are staged in
+    folder = PurePosixPath(path).name.lower()
+    candidates.sort(
+        key=lambda e: (e.runner not in labels, e.model.rsplit("/", 1)[-1].lower() != folder)
+    )
     return candidates[0].model if candidates else None
 
 
@@ -85,7 +94,12 @@ def _models(
             )
             continue
         seen.add(key)
-        model = _model_id(row.model_prefix, row.precision, labels, masters)
+        if row.model_path_default is not None:
+            notes.append(
+                f"{where}: MODEL_PATH is {row.model_path_default}; wrote its default "
+                f"{row.model_path} (check the path staged on the cluster)"
+            )
+        model = _model_id(row.model_prefix, row.precision, row.model_path, labels, masters)
         if model is None:
             model = row.alias or row.model_prefix
             notes.append(
@@ -100,6 +114,9 @@ def _models(
         }
         if row.alias is not None:
             entry["alias"] = row.alias
+        more = [a for a in table.aliases(row, row.model_prefix) if a and a != row.alias]
+        if more:
+            entry["aliases"] = sorted(more)
         if row.framework is not None:
             entry["framework"] = row.framework
         models.append(entry)
@@ -140,6 +157,11 @@ def import_cluster(
         data["srt-slurm"] = {"ref": table.srt_slurm_ref}
     data["models"] = _models(table, labels, masters or {}, notes)
     data["containers"] = {}
+    image_aliases = sorted(
+        a for a in table.container_aliases if table.container_source(a) == "image"
+    )
+    if image_aliases:
+        data["image-aliases"] = image_aliases
     try:
         cluster = Cluster.model_validate(data)
     except ValidationError as exc:  # a launcher shape this importer did not foresee

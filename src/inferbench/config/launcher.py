@@ -58,6 +58,24 @@ class LauncherRow:
     model_path_line: int | None = None
     alias_line: int | None = None
     extra_aliases: tuple[str, ...] = ()  # model_paths keys a branch adds (MODEL_PATHS_EXTRA)
+    model_path_default: str | None = None  # MODEL_PATH as written when read as its default
+
+
+@dataclass(frozen=True)
+class AliasOverride:
+    """A branch that only renames the alias of a routed model for some jobs
+    (`elif [[ $IS_AGENTIC == "1" && $FRAMEWORK == "dynamo-trt" && $MODEL_PREFIX == "dsv4" ]]`
+    setting SRT_SLURM_MODEL_PREFIX): those jobs' srtslurm.yaml key the routed MODEL_PATH by it."""
+
+    model_prefix: str
+    framework: str | None
+    alias: str
+    line: int
+
+    def applies(self, row: LauncherRow) -> bool:
+        if row.model_prefix != self.model_prefix:
+            return False
+        return self.framework is None or row.framework in (None, self.framework)
 
 
 @dataclass(frozen=True)
@@ -85,12 +103,16 @@ class LauncherTable:
     # every literal SRT_SLURM_MODEL_PREFIX the script assigns, routed or not (a branch the
     # table cannot follow, e.g. on $IS_AGENTIC, may still be the one a job takes)
     assigned_aliases: frozenset[str] = frozenset()
+    alias_overrides: tuple[AliasOverride, ...] = ()
 
     def aliases(self, row: LauncherRow | None, model_prefix: str) -> set[str | None]:
-        """Every model_paths alias the launcher writes for a job routed through `row`."""
+        """Every model_paths alias the launcher writes for a job routed through `row` (an
+        override branch's alias included: it keys the same path for the jobs it selects)."""
         if not self.alias_keys:  # no srtslurm.yaml block found: the routed alias only
             return {row.alias if row is not None else None}
         out: set[str | None] = set(row.extra_aliases if row is not None else ())
+        if row is not None and any(k == "${SRT_SLURM_MODEL_PREFIX}" for k in self.alias_keys):
+            out.update(o.alias for o in self.alias_overrides if o.applies(row))
         for key in self.alias_keys:
             variable = _VAR_REF.match(key)
             if variable is None:
@@ -139,6 +161,7 @@ class _Branch:
     values: dict[str, tuple[str, int]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     siblings: list[str] = field(default_factory=list)  # earlier conditions of the same chain
+    defaults: dict[str, str] = field(default_factory=dict)  # name -> `${VAR:-...}` as written
 
 
 def cluster_name(path: Path) -> str:
@@ -152,7 +175,9 @@ def _unquote(value: str) -> str:
     return value
 
 
-def _scan(lines: list[str], assign: re.Pattern[str] = _ASSIGN) -> list[_Branch]:
+def _scan(
+    lines: list[str], assign: re.Pattern[str] = _ASSIGN, constants: dict[str, str] | None = None
+) -> list[_Branch]:
     """Walk the if/elif/else/fi structure; return every branch that assigns an export."""
     stack: list[_Branch] = []  # the open branch of each enclosing `if`
     branches: list[_Branch] = []
@@ -193,9 +218,41 @@ def _scan(lines: list[str], assign: re.Pattern[str] = _ASSIGN) -> list[_Branch]:
             if case_depth:
                 branch.problems.append("assignment inside a case statement")
             if "$" in value or "`" in value:
-                branch.problems.append(f"{name} is built from variables ({value})")
+                resolved = _defaulted(value, constants or {})
+                if resolved is None:
+                    branch.problems.append(f"{name} is built from variables ({value})")
+                else:
+                    branch.defaults[name] = value
+                    value = resolved
             branch.values[name] = (value, number)
     return [b for b in branches if b.values]
+
+
+_DEFAULTED = re.compile(r"^\$\{(\w+):?-(.*)\}$")
+_VARIABLE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+
+
+def _defaulted(value: str, constants: dict[str, str]) -> str | None:
+    """`${MODEL_PATH:-$ROOT/DeepSeek-V4-Pro}`: the value the launcher uses when the variable
+    is not set (nothing in the workflows sets it), with top-level constants filled in
+    (`ROOT="/scratch/models"`); None when anything else is left to the run."""
+    match = _DEFAULTED.match(value)
+    if match is None:
+        return None
+    default = _VARIABLE.sub(lambda m: constants.get(m.group(1) or m.group(2), "\0"), match[2])
+    return None if "$" in default or "`" in default or "\0" in default else default
+
+
+def _constants(text: str) -> dict[str, str]:
+    """Top-level variables assigned one literal (`X="/lit"` or `X="${X:-/lit}"`), once."""
+    seen: dict[str, set[str]] = {}
+    for match in re.finditer(r"(?m)^(?:export\s+)?(\w+)=(\S+)\s*$", text):
+        name, value = match.group(1), _unquote(match.group(2))
+        own = _DEFAULTED.match(value)
+        if own is not None and own[1] == name and "$" not in own[2]:
+            value = own[2]
+        seen.setdefault(name, set()).add(value)
+    return {n: next(iter(v)) for n, v in seen.items() if len(v) == 1 and "$" not in next(iter(v))}
 
 
 def _else_on_framework_only(branch: _Branch) -> bool:
@@ -235,6 +292,21 @@ def _constraints(branch: _Branch) -> tuple[dict[str, str], list[str]]:
             if var not in found:
                 problems.append(f"no exact ${var} in the condition")
     return found, problems
+
+
+def _alias_override(
+    branch: _Branch, found: dict[str, str], problems: list[str]
+) -> AliasOverride | None:
+    """A branch setting only a literal SRT_SLURM_MODEL_PREFIX for one $MODEL_PREFIX (and maybe
+    one $FRAMEWORK), whatever else it tests (`$IS_AGENTIC`): an alias override."""
+    if set(branch.values) != {"SRT_SLURM_MODEL_PREFIX"} or "MODEL_PREFIX" not in found:
+        return None
+    if problems != ["no exact $PRECISION in the condition"] or "else" in branch.conditions:
+        return None
+    value, line = branch.values["SRT_SLURM_MODEL_PREFIX"]
+    if branch.defaults or "$" in value:
+        return None
+    return AliasOverride(found["MODEL_PREFIX"], found.get("FRAMEWORK"), value, line)
 
 
 _SIMPLE_ASSIGN = re.compile(r"^\s*(?:export\s+)?(\w+)=(\"[^\"$`]*\"|'[^']*'|[^\s$`;]+)\s*$", re.M)
@@ -303,8 +375,13 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
     unreadable: list[UnreadableBranch] = []
     alias_keys, extra_vars, containers = _srtslurm_blocks(lines)
     assign = _assign_pattern((*EXPORTS, *extra_vars)) if extra_vars else _ASSIGN
-    for branch in _scan(lines, assign):
+    overrides: list[AliasOverride] = []
+    for branch in _scan(lines, assign, _constants(text)):
         found, problems = _constraints(branch)
+        override = _alias_override(branch, found, problems)
+        if override is not None:
+            overrides.append(override)
+            continue
         if problems:
             unreadable.append(UnreadableBranch(branch.line, branch.text, "; ".join(problems)))
             continue
@@ -331,6 +408,7 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
                 model_path_line=model_path[1] if model_path else None,
                 alias_line=alias[1] if alias else None,
                 extra_aliases=extras,
+                model_path_default=branch.defaults.get("MODEL_PATH"),
             )
         )
     return LauncherTable(
@@ -345,6 +423,7 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
         alias_keys=alias_keys,
         containers=containers,
         image_vars=_image_vars(text),
+        alias_overrides=tuple(overrides),
         assigned_aliases=frozenset(
             _unquote(m.group(2).strip())
             for m in _ASSIGN.finditer(text)

@@ -30,12 +30,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ClusterSource:
-    """A cluster, where it was read from (for the plan's notes), and the container aliases
-    its launcher resolves to the job's own image (`dynamo-sglang: ${SQUASH_FILE}`)."""
+    """A cluster and where it was read from (for the plan's notes)."""
 
     cluster: Cluster
     origin: str
-    image_aliases: frozenset[str] = frozenset()
     file: ClusterFile | None = None  # a catalog file (not a launcher read as one)
 
     def checked(self) -> ClusterSource:
@@ -97,10 +95,7 @@ def srtctl_catalog(project: Project) -> SrtctlCatalog:
             unreadable[table.path.name] = " ".join(str(exc).split())[:300]
             continue
         origin = f"{_shown(project, table.path)} (no clusters/{table.cluster}.yaml)"
-        aliases = frozenset(
-            a for a in table.container_aliases if table.container_source(a) == "image"
-        )
-        imported[table.cluster] = ClusterSource(result.cluster, origin, aliases)
+        imported[table.cluster] = ClusterSource(result.cluster, origin)
     return SrtctlCatalog(catalog, imported, unreadable)
 
 
@@ -116,11 +111,12 @@ def model_paths(cluster: Cluster, dep: Deployment) -> dict[str, str]:
     job's own model entry last so that its path wins where an alias is routed twice."""
     paths: dict[str, str] = {}
     for entry in cluster.models:
-        if entry.alias is not None and entry.framework in (None, dep.framework):
-            paths.setdefault(entry.alias, entry.path)
+        if entry.framework in (None, dep.framework):
+            for alias in entry.all_aliases:
+                paths.setdefault(alias, entry.path)
     own = cluster.model_entry(dep.model_prefix, dep.precision, dep.framework)
-    if own is not None and own.alias is not None:
-        paths[own.alias] = own.path
+    if own is not None:
+        paths.update(dict.fromkeys(own.all_aliases, own.path))
     return paths
 
 
@@ -151,12 +147,12 @@ def srtslurm_for(
 ) -> dict[str, Any]:
     """The srtslurm.yaml mapping for one job whose recipe names `container`: the
     cluster's containers, and every name that stands for the job's image (the recipe's,
-    the launcher's image aliases, the image itself) resolved to where the cluster has it."""
+    the cluster's image aliases, the image itself) resolved to where the cluster has it."""
     cluster = source.cluster
     config = cluster.srtslurm()
     containers = dict(config.containers)
     location = image_location(cluster, dep.image)
-    for name in sorted({container, *source.image_aliases, dep.image} - {"", location}):
+    for name in sorted({container, *cluster.image_aliases, dep.image} - {"", location}):
         containers[name] = location
     update: dict[str, Any] = {"model_paths": model_paths(cluster, dep), "containers": containers}
     if srtctl_root is not None:

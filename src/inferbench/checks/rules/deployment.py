@@ -50,6 +50,8 @@ _SPECULATIVE_FLAGS = ", ".join(
 )
 def container_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     container = d.recipe.model.container
+    if any(container in cf.cluster.image_aliases for cf in d.target.clusters):
+        return  # the cluster's srtslurm.yaml maps the alias to the job's image
     for cluster in d.target.clusters:
         container = cluster.cluster.containers.get(container, container)
     sources = {table.container_source(container) for table in d.target.launchers}
