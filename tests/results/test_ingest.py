@@ -223,6 +223,10 @@ def test_srt_slurm_names_with_identity(db_url: str, tmp_path: Path) -> None:
         ("[1, 2]", "expected a JSON object"),
         (json.dumps({**sa_bench(), "duration": "ten"}), "'duration' must be a number"),
         (json.dumps({"completed": 3}), "lacks 'duration'"),
+        # Python's json writes NaN for a metric with no value; it is not JSON
+        (json.dumps({**sa_bench(), "median_ttft_ms": float("nan")}), "NaN is not a JSON number"),
+        (json.dumps({**sa_bench(), "completed": 10**30}), "less than or equal to"),
+        ("null", "expected a JSON object, got null"),
     ],
 )
 def test_bad_files_are_reported_and_nothing_is_stored(
@@ -233,6 +237,7 @@ def test_bad_files_are_reported_and_nothing_is_stored(
     report = ingest_paths([bad], db_url)
     assert report.inserted == 0 and len(report.skipped) == 1
     assert message in report.skipped[0].reason and str(bad) in report.skipped[0].reason
+    assert "(fix: " in report.skipped[0].reason
     assert open_store(db_url).count() == 0
 
 

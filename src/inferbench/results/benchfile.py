@@ -13,6 +13,7 @@ the file and key, never a traceback.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -64,20 +65,52 @@ class BenchFile:
         return self.point.inferbench.client_version if self.point is not None else None
 
 
+# What a damaged result file asks of its owner (the ingest skips it and goes on).
+REPLACE_HINT = "re-run the point or remove the file; the valid files are ingested"
+_JSON_KIND = {
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true/false",
+}
+# Python's json module writes these for float nan/inf; they are not JSON (orjson refuses them).
+_NON_JSON_NUMBER = re.compile(rb"[:,\[]\s*(NaN|-?Infinity)\b")
+
+
 def load_json_object(path: Path) -> dict[str, Any]:
     """Read a JSON object or raise InputError (corrupt, truncated, not an object)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", location=Location(file=path)) from None
+        raise InputError(
+            f"cannot read: {exc.strerror}",
+            location=Location(file=path),
+            hint="check that the path is a readable file",
+        ) from None
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        found = _NON_JSON_NUMBER.search(data)
+        if found:
+            line = data.count(b"\n", 0, found.start(1)) + 1
+            raise InputError(
+                f"{found.group(1).decode()} is not a JSON number (a metric with no value?)",
+                location=Location(path, line=line),
+                hint="write null for a missing value, or " + REPLACE_HINT,
+            ) from None
         raise InputError(
-            f"not valid JSON (corrupt or truncated): {exc}", location=Location(file=path)
+            f"not valid JSON (corrupt or truncated): {exc}",
+            location=Location(file=path),
+            hint=REPLACE_HINT,
         ) from None
     if not isinstance(obj, dict):
-        raise InputError("expected a JSON object", location=Location(file=path))
+        got = "null" if obj is None else _JSON_KIND.get(type(obj), type(obj).__name__)
+        raise InputError(
+            f"expected a JSON object, got {got}",
+            location=Location(file=path),
+            hint="a result file holds one object of sa-bench fields; " + REPLACE_HINT,
+        )
     return obj
 
 
@@ -106,13 +139,16 @@ def _num(path: Path, raw: Mapping[str, Any], key: str, *, required: bool = True)
             raise InputError(
                 f"result file lacks {key!r} (not a sa-bench result?)",
                 location=Location(path, key=key),
+                hint="ingest the JSON that sa-bench --save-result or inferbench bench wrote",
             )
         return None
     if isinstance(value, str) and value.strip().lower() in {"inf", "infinity"}:
         return math.inf
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputError(
-            f"{key!r} must be a number, got {value!r}", location=Location(path, key=key)
+            f"{key!r} must be a number, got {value!r:.60}",
+            location=Location(path, key=key),
+            hint=REPLACE_HINT,
         )
     return float(value)
 
@@ -170,7 +206,9 @@ def _metrics(path: Path, raw: Mapping[str, Any]) -> Metrics:
 def _invalid_metric(path: Path, exc: ValidationError) -> InputError:
     first = exc.errors()[0]
     key = ".".join(str(p) for p in first["loc"])
-    return InputError(f"invalid metric {key}: {first['msg']}", location=Location(path))
+    return InputError(
+        f"invalid metric: {first['msg']}", location=Location(path, key=key), hint=REPLACE_HINT
+    )
 
 
 def _interactivity(raw: Mapping[str, Any], tpot: RecordStats) -> RecordInteractivity | None:

@@ -157,7 +157,11 @@ def identity_from_job(
         )
     conc = job["conc"]
     if isinstance(conc, list):
-        raise InputError("a point needs one concurrency, got a list", location=location)
+        raise InputError(
+            "a point needs one concurrency, got a list",
+            location=location,
+            hint="give conc one number (--identity conc=N)",
+        )
     hardware = hardware_of(job)
     pools = _pools(job, hardware)
     prefill = next((p for p in pools if p.role != "decode"), pools[0])
@@ -187,7 +191,11 @@ def identity_from_job(
     except ValidationError as exc:
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"invalid identity: {key}: {first['msg']}", location=location) from None
+        raise InputError(
+            f"invalid identity: {key}: {first['msg']}",
+            location=location,
+            hint=f"correct {key} in the job's fields (job.json, the file name or --identity)",
+        ) from None
 
 
 def _opt_str(value: Any) -> str | None:

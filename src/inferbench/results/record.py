@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Mapping
 from datetime import datetime
 from functools import cached_property
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 import orjson
 from pydantic import Field, ValidationError
@@ -29,6 +29,8 @@ from inferbench.errors import InputError, Location
 SCHEMA_VERSION = 3
 
 PoolRole = Literal["worker", "prefill", "decode"]
+# Counts (requests, tokens) are stored as 64-bit integers; a larger one is a damaged file.
+Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
 
 
 class Pool(FrozenModel):
@@ -193,14 +195,14 @@ class Metrics(FrozenModel):
     """Every bench metric (sa-bench names, grouped) plus failures by category."""
 
     duration_s: float = Field(gt=0)
-    completed: int = Field(ge=0)
-    failed: int = Field(default=0, ge=0)
-    failures: dict[str, int] = Field(default_factory=dict)
-    num_prompts: int | None = None
+    completed: Count
+    failed: Count = 0
+    failures: dict[str, Count] = Field(default_factory=dict)
+    num_prompts: Count | None = None
     request_rate: float | None = None  # None = unlimited (closed loop at concurrency)
-    max_concurrency: int | None = None
-    total_input_tokens: int = Field(ge=0)
-    total_output_tokens: int = Field(ge=0)
+    max_concurrency: Count | None = None
+    total_input_tokens: Count
+    total_output_tokens: Count
     request_throughput: float = Field(ge=0)
     output_throughput: float = Field(ge=0)
     total_token_throughput: float = Field(ge=0)
@@ -215,7 +217,7 @@ class Metrics(FrozenModel):
     incomplete_reason: str | None = None
     gate_failure: str | None = None  # why the client judged the point untrustworthy
     achieved_request_rate: float | None = Field(default=None, ge=0)  # sends/s
-    in_flight_max: int | None = Field(default=None, ge=0)  # requests in flight, client view
+    in_flight_max: Count | None = None  # requests in flight, client view
     in_flight_mean: float | None = Field(default=None, ge=0)  # time-weighted
 
 

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from inferbench.core.concurrency import MAX_CONCURRENCY
 from inferbench.core.outcome import StoredOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InputError, Location
@@ -69,7 +70,11 @@ def discover_units(paths: list[Path]) -> list[Unit]:
     units: list[Unit] = []
     for path in paths:
         if not path.exists():
-            raise InputError("no such file or directory", location=Location(file=path))
+            raise InputError(
+                "no such file or directory",
+                location=Location(file=path),
+                hint="give run directories, result files or folders of them",
+            )
         if path.is_file():
             units.append(Unit(path, job=False))
             continue
@@ -223,8 +228,11 @@ def _job_points(
     job_identity: list[Identity] = []  # built once per job: only the concurrency varies
 
     def identity_for(conc: int, bench: BenchFile | None = None) -> Identity:
-        if conc < 1:
-            raise InputError("concurrency in the file name must be >= 1")
+        if not 1 <= conc <= MAX_CONCURRENCY:
+            raise InputError(
+                f"concurrency {conc} in the file name must be between 1 and {MAX_CONCURRENCY:,}",
+                hint="name a point's result file conc<N>.json, N its concurrency",
+            )
         if not job_identity:
             where = Location(job_dir / "job.json")
             fields = {**job, **(agentic_fields(job, bench) if bench else {})}
