@@ -35,13 +35,15 @@ def test_ingest_list_show_export(tmp_path: Path) -> None:
     assert pq.read_table(tmp_path / "export.parquet").num_rows == 2
 
 
+_IDENT = (
+    "model-prefix=dsr1,precision=fp8,framework=vllm,hardware=h200,isl=1024,osl=1024,conc=8,tp=8"
+)
+
+
 def test_identity_argument_and_yaml(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     path = write_json(tmp_path / "plain" / "bench.json", sa_bench(8))
-    ident = (
-        "model-prefix=dsr1,precision=fp8,framework=vllm,hardware=h200,isl=1024,osl=1024,conc=8,tp=8"
-    )
-    res = run_cli("results", "ingest", str(path), "--db", db, "--identity", ident)
+    res = run_cli("results", "ingest", str(path), "--db", db, "--identity", _IDENT)
     assert res.code == 0, res
     yaml = tmp_path / "ident.yaml"
     yaml.write_text(
@@ -66,8 +68,13 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
     assert res.code == 2 and "key=value" in res.err
     res = run_cli("results", "list", "--db", "postgresql://x:pw@127.0.0.1:1/db")
     assert res.code == 2 and "cannot use database" in res.err and "pw" not in res.err
+    res = run_cli("results", "ingest", str(anonymous), "--db", db, "--identity", _IDENT)
+    assert res.code == 0, res
     res = run_cli("results", "show", "99", "--db", db)
     assert res.code == 2 and "no stored result with id 99" in res.err
+    for beyond in ("0", str(2**63)):  # no row has it; the driver could not even bind the latter
+        res = run_cli("results", "show", beyond, "--db", db)
+        assert res.code == 2 and "Usage:" in res.err
     res = run_cli("results", "export", "--format", "xml", "--output", "x", "--db", db)
     assert res.code == 2
 
@@ -93,3 +100,40 @@ def test_report_command(tmp_path: Path) -> None:
     assert res.code == 0, res
     assert (tmp_path / "report" / "index.html").is_file()
     assert list((tmp_path / "report").glob("pareto_*.png"))
+
+
+def test_reading_commands_refuse_a_missing_database_and_create_none(tmp_path: Path) -> None:
+    """A typo in --db must not read as an empty store (nor leave a new file behind)."""
+    missing = tmp_path / "no" / "such" / "r.sqlite"
+    db = f"sqlite:///{missing}"
+    for args in (
+        ("results", "list"),
+        ("results", "show", "1"),
+        ("results", "export", "--format", "csv", "--output", str(tmp_path / "x.csv")),
+        ("results", "compare", "a", "b"),
+        ("report", "--output", str(tmp_path / "rep")),
+    ):
+        res = run_cli(*args, "--db", db)
+        assert res.code == 2 and f"no results database at {missing}" in res.err, (args, res)
+        assert "fix:" in res.err
+    assert not (tmp_path / "no").exists()
+
+
+def test_a_nan_threshold_is_refused_before_the_store_is_read(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    for args in (("results", "compare", "a", "b"), ("report", "--output", str(tmp_path / "o"))):
+        for bad in ("nan", "inf", "-0.1"):
+            res = run_cli(*args, "--db", db, "--threshold", bad)
+            assert res.code == 2 and "--threshold must be a number >= 0" in res.err, res
+
+
+def test_a_served_model_name_with_markup_is_stored_and_printed_literally(tmp_path: Path) -> None:
+    """The served model name is free text: Rich markup in it is valid, and shown as written."""
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    result = {**sa_bench(8), "model_id": "[/][bold]x"}
+    path = write_json(tmp_path / "dsr1_1k1k_fp8_vllm_tp8_conc8_h200-a_0.json", result)
+    res = run_cli("results", "ingest", str(path), "--db", db)
+    assert res.code == 0, res
+    shown = run_cli("results", "show", "1", "--db", db)
+    assert json.loads(shown.out)["identity"]["model"] == "[/][bold]x"
+    assert run_cli("results", "list", "--db", db).code == 0

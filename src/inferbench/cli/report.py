@@ -31,8 +31,6 @@ def report(
 
     if (base is None) != (head is None):
         raise InputError("--base and --head go together", hint="give both, or neither")
-    if threshold < 0:
-        raise InputError("--threshold must be >= 0", hint="e.g. --threshold 0.05 (5%)")
     with Console(stderr=True).status("building report..."):
         paths = build_report(
             db, output, plots=plots, prices=prices, base=base, head=head, threshold=threshold

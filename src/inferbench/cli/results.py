@@ -14,7 +14,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from inferbench.errors import InputError, Location
-from inferbench.results.store import DEFAULT_DB_URL, RecordFilter, open_store
+from inferbench.results.store import (
+    DEFAULT_DB_URL,
+    MAX_ROW_ID,
+    RecordFilter,
+    Store,
+    open_store,
+)
 
 if TYPE_CHECKING:
     from inferbench.results.evalrecord import EvalRecord
@@ -137,7 +143,7 @@ def list_cmd(
     hardware: str | None = typer.Option(None, "--hardware"),
     isl: int | None = typer.Option(None, "--isl"),
     osl: int | None = typer.Option(None, "--osl"),
-    limit: int = typer.Option(200, "--limit", help="rows in table format (0 = all)"),
+    limit: int = typer.Option(200, "--limit", min=0, help="rows in table format (0 = all)"),
 ) -> None:
     """List stored points."""
     from inferbench.results.export import flat_row
@@ -145,7 +151,7 @@ def list_cmd(
     if fmt not in ("table", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
     flt = _filter(run, tag, model, precision, framework, hardware, isl, osl)
-    store = open_store(db)
+    store = open_store(db, create=False)
     stored = store.query(flt)
     rows = [flat_row(s) for s in stored]
     if fmt == "json":
@@ -184,9 +190,7 @@ def list_cmd(
     for row in rows[:limit] if limit else rows:
         table.add_row(*(_fmt(row[c]) for c in cols))
     Console().print(table)
-    _print_evals(
-        open_store(db).evals(_filter(run, tag, model, precision, framework, hardware, isl, osl))
-    )
+    _print_evals(store.evals(flt))
 
 
 def _print_evals(evals: list[EvalRecord]) -> None:
@@ -219,10 +223,13 @@ def _fmt(value: object) -> str:
 
 
 def show(
-    record_id: int = typer.Argument(..., help="Record id from `results list`."), db: str = DB_OPTION
+    record_id: int = typer.Argument(
+        ..., min=1, max=MAX_ROW_ID, help="Record id from `results list`."
+    ),
+    db: str = DB_OPTION,
 ) -> None:
     """Show one stored point in full (JSON)."""
-    found = open_store(db).get(record_id)
+    found = open_store(db, create=False).get(record_id)
     if found is None:
         raise InputError(
             f"no stored result with id {record_id}", hint="see `inferbench results list`"
@@ -245,10 +252,10 @@ def export(
 
     flt = RecordFilter(run_id=run, tag=tag)
     if evals:
-        count = export_evals(open_store(db).evals(flt), fmt, output)
+        count = export_evals(open_store(db, create=False).evals(flt), fmt, output)
         typer.echo(f"wrote {count} evals to {output}")
         return
-    count = export_records(open_store(db).query(flt), fmt, output)
+    count = export_records(open_store(db, create=False).query(flt), fmt, output)
     typer.echo(f"wrote {count} points to {output}")
 
 
@@ -276,11 +283,13 @@ def compare(
 ) -> None:
     """Per-point deltas between two sets of results (regressions first), and accuracy."""
     from inferbench.report.markdown import at_sentence, comparison_markdown
-    from inferbench.results.compare import compare_selectors
+    from inferbench.results.compare import check_threshold, compare_selectors
 
     if fmt not in ("table", "markdown"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or markdown")
-    cmp = compare_selectors(open_store(db), base, head, threshold=threshold, at=at)
+    check_threshold(threshold)  # a bad value is named before the store is opened
+    store = open_store(db, create=False)
+    cmp = compare_selectors(store, base, head, threshold=threshold, at=at)
     if fmt == "markdown":
         typer.echo(comparison_markdown(cmp), nl=False)
     else:
@@ -302,19 +311,18 @@ def compare(
         )
         for pair in cmp.at:
             typer.echo(at_sentence(pair))
-    acc = _compare_evals(db, base, head, accuracy_z, accuracy_drop, fmt)
+    acc = _compare_evals(store, base, head, accuracy_z, accuracy_drop, fmt)
     if fail_on_regression and (cmp.count("regression") or acc):
         raise typer.Exit(1)
 
 
 def _compare_evals(
-    db: str, base: str, head: str, z: float, min_drop: float | None, fmt: str
+    store: Store, base: str, head: str, z: float, min_drop: float | None, fmt: str
 ) -> int:
     """Print the accuracy comparison, if both sides have evals; returns its regressions."""
     from inferbench.results.compare import parse_selector
     from inferbench.results.evalcompare import compare_evals
 
-    store = open_store(db)
     b, h = store.evals(parse_selector(base)), store.evals(parse_selector(head))
     if not b or not h:
         return 0

@@ -10,7 +10,12 @@ from inferbench.report.dashboard import DashboardInputs, render_dashboard
 from inferbench.report.history import HISTORY_PER_POINT
 from inferbench.report.plots import write_plots
 from inferbench.report.prices import load_prices
-from inferbench.results.compare import Comparison, compare_records, compare_selectors
+from inferbench.results.compare import (
+    Comparison,
+    check_threshold,
+    compare_records,
+    compare_selectors,
+)
 from inferbench.results.store import DEFAULT_DB_URL, RecordFilter, Store, open_store
 
 __all__ = ["ReportPaths", "build_report"]
@@ -58,9 +63,10 @@ def build_report(
     threshold: float = 0.05,
 ) -> ReportPaths:
     """Write `index.html` (the dashboard) and one PNG per model/lengths into output_dir."""
+    check_threshold(threshold)  # before anything is read
     out = Path(output_dir)
     table = load_prices(prices)
-    with open_store(db_url) as store:
+    with open_store(db_url, create=False) as store:
         latest = [s.record for s in store.latest_per_point()]
         inputs = DashboardInputs(
             latest=latest,

@@ -8,6 +8,7 @@ metric's own direction (throughput up is good, latency up is bad).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -200,12 +201,22 @@ def select_records(store: Store, selector: str) -> list[StoredRecord]:
     return found
 
 
+def check_threshold(threshold: float) -> float:
+    """The noise band of a comparison: a finite relative change >= 0 (NaN compares false
+    with everything, so it would silently make every change a regression or none)."""
+    if not (threshold >= 0 and math.isfinite(threshold)):
+        raise InputError(
+            f"--threshold must be a number >= 0, got {threshold}",
+            hint="e.g. --threshold 0.05 (5%)",
+        )
+    return threshold
+
+
 def compare_selectors(
     store: Store, base: str, head: str, *, threshold: float = 0.05, at: float | None = None
 ) -> Comparison:
-    if threshold < 0:
-        raise InputError("--threshold must be >= 0", hint="e.g. --threshold 0.05 (5%)")
-    if at is not None and at <= 0:
+    check_threshold(threshold)
+    if at is not None and not (at > 0 and math.isfinite(at)):
         raise InputError("--at must be a positive interactivity (tok/s/user)", hint="e.g. --at 50")
     b = [s.record for s in select_records(store, base)]
     h = [s.record for s in select_records(store, head)]

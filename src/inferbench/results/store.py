@@ -43,6 +43,7 @@ from inferbench.results.record import Record, content_hash, record_from_json
 DEFAULT_DB_FILE = "results.sqlite"
 DEFAULT_DB_URL = f"sqlite:///runs/{DEFAULT_DB_FILE}"
 _CHUNK = 500
+MAX_ROW_ID = 2**63 - 1  # ids are 64-bit integers in SQLite and PostgreSQL
 _WRITE_ATTEMPTS = 3
 
 
@@ -85,32 +86,48 @@ def _redact(url: str) -> str:
         return "<unparseable URL>"
 
 
-def _engine(url: str, busy_timeout_s: float) -> Engine:
+_URL_HINT = "use sqlite:///path/results.sqlite or postgresql+psycopg://user@host/db"
+
+
+def _engine(url: str, busy_timeout_s: float, create: bool) -> Engine:
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise StoreError(
-            f"not a database URL: {url!r}",
-            hint="use sqlite:///path/results.sqlite or postgresql+psycopg://user@host/db",
-        ) from None
+        raise StoreError(f"not a database URL: {url!r}", hint=_URL_HINT) from None
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     connect_args: dict[str, object] = {}
     if parsed.drivername.startswith("sqlite"):
         connect_args["timeout"] = busy_timeout_s
         if parsed.database and parsed.database != ":memory:":
-            try:
-                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(
-                    f"cannot use database {_redact(url)}: cannot create its folder: {exc.strerror}"
-                ) from None
+            _sqlite_file(Path(parsed.database), url, create)
     elif parsed.drivername.startswith("postgresql"):
         connect_args["connect_timeout"] = max(1, int(busy_timeout_s))
     try:
         return create_engine(parsed, connect_args=connect_args)
-    except (NoSuchModuleError, ImportError) as exc:
-        raise StoreError(f"no database driver for {parsed.drivername}: {exc}") from None
+    except (NoSuchModuleError, ImportError):
+        raise StoreError(
+            f"cannot use database {_redact(url)}: no driver for {parsed.drivername!r}",
+            hint=_URL_HINT,
+        ) from None
+
+
+def _sqlite_file(path: Path, url: str, create: bool) -> None:
+    """A store that is only read must exist (a typo in --db would read as an empty store);
+    one written to gets its folder."""
+    if not create:
+        if not path.is_file():
+            raise StoreError(
+                f"no results database at {path}",
+                hint="check --db, or store results first with `inferbench results ingest`",
+            )
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot use database {_redact(url)}: cannot create its folder: {exc.strerror}"
+        ) from None
 
 
 class Store:
@@ -230,6 +247,8 @@ class Store:
             return [str(r) for r in conn.execute(stmt).scalars().all()]
 
     def get(self, record_id: int) -> StoredRecord | None:
+        if not 1 <= record_id <= MAX_ROW_ID:
+            return None  # no row has it (and the driver could not bind it)
         stmt = select(records.c.id, records.c.record_json).where(records.c.id == record_id)
         with self._begin() as conn:
             row = conn.execute(stmt).first()
@@ -449,9 +468,14 @@ def _store_error(exc: DBAPIError, url: str) -> StoreError:
     )
 
 
-def open_store(url: str = DEFAULT_DB_URL, *, busy_timeout_s: float = 5.0) -> Store:
-    """Connect, verify the schema is not newer than ours, and migrate to the latest."""
-    engine = _engine(url, busy_timeout_s)
+def open_store(
+    url: str = DEFAULT_DB_URL, *, busy_timeout_s: float = 5.0, create: bool = True
+) -> Store:
+    """Connect, verify the schema is not newer than ours, and migrate to the latest.
+
+    `create=False` (reading): a SQLite file that does not exist is a StoreError, not a new
+    empty store."""
+    engine = _engine(url, busy_timeout_s, create)
     store = Store(engine, url)
     try:
         with store._begin() as conn:
