@@ -138,3 +138,9 @@ def test_cli_bad_args_exit_2() -> None:
             ]
         )
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("url", ["http://", "https:///v1", "http://host:port", "http://:8000"])
+def test_a_base_url_without_a_host_or_with_a_bad_port_is_refused(url: str) -> None:
+    with pytest.raises(ValueError, match="base URL"):
+        Endpoint(base_url=url, model="m")

@@ -73,3 +73,29 @@ def test_without_a_preset_the_counts_are_asked_for() -> None:
         load_points("8", None, 1.0, None, None, None, None)
     with pytest.raises(InputError, match="--range-mode"):
         build_workload(1024, 512, None, "jsonl", None, 0.8, None, None)
+
+
+@pytest.mark.parametrize(
+    "concurrency, rate, prompts, option",
+    [
+        (None, None, 0, "--num-prompts"),  # a wrong count is named before the missing load
+        (None, None, -1, "--num-prompts"),
+        ("8", None, 0, "--num-prompts"),  # 0 is a value, not "unset" (sa-bench's count)
+        (None, -1.0, 10, "--request-rate"),
+        (None, float("nan"), 10, "--request-rate"),
+        (None, None, 10, "--concurrency"),
+    ],
+)
+def test_a_bad_load_value_names_its_own_option(
+    concurrency: str | None, rate: float | None, prompts: int, option: str
+) -> None:
+    with pytest.raises(InputError) as err:
+        load_points(concurrency, rate, 1.0, prompts, None, None, Preset.SA_BENCH)
+    assert err.value.location.key == option and err.value.hint
+
+
+def test_an_slo_without_a_number_says_how_to_write_one() -> None:
+    for bad in ("ttft", "ttft=abc"):
+        with pytest.raises(InputError, match="needs a number of milliseconds") as err:
+            parse_slo(bad)
+        assert err.value.hint is not None and "ttft=" in err.value.hint

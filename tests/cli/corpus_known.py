@@ -12,13 +12,6 @@ off this list, so the list only shrinks. Groups:
 
 KNOWN_FAILURES = frozenset(
     {
-        "bench:base-url='http://'",
-        "bench:config='{tmp}/nope.yaml'",
-        "bench:num-prompts='-1'",
-        "bench:num-prompts='0'",
-        "bench:request-rate='-1'",
-        "bench:slo='ttft'",
-        "bench:slo='ttft=abc'",
         "report:prices='{tmp}/nope.yaml'",
         "run:resume='../../etc'",
         "run:resume='[/]'",

@@ -7,6 +7,7 @@ these functions, so a bad value gets the same message, key and hint everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,23 +41,31 @@ def parse_slo(text: str | None) -> Slo | None:
         name = name.strip().lower().removesuffix("_ms")
         if name not in ("ttft", "tpot", "e2el"):
             raise InputError(
-                f"unknown SLO {name!r}", location=Location(key="--slo"), hint="ttft, tpot, e2el"
+                f"unknown SLO {name!r}",
+                location=Location(key="--slo"),
+                hint="name ttft, tpot or e2el, e.g. --slo ttft=2000,tpot=50",
             )
         try:
             values[f"{name}_ms"] = float(value.strip().removesuffix("ms"))
         except ValueError:
             raise InputError(
-                f"SLO {name} needs a number of milliseconds", location=Location(key="--slo")
+                f"SLO {name} needs a number of milliseconds, got {value.strip()!r}",
+                location=Location(key="--slo"),
+                hint=f"write {name}=<ms>, e.g. --slo ttft=2000,tpot=50",
             ) from None
     return validated(Slo, "--slo", **values)
 
 
-def validated(cls: type[M], key: str, **fields: Any) -> M:
+def validated(cls: type[M], key: str | Mapping[str, str], **fields: Any) -> M:
+    """`cls(**fields)`, or an InputError naming the option: `key`, or per field
+    (`{field: option}`, with `""` for errors of the whole model)."""
     try:
         return cls(**fields)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
+        if not isinstance(key, str):
+            key = key.get(str(err["loc"][0]) if err["loc"] else "", key[""])
         message = str(err["msg"]).removeprefix("Value error, ")
         hint = type_hint(err["type"], err.get("ctx") or {}) or f"see inferbench bench -h for {key}"
         raise InputError(f"{field}: {message}", location=Location(key=key), hint=hint) from None
@@ -104,6 +113,18 @@ def parse_range_mode(text: str | None) -> RangeMode | None:
     return _choice(RangeMode, text, "--range-mode", "range mode")
 
 
+# The option that sets each LoadPoint field ("": the point as a whole).
+_LOAD_OPTIONS = {
+    "": "--concurrency",
+    "concurrency": "--concurrency",
+    "request_rate": "--request-rate",
+    "burstiness": "--burstiness",
+    "num_prompts": "--num-prompts",
+    "duration_s": "--duration",
+    "warmups": "--warmups",
+}
+
+
 def load_points(
     concurrency: str | None,
     request_rate: float | None,
@@ -115,25 +136,40 @@ def load_points(
 ) -> list[LoadPoint]:
     concs: list[int | None] = list(parse_concurrency_list(concurrency)) if concurrency else [None]
     if concs == [None] and request_rate is None:
+        # a wrong value given is the mistake to name first, then the missing load
+        validated(
+            LoadPoint,
+            _LOAD_OPTIONS,
+            concurrency=1,
+            burstiness=burstiness,
+            num_prompts=1 if num_prompts is None else num_prompts,
+            duration_s=duration,
+            warmups=warmups or 0,
+        )
         raise InputError(
-            "give --concurrency, --request-rate, or both", location=Location(key="--concurrency")
+            "give --concurrency, --request-rate, or both",
+            location=Location(key="--concurrency"),
+            hint="e.g. --concurrency 4,8,16 (a closed loop) or --request-rate 10 (req/s)",
         )
     points = []
     for conc in concs:
         base = conc or 1
-        prompts = num_prompts or (SA_BENCH.num_prompts(base) if preset is Preset.SA_BENCH else None)
+        prompts = num_prompts
+        if prompts is None and preset is Preset.SA_BENCH:
+            prompts = SA_BENCH.num_prompts(base)
         if prompts is None:
             prompts = 1000 if duration else None
         if prompts is None:
             raise InputError(
                 "give --num-prompts (or --duration, or --preset sa-bench)",
                 location=Location(key="--num-prompts"),
+                hint="e.g. --num-prompts 1000 (requests per point)",
             )
         sa_warm = SA_BENCH.num_warmups(base) if preset is Preset.SA_BENCH else 0
         warm = warmups if warmups is not None else sa_warm
         point = validated(
             LoadPoint,
-            "--concurrency",
+            _LOAD_OPTIONS,
             concurrency=conc,
             request_rate=request_rate,
             burstiness=burstiness,

@@ -39,7 +39,9 @@ def load_bench_config(
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(
-            f"cannot read config file: {exc.strerror}", location=Location(file=path)
+            f"cannot read config file: {exc.strerror}",
+            location=Location(path, key="--config"),
+            hint="give the path of a benchmark YAML file (see docs/bench.md)",
         ) from None
     if len(raw) > MAX_BYTES:
         raise InputError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -65,6 +66,13 @@ class Endpoint(BaseModel):
     def _url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
             raise ValueError("base URL must start with http:// or https://")
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 (raises on a port that is not a number in range)
+        except ValueError as exc:
+            raise ValueError(f"base URL {value!r} is not a URL ({exc})") from None
+        if not parts.hostname:
+            raise ValueError(f"base URL {value!r} names no host, e.g. http://127.0.0.1:8000")
         return value.rstrip("/")
 
     @property
