@@ -153,7 +153,9 @@ class RunDir:
 def run_dir(runs_dir: Path, run_id: str) -> RunDir:
     if not _RUN_ID.match(run_id):
         raise InputError(
-            f"run id {run_id!r} is not a plain name", location=Location(key="--resume")
+            f"run id {run_id!r} is not a plain name",
+            location=Location(key="--resume"),
+            hint="pass the run id that `inferbench run` printed, a folder name under --runs-dir",
         )
     return RunDir(runs_dir / run_id)
 

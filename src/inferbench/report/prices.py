@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench.catalog.load import load_catalog
 from inferbench.config.yamlio import load_yaml, parse_yaml
-from inferbench.errors import InputError
+from inferbench.errors import InputError, Location
 from inferbench.results.record import Identity
 
 DEFAULT_PRICES = "data/gpu_prices.yaml"
@@ -82,6 +82,12 @@ def load_prices(path: Path | str | None = None) -> PriceTable:
         doc = parse_yaml(text, file)
     else:
         file = Path(path)
+        if not file.is_file():
+            raise InputError(
+                "price file not found",
+                location=Location(file, key="--prices"),
+                hint="give a $/GPU-hour YAML file, or leave --prices out for the cited list",
+            )
         doc = load_yaml(file)
     try:
         parsed = _PriceFile.model_validate(doc.data)

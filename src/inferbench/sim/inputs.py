@@ -191,7 +191,11 @@ def from_recipe(spec: str, overrides: Overrides) -> SimDeployment:
     """`FILE[:selector]` (an srt-slurm recipe) -> a validated SimDeployment."""
     text, selector = split_reference(spec)
     if not Path(text).is_file():
-        raise InputError("recipe file not found", location=Location(Path(text)))
+        raise InputError(
+            "recipe file not found",
+            location=Location(Path(text), key="--recipe"),
+            hint="give an srt-slurm recipe YAML as FILE or FILE:SELECTOR",
+        )
     recipe = load_recipe(Path(text), selector)
     res, backend = recipe.resources, recipe.backend
     engine = overrides.engine or backend.type
@@ -271,14 +275,28 @@ def from_job(spec: str, overrides: Overrides) -> SimDeployment:
         spec.rpartition(":") if ":" in spec and not Path(spec).exists() else (spec, "", "")
     )
     path = Path(text)
+    hint = "give a job JSON `inferbench sweep --format json` wrote, as FILE or FILE:INDEX"
     try:
         data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise InputError(
+            "sweep job file not found", location=Location(path, key="--job"), hint=hint
+        ) from None
     except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read sweep job JSON: {exc}", location=Location(path)) from None
+        raise InputError(
+            f"cannot read sweep job JSON: {exc}", location=Location(path, key="--job"), hint=hint
+        ) from None
     if isinstance(data, list):
-        data = data[int(index or 0)]
+        pick = int(index) if index.isdigit() else -1 if index else 0
+        if not 0 <= pick < len(data):
+            raise InputError(
+                f"no job {index or 0} in a list of {len(data)} jobs",
+                location=Location(path, key="--job"),
+                hint=f"give FILE:INDEX, INDEX from 0 to {len(data) - 1}" if data else hint,
+            )
+        data = data[pick]
     if not isinstance(data, dict):
-        raise InputError("a sweep job is a JSON object", location=Location(path))
+        raise InputError("a sweep job is a JSON object", location=Location(path), hint=hint)
     return from_job_data(data, overrides, path=path)
 
 
