@@ -93,8 +93,10 @@ class Worker:
                 rank.loading_admitted.clear()
         duration = self.model.step_time(batches)
         # KV loaded from host DRAM for requests admitted now: the step waits for it
-        loads = [r.prefix.take_step_load() for r in self.ranks if r.prefix is not None]
-        duration = max(duration, *loads) if loads else duration
+        # (attach_caches gives every rank of a worker a prefix cache, or none)
+        if self.ranks[0].prefix is not None:
+            loads = [r.prefix.take_step_load() for r in self.ranks if r.prefix is not None]
+            duration = max(duration, *loads)
         if duration > 0:
             self.busy_until = now + duration
             self.busy_time += duration
@@ -109,6 +111,8 @@ class Worker:
         finished: list[Seq] = []
         prefilled: list[Seq] = []
         for rank, chunks in zip(self.ranks, self._chunks, strict=True):
+            if not chunks and rank.nothing_due(step):
+                continue  # most ranks of most steps: no prefill ended, no sequence finished
             done, pre = rank.complete(step, chunks, end)
             finished += done
             prefilled += pre

@@ -125,7 +125,7 @@ class Parallelism:
         return self.tp * self.dp if self.expert_parallel else 1
 
 
-@dataclass(slots=True)  # not frozen: built hundreds of thousands of times a run; never mutated
+@dataclass(slots=True)  # not frozen: a rank refills its decode-only batch every step
 class RankBatch:
     """What one DP rank runs in a step: prefill chunks and decode sequences."""
 
@@ -406,14 +406,10 @@ class StepModel:
             touched = 1.0 - (1.0 - self._route_p) ** worker_tokens
             expert_memory = self.expert_weight_bytes * touched
         slowest = 0.0
+        if self._window or self._topk or self._state_bytes or self._compressed:
+            return self._decode_roofline_step(batches, worker_tokens, expert_compute, expert_memory)
         for b in batches:
-            if (
-                b.prefill_tokens
-                or self._window
-                or self._topk
-                or self._state_bytes
-                or self._compressed
-            ):
+            if b.prefill_tokens:
                 t = self.rank_times(b, worker_tokens)[0]
             else:  # the common case, a plain decode batch, inlined
                 n = b.decode_seqs
@@ -437,6 +433,69 @@ class StepModel:
                         + self._comm_per_token * n
                         + self._layer_fixed
                     )
+            if t > slowest:
+                slowest = t
+        return slowest * self.par.pp + self.eff.step_overhead_s
+
+    def _decode_roofline_step(
+        self,
+        batches: list[RankBatch],
+        worker_tokens: int,
+        expert_compute: float,
+        expert_memory: float,
+    ) -> float:
+        """`step_time` for models with sparse, sliding-window, linear or compressed layers.
+
+        A decode-only rank of a model with sparse attention (top-k) or linear-attention
+        state is `rank_times` of it inlined: the very same operations in the same order,
+        so the same floats, without a call and a tuple per rank and step.
+        """
+        inline = not (self._window or self._compressed or self._cwindow)
+        topk, state = self._topk, self._state_bytes
+        memory_base = self.dense_weight_bytes
+        if self._route_p:
+            memory_base += expert_memory
+        dense_fpt, state_fpt, dense_s = (
+            self._dense_flops_per_token,
+            self._state_flops_per_token,
+            self._dense_flops_s,
+        )
+        attn_f, attn_s, kv_bpt, full_kv = (
+            self._full_attn_flops,
+            self._attn_flops_s,
+            self.kv_bytes_per_token_gpu,
+            self._full_kv_bytes_per_token,
+        )
+        mem_bw, comm_fixed, comm_pt, layer_fixed = (
+            self._mem_bw,
+            self._comm_fixed,
+            self._comm_per_token,
+            self._layer_fixed,
+        )
+        slowest = 0.0
+        for b in batches:
+            n = b.decode_seqs
+            if b.prefill_tokens or not n or not inline:
+                t = self.rank_times(b, worker_tokens)[0]
+            else:
+                ctx = b.decode_ctx_tokens
+                if topk:
+                    avg = ctx / n
+                    full_ctx = n * (topk if topk < avg else avg)  # min(avg, topk)
+                else:
+                    full_ctx = ctx
+                compute = (
+                    (n * dense_fpt + n * state_fpt) / dense_s
+                    + expert_compute
+                    + full_ctx * attn_f / attn_s
+                )
+                memory = memory_base
+                memory += n * kv_bpt + full_ctx * full_kv
+                memory += 2.0 * n * state
+                memory /= mem_bw
+                t = (compute if memory <= compute else memory) + (
+                    comm_fixed + comm_pt * n + layer_fixed
+                )
             if t > slowest:
                 slowest = t
         return slowest * self.par.pp + self.eff.step_overhead_s

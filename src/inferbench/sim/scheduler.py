@@ -92,6 +92,7 @@ class Seq:
 
 _IDLE = RankBatch()
 _NONE: list[Seq] = []  # shared empty result of `complete`; callers only read it
+_NO_CHUNKS: list[tuple[Seq, int]] = []  # shared empty chunks of a decode-only step; read only
 
 
 class RankScheduler:
@@ -129,6 +130,7 @@ class RankScheduler:
         self.prefix: PrefixCache | None = None  # set when the engine caches prefixes
         self._blocked_head: Seq | None = None  # a remote-KV head refused blocks ...
         self._blocked_free = 0  # ... when this many were free
+        self._decode_batch = RankBatch()  # this rank's decode-only batch, refilled each step
 
     # -- queue --------------------------------------------------------------------------
     def enqueue(self, seq: Seq) -> None:
@@ -200,13 +202,16 @@ class RankScheduler:
             for seq in self.ready:
                 self._enter_decode(seq, step)
             self.ready.clear()
-        bs = self.pool.block_size
+        pool = self.pool
+        bs = pool.block_size
         need = self._residue[(-step) % bs]
-        while need > self.pool.free and self.decode_count:
+        while need > pool.free and self.decode_count:
             self._preempt_newest(step)
             need = self._residue[(-step) % bs]
-        self.pool.free -= need
+        pool.free -= need
         self._allocated_step = step
+        if not self.prefilling and not self.waiting and self.prefix is None:
+            return self._decode_only(step), _NO_CHUNKS  # most ranks of most steps
         budget = self.max_num_batched_tokens - self.decode_count
         chunks: list[tuple[Seq, int]] = []
         if self.prefilling:
@@ -303,10 +308,20 @@ class RankScheduler:
             budget -= chunk
         return budget
 
+    def _decode_only(self, step: int) -> RankBatch:
+        """The decode-only batch of step `step`: this rank's one RankBatch, refilled (the
+        worker reads it before the next step; a new object per rank and step cost more)."""
+        n = self.decode_count
+        if not n:
+            return _IDLE
+        batch = self._decode_batch
+        batch.decode_seqs = n
+        batch.decode_ctx_tokens = self._ctx_base + n * step
+        return batch
+
     def _batch(self, step: int, chunks: list[tuple[Seq, int]]) -> RankBatch:
         if not chunks:
-            n = self.decode_count
-            return RankBatch(0, 0.0, 0, n, self._ctx_base + n * step) if n else _IDLE
+            return self._decode_only(step)
         tokens = attn = kv_read = 0.0
         for seq, chunk in chunks:
             tokens += chunk
@@ -320,6 +335,11 @@ class RankScheduler:
             decode_seqs=self.decode_count,
             decode_ctx_tokens=self.decode_ctx(step) if self.decode_count else 0,
         )
+
+    def nothing_due(self, step: int) -> bool:
+        """No decode sequence finishes at step `step` (its chunks aside)."""
+        heap = self._finish
+        return not heap or heap[0][0] > step
 
     def complete(
         self, step: int, chunks: list[tuple[Seq, int]], end: float
