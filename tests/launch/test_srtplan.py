@@ -321,3 +321,27 @@ def test_a_repo_path_config_file_names_the_trees_own_recipe(seed: tuple) -> None
     llmd = replace(dep, settings={**dep.settings, "CONFIG_FILE": "dsv4-gb200-low-latency.yaml"})
     with pytest.raises(InputError, match="is not an srt-slurm recipe"):
         srtctl_plan(llmd, project, None, "/tmp/j")
+
+
+def test_a_run_eval_job_is_planned_with_a_loud_warning(seed: tuple) -> None:
+    """The srtctl backend runs no evals: a job marked run-eval runs its benchmark and its
+    plan says the eval will not run; an eval-only job is not planned."""
+    from dataclasses import replace
+
+    from inferbench.launch.planner import PlanOptions
+    from inferbench.launch.srtplan import eval_gap
+
+    project, dep = seed
+    dep = replace(dep, eval_concurrencies=(), eval_only=False)
+    marked = replace(dep, eval_concurrencies=(dep.concurrencies[0],))
+    plan = srtctl_plan(marked, project, None, "/tmp/j")
+    (warning,) = plan.warnings
+    assert "the srtctl backend runs no evals" in warning and plan.bench.eval is None
+    assert f"# WARNING: {warning}" in plan.render_text()
+    assert plan.bench.points  # the benchmark still runs
+    with pytest.raises(InputError, match="eval-only job runs no benchmark"):
+        srtctl_plan(replace(marked, eval_only=True), project, None, "/tmp/j")
+    gap = eval_gap([dep, marked], PlanOptions())
+    assert gap is not None and gap.startswith("1 of 2 jobs are marked run-eval")
+    assert eval_gap([marked], PlanOptions(evals=False)) is None
+    assert srtctl_plan(dep, project, None, "/tmp/j").warnings == ()

@@ -235,6 +235,14 @@ def register(app: typer.Typer) -> None:
                 srt_slurm=srt_slurm.resolve() if srt_slurm else None,
             )
         request = build_request(options, project, deployments, preview=dry_run, stop=StopRequest())
+        if options.backend is Backend.SRTCTL:
+            from inferbench.launch.srtplan import eval_gap
+
+            gap = eval_gap(request.deployments, options.plan)
+            if gap:
+                Console(stderr=True, highlight=False, soft_wrap=True).print(
+                    f"[yellow]warning:[/] {gap}"
+                )
         if dry_run:
             if _print_plans(request):
                 raise typer.Exit(1)
@@ -347,6 +355,8 @@ def _print_plans(request: RunRequest, as_json: bool = False) -> int:
                 f"{_label(dep)} {dep.fingerprint[:12]}: cannot plan: {exc.render()}", markup=False
             )
             continue
+        for warning in plan.warnings:
+            err.print(f"{_label(dep)} {dep.fingerprint[:12]}: warning: {warning}", markup=False)
         if as_json:
             plans.append(plan.model_dump(mode="json"))
         else:

@@ -126,6 +126,7 @@ class Plan(Frozen):
     submit_env: dict[str, str] = Field(default_factory=dict)
     bench: BenchSpec
     notes: tuple[str, ...] = ()  # assumptions the planner made, for the reader
+    warnings: tuple[str, ...] = ()  # what was asked for and will not happen (printed loudly)
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
@@ -135,6 +136,7 @@ class Plan(Frozen):
         lines = [f"# plan {self.fingerprint} backend={self.backend} engine={self.engine}"]
         if self.config_key:
             lines.append(f"# config-key {self.config_key}")
+        lines += [f"# WARNING: {warning}" for warning in self.warnings]
         lines += [f"# note: {note}" for note in self.notes]
         for proc in self.processes:
             lines.append(f"## process {proc.name} (health {proc.health_url or 'from stdout'})")

@@ -17,6 +17,7 @@ The cluster file srtctl reads is written for the job from the cluster catalog
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,9 @@ SRTSLURM_FILE = "srtslurm.yaml"
 OUTPUTS_DIR = "srtctl-outputs"
 SA_BENCH = "sa-bench"
 _ENGINES = {"sglang": Engine.SGLANG, "vllm": Engine.VLLM, "trtllm": Engine.TRTLLM}
+# srtctl's own post-benchmark lm-eval (RUN_EVAL / EVAL_ONLY) needs the InferenceX workspace
+# on the nodes and its results collected; inferbench does neither yet (docs/evals.md).
+EVAL_GAP = "the srtctl backend runs no evals"
 
 
 def dump_yaml(data: Any) -> str:
@@ -289,6 +293,21 @@ def srtctl_plan(
     refuse_if_srtctl_rejects(dep, data)
     srtslurm = srtslurm_for(cluster, dep, container, srtctl_root=options.srtctl_root)
     recipe_path = f"{job_dir}/rendered/{RECIPE_FILE}"
+    bench, warnings = bench_spec(dep, options), []
+    if bench.eval is not None:
+        if bench.eval.only:
+            raise InputError(
+                f"{dep.config_key}: an eval-only job runs no benchmark, and {EVAL_GAP}",
+                location=Location(key="run-eval"),
+                hint="run multinode evals with the InferenceX launcher (srt-slurm's "
+                "post-benchmark lm-eval), or leave out --evals-only",
+            )
+        warnings.append(
+            f"marked run-eval (concurrency "
+            f"{', '.join(map(str, bench.eval.concurrencies))}), but {EVAL_GAP}: "
+            "only the benchmark runs"
+        )
+        bench = bench.model_copy(update={"eval": None})  # the plan says what will run
     return Plan(
         backend=Backend.SRTCTL,
         engine=recipe_engine(data),
@@ -300,6 +319,22 @@ def srtctl_plan(
         ),
         submit=("srtctl", "apply", "-f", recipe_path, "--json", "-o", f"{job_dir}/{OUTPUTS_DIR}"),
         submit_env={"SRTSLURM_CONFIG": f"{job_dir}/rendered/{SRTSLURM_FILE}"},
-        bench=bench_spec(dep, options),
+        bench=bench,
         notes=tuple(notes),
+        warnings=tuple(warnings),
+    )
+
+
+def eval_gap(deployments: Sequence[Deployment], options: PlanOptions) -> str | None:
+    """The warning a run on the srtctl backend prints when some of its jobs are marked
+    `run-eval`: their evals will not run."""
+    if not options.evals:
+        return None
+    marked = [d for d in deployments if d.multinode and d.eval_concurrencies]
+    if not marked:
+        return None
+    return (
+        f"{len(marked)} of {len(deployments)} jobs are marked run-eval, but {EVAL_GAP} "
+        "(their benchmarks run, an eval-only job is not planned); pass --no-evals to "
+        "silence this"
     )
