@@ -8,6 +8,7 @@ The changelog rules (IB5xx) are pinned by the changelog conformance tests, not h
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -179,3 +180,32 @@ def test_cli_on_the_real_tree(inferencex_tree: Path) -> None:
     assert lines[-1].startswith("::notice title=inferbench check::")
     assert "more not annotated" in lines[-1]
     assert all("file=/" not in line for line in lines)  # relative to the root
+
+
+@pytest.mark.parametrize("with_srt_slurm", [False, True], ids=["tree", "with-srt-slurm"])
+def test_cached_runs_print_what_an_uncached_run_prints(
+    inferencex_tree: Path, srt_slurm_tree: Path, tmp_path: Path, with_srt_slurm: bool
+) -> None:
+    """Byte for byte, on the JSON output: no cache, a cold cache (every file parsed), a warm
+    parse cache (the check result cache emptied), and the stored check result."""
+    args = [sys.executable, "-m", "inferbench.cli.main", "check", "--root", str(inferencex_tree),
+            "--format", "json"]  # fmt: skip
+    if with_srt_slurm:
+        args += ["--srt-slurm", str(srt_slurm_tree)]
+    cache = tmp_path / "cache"
+
+    def run(**env: str) -> tuple[int, str]:
+        environ = {k: v for k, v in os.environ.items() if k != "INFERBENCH_NO_CACHE"}
+        environ.update(INFERBENCH_CACHE_DIR=str(cache), **env)
+        done = subprocess.run(args, env=environ, capture_output=True, text=True, timeout=300,
+                              check=False)  # fmt: skip
+        assert "Traceback" not in done.stderr
+        return done.returncode, done.stdout
+
+    uncached = run(INFERBENCH_NO_CACHE="1")
+    assert uncached[0] == 1 and json.loads(uncached[1])
+    assert run() == uncached  # cold: parses every file, stores parses and the result
+    assert any((cache / "check-v1").rglob("*")) and any((cache / "yaml-v1").rglob("*"))
+    assert run() == uncached  # the stored result
+    shutil.rmtree(cache / "check-v1")
+    assert run() == uncached  # the parse cache alone

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inferbench.checks import result_cache
 from inferbench.checks.collect import Collector, Subjects, iter_recipe_uses
-from inferbench.checks.finding import Finding, Severity
+from inferbench.checks.finding import Finding
 from inferbench.checks.registry import (
     INTERNAL_ERROR_ID,
     Rule,
@@ -17,6 +17,7 @@ from inferbench.checks.registry import (
     run_rule,
     select_rules,
 )
+from inferbench.checks.report import CheckOptions, CheckReport
 from inferbench.checks.subjects import (
     BaseView,
     ChangelogSubject,
@@ -40,38 +41,17 @@ from inferbench.config.yamlio import parse_yaml
 from inferbench.errors import ConfigError, InputError, Location
 
 
-@dataclass(frozen=True)
-class CheckOptions:
-    base: str | None = None
-    srt_slurm: Path | None = None
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    srtctl: bool = False  # judge recipes with the installed srtctl's own loader
+def check_tree(
+    root: Path,
+    options: CheckOptions | None = None,
+    *,
+    lookup: result_cache.Lookup | None = None,
+) -> CheckReport:
+    """Load the tree at `root` (ConfigError/InputError on unreadable input) and check it.
 
-
-@dataclass(frozen=True)
-class CheckReport:
-    root: Path
-    findings: tuple[Finding, ...]
-    rules: tuple[str, ...]  # ids of the rules that ran
-
-    @property
-    def errors(self) -> int:
-        return sum(1 for f in self.findings if f.severity is Severity.ERROR)
-
-    @property
-    def warnings(self) -> int:
-        return sum(1 for f in self.findings if f.severity is Severity.WARNING)
-
-    def exit_code(self, *, strict: bool = False) -> int:
-        """0 clean, 1 when an error was found (or a warning, with `strict`)."""
-        if self.errors or (strict and self.warnings):
-            return 1
-        return 0
-
-
-def check_tree(root: Path, options: CheckOptions | None = None) -> CheckReport:
-    """Load the tree at `root` (ConfigError/InputError on unreadable input) and check it."""
+    A result of an earlier run on the same bytes is taken from the result cache
+    (`result_cache`); `lookup` is that cache's answer when the caller asked it already.
+    """
     options = options or CheckOptions()
     if options.srt_slurm is not None and not (options.srt_slurm / "recipes").is_dir():
         raise InputError(
@@ -79,13 +59,20 @@ def check_tree(root: Path, options: CheckOptions | None = None) -> CheckReport:
             hint="point it at a checkout of the srt-slurm repository",
         )
     rules = select_rules(all_rules(), options.select, options.ignore)
+    if lookup is None:
+        lookup = result_cache.lookup(root, options)
+    if lookup.report is not None:
+        return lookup.report
     use_srtctl(options.srtctl)
     try:
         project = load_project(root).read_all()  # a bad file is exit 2, not a rule crash
         base = read_base_view(project, options.base) if options.base else None
-        return check_project(project, rules, options, base)
+        report = check_project(project, rules, options, base)
     finally:
         use_srtctl(False)
+    if lookup.key is not None:
+        result_cache.store(lookup.key, report)
+    return report
 
 
 def read_base_view(project: Project, rev: str) -> BaseView:

@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from inferbench.checks.engine import CheckOptions, check_tree
-from inferbench.checks.registry import all_rules
+from inferbench.checks import result_cache
 from inferbench.checks.render import RENDERERS
+from inferbench.checks.report import CheckOptions
 from inferbench.errors import InputError
 
 
@@ -20,6 +18,11 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _list_rules() -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from inferbench.checks.registry import all_rules
+
     table = Table("id", "slug", "severity", "subject", "checks", box=None)
     for r in all_rules():
         table.add_row(r.id, r.slug, r.severity.value, r.subject.__name__, r.title)
@@ -66,7 +69,14 @@ def check(
         ignore=_split(ignore),
         srtctl=srtctl,
     )
-    report = check_tree(tree or root or Path("."), options)
+    where = tree or root or Path(".")
+    # an unchanged tree's result comes from the cache without importing the checks at all
+    lookup = result_cache.lookup(where, options)
+    report = lookup.report
+    if report is None:
+        from inferbench.checks.engine import check_tree
+
+        report = check_tree(where, options, lookup=lookup)
     # paths relative to the tree's root: what a reader of the tree (and GitHub, whose
     # annotations name files from the repository root) expects
     typer.echo(renderer(report.findings, report.root), nl=False)

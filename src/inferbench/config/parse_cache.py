@@ -22,23 +22,25 @@ from typing import Any
 VERSION = b"inferbench-yaml-3"  # bump when the parse result's shape or what it refuses changes
 
 
-def cache_dir() -> Path | None:
+def cache_dir(folder: str = "yaml-v1") -> Path | None:
+    """Where the cache keeps `folder` (parses; `checks.result_cache` keeps check results in
+    a folder of its own), or None when the cache is off."""
     if os.environ.get("INFERBENCH_NO_CACHE"):
         return None
     base = os.environ.get("INFERBENCH_CACHE_DIR")
     if base:
-        return Path(base) / "yaml-v1"
+        return Path(base) / folder
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "inferbench" / "yaml-v1"
+    return Path(xdg) / "inferbench" / folder
 
 
 def key(raw: bytes, mode: str) -> str:
     return hashlib.sha256(VERSION + b"\0" + mode.encode() + b"\0" + raw).hexdigest()
 
 
-def load(digest: str) -> Any | None:
-    """The stored parse for `digest`, or None."""
-    folder = cache_dir()
+def load(digest: str, where: str = "yaml-v1") -> Any | None:
+    """The stored value for `digest` (in cache folder `where`), or None."""
+    folder = cache_dir(where)
     if folder is None:
         return None
     try:
@@ -47,9 +49,9 @@ def load(digest: str) -> Any | None:
         return None
 
 
-def store(digest: str, value: Any) -> None:
+def store(digest: str, value: Any, where: str = "yaml-v1") -> None:
     """Keep `value` (plain data only) for `digest`; written atomically, errors ignored."""
-    folder = cache_dir()
+    folder = cache_dir(where)
     if folder is None:
         return
     try:

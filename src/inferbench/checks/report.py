@@ -1,0 +1,38 @@
+"""What `inferbench check` is asked (`CheckOptions`) and what it answers (`CheckReport`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from inferbench.checks.finding import Finding, Severity
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    base: str | None = None
+    srt_slurm: Path | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    srtctl: bool = False  # judge recipes with the installed srtctl's own loader
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    root: Path
+    findings: tuple[Finding, ...]
+    rules: tuple[str, ...]  # ids of the rules that ran
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for f in self.findings if f.severity is Severity.WARNING)
+
+    def exit_code(self, *, strict: bool = False) -> int:
+        """0 clean, 1 when an error was found (or a warning, with `strict`)."""
+        if self.errors or (strict and self.warnings):
+            return 1
+        return 0

@@ -1,0 +1,146 @@
+"""A cache of whole `inferbench check` results, keyed by the bytes of everything they read.
+
+CI re-runs `check` on a tree that did not change (a re-run, another job of the same commit),
+and reading the tree is most of what a check costs. The key is a sha256 over: the content and
+path of every file under the tree's root (`.git` left out) and, with --srt-slurm, under its
+`recipes/`; every folder name there (an empty folder can decide a finding); inferbench's own
+files; the files of the libraries whose messages reach findings (pydantic, pydantic-core,
+PyYAML: name, size and mtime); the Python version; the working directory and the paths as
+given (findings name files by them); and the options. Any change to any of them is a new key,
+so a stored result is exactly what an uncached run would print.
+
+Not cached: `--base` (it reads git history) and `--srtctl` (the installed srtctl decides).
+Nothing is cached for a tree with a symlink in it (it may lead out of what is hashed), or
+one past MAX_FILES files or MAX_BYTES bytes (hashing it would cost more than it saves).
+Entries live beside the parse cache (`config.parse_cache`, folder `check-v1/`) and share its
+switches: `INFERBENCH_NO_CACHE=1` turns both off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inferbench.checks.finding import Finding, Severity
+from inferbench.checks.report import CheckOptions, CheckReport
+from inferbench.config import parse_cache
+
+VERSION = b"inferbench-check-1"  # bump when a stored entry's shape changes
+FOLDER = "check-v1"
+MAX_FILES = 20_000
+MAX_BYTES = 64 * 2**20
+_LIBRARIES = ("pydantic", "pydantic_core", "yaml")
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The cache's answer: the key (None: this run is not cached) and the stored report."""
+
+    key: str | None
+    report: CheckReport | None = None
+
+
+class _NotCacheable(Exception):
+    pass
+
+
+def lookup(root: Path, options: CheckOptions) -> Lookup:
+    """The stored report of a run on the same inputs, if there is one."""
+    key = result_key(root, options)
+    if key is None:
+        return Lookup(None)
+    stored = parse_cache.load(key, FOLDER)
+    try:
+        return Lookup(key, _report(Path(root), stored) if stored is not None else None)
+    except (TypeError, ValueError):  # an entry of another shape: computed again
+        return Lookup(key)
+
+
+def store(key: str, report: CheckReport) -> None:
+    findings = [
+        (f.rule, f.slug, f.severity.value, f.message, None if f.file is None else str(f.file),
+         f.line, f.column, f.key, f.hint)
+        for f in report.findings
+    ]  # fmt: skip
+    parse_cache.store(key, (list(report.rules), findings), FOLDER)
+
+
+def _report(root: Path, stored: Any) -> CheckReport:
+    rules, findings = stored
+    return CheckReport(
+        root,
+        tuple(
+            Finding(rule, slug, Severity(severity), message,
+                    None if file is None else Path(file), line, column, key, hint)
+            for rule, slug, severity, message, file, line, column, key, hint in findings
+        ),
+        tuple(rules),
+    )  # fmt: skip
+
+
+def result_key(root: Path, options: CheckOptions) -> str | None:
+    """The key of a check of `root` with `options`; None when it is not to be cached."""
+    if options.base is not None or options.srtctl or parse_cache.cache_dir(FOLDER) is None:
+        return None
+    digest = hashlib.sha256(VERSION)
+    given = (root, options.srt_slurm, options.select, options.ignore, sys.version, os.getcwd())
+    _add(digest, repr(given).encode())
+    trees = [Path(root)]
+    if options.srt_slurm is not None:
+        trees.append(options.srt_slurm / "recipes")
+    try:
+        budget = [MAX_FILES, MAX_BYTES]
+        for tree in trees:
+            if not tree.is_dir() or tree.is_symlink():
+                return None
+            _add(digest, os.path.realpath(tree).encode())
+            _hash_tree(digest, tree, budget)
+        _hash_tree(digest, Path(__file__).resolve().parents[1], budget, skip="__pycache__")
+        for name in _LIBRARIES:
+            _stat_library(digest, name)
+    except (_NotCacheable, OSError):
+        return None
+    return digest.hexdigest()
+
+
+def _add(digest: Any, part: bytes) -> None:
+    digest.update(len(part).to_bytes(8, "little"))
+    digest.update(part)
+
+
+def _hash_tree(digest: Any, top: Path, budget: list[int], skip: str = ".git") -> None:
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != skip)
+        for name in (*dirs, *files):
+            if os.path.islink(os.path.join(folder, name)):
+                raise _NotCacheable
+        _add(digest, b"d" + os.path.relpath(folder, top).encode())
+        for name in dirs:
+            _add(digest, b"n" + name.encode())
+        for name in sorted(files):
+            with open(os.path.join(folder, name), "rb") as handle:
+                data = handle.read()
+            budget[0] -= 1
+            budget[1] -= len(data)
+            if budget[0] < 0 or budget[1] < 0:
+                raise _NotCacheable
+            _add(digest, b"f" + name.encode())
+            _add(digest, hashlib.sha256(data).digest())
+
+
+def _stat_library(digest: Any, name: str) -> None:
+    """A library's installed files by name, size and mtime (an upgrade rewrites them)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise _NotCacheable
+    folder = os.path.dirname(spec.origin)
+    _add(digest, folder.encode())
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_file():
+            info = entry.stat()
+            _add(digest, f"{entry.name}:{info.st_size}:{info.st_mtime_ns}".encode())
