@@ -11,6 +11,7 @@ not be the bottleneck). Target: under 2 s wall.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -48,6 +49,7 @@ def main() -> None:
             start = time.perf_counter()
             write_result(run, dep, Path(tmp) / "result.json")
             writes.append(time.perf_counter() - start)
+    load = os.getloadavg()[0]
     median = statistics.median(walls)
     print(
         f"deployment: {dep.describe()} on {dep.total_gpus}x {dep.gpu.key}, conc {conc}, "
@@ -58,8 +60,13 @@ def main() -> None:
     )
     cpu_list = ", ".join(f"{c:.2f}" for c in cpus)
     print(f"CPU s per run: {cpu_list} (median {statistics.median(cpus):.2f})")
-    write_list = ", ".join(f"{w:.2f}" for w in writes)
-    print(f"write_result s: {write_list} (median {statistics.median(writes):.2f})")
+    write_list = ", ".join(f"{w:.3f}" for w in writes)
+    print(
+        f"write_result wall s: {write_list} (median {statistics.median(writes):.3f}; "
+        f"{statistics.median(writes) / median:.0%} of the estimate; the first run imports the "
+        "result writer)"
+    )
+    print(f"load average (1 min) at the end: {load:.1f}")
     print(f"simulated {simulated:.0f} s of serving, {tokens:,} output tokens")
     print(f"simulated output tokens per wall second: {tokens / median:,.0f}")
     print(f"speed-up over real time: {simulated / median:,.0f}x")

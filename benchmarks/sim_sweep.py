@@ -9,6 +9,7 @@ times and prints the median wall and CPU time. Target (issue 13): under 30 s.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from pathlib import Path
@@ -34,6 +35,7 @@ def main() -> None:
         points = len(sweep_topologies(dep, args.budget))
         walls.append(time.perf_counter() - start)
         cpus.append(time.process_time() - cpu)
+    load = os.getloadavg()[0]
     print(
         f"{len(candidates(dep, args.budget))} candidate layouts for {args.budget} GPUs, "
         f"{points} points"
@@ -44,6 +46,7 @@ def main() -> None:
     )
     cpu_list = ", ".join(f"{c:.1f}" for c in cpus)
     print(f"CPU s per run: {cpu_list} (median {statistics.median(cpus):.1f})")
+    print(f"load average (1 min) at the end: {load:.1f}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from inferbench.sim.kv import BlockPool
-from inferbench.sim.perf import StepModel
+from inferbench.sim.perf import RankBatch, StepModel
 from inferbench.sim.prefix import TierStats
 from inferbench.sim.scheduler import RankScheduler, Seq, SeqState
 
@@ -83,11 +83,13 @@ class Worker:
         else:
             return None
         step = len(self.step_times)
-        batches, self._chunks, loading = [], [], []
+        batches: list[RankBatch] = []
+        self._chunks = all_chunks = []
+        loading: list[Seq] = []
         for rank in self.ranks:
             batch, chunks = rank.schedule(step)
             batches.append(batch)
-            self._chunks.append(chunks)
+            all_chunks.append(chunks)
             if rank.loading_admitted:
                 loading.extend(rank.loading_admitted)
                 rank.loading_admitted.clear()

@@ -211,7 +211,14 @@ class RankScheduler:
         pool.free -= need
         self._allocated_step = step
         if not self.prefilling and not self.waiting and self.prefix is None:
-            return self._decode_only(step), _NO_CHUNKS  # most ranks of most steps
+            # most ranks of most steps: decode only (`_decode_only`, inlined)
+            n = self.decode_count
+            if not n:
+                return _IDLE, _NO_CHUNKS
+            batch = self._decode_batch
+            batch.decode_seqs = n
+            batch.decode_ctx_tokens = self._ctx_base + n * step
+            return batch, _NO_CHUNKS
         budget = self.max_num_batched_tokens - self.decode_count
         chunks: list[tuple[Seq, int]] = []
         if self.prefilling:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel, ConfigDict
 
@@ -52,6 +51,8 @@ def parse_metrics(text: str) -> Samples:
 
 async def scrape(base_url: str, timeout_s: float = 10.0) -> Samples | str:
     """The parsed `/metrics` of the server at `base_url`, or why it could not be read."""
+    import aiohttp  # here: the result-file model above is read without the HTTP client
+
     root = base_url[:-3] if base_url.endswith("/v1") else base_url
     try:
         timeout = aiohttp.ClientTimeout(total=timeout_s)
