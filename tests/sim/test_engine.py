@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from inferbench.catalog import Precision, load_catalog
+from inferbench.sim.admission import KvAdmission
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.engine import EngineLimits, SimCluster, Worker
 from inferbench.sim.estimate import estimate
@@ -105,6 +106,29 @@ def test_batch_waiting_holds_new_prompts_while_others_decode() -> None:
         cluster.submit(seq, t)
     _run(cluster, [])
     assert big[0].first_token == big[1].first_token == worker.step_times[2]
+
+
+def test_sglang_admission_holds_kv_for_the_running_outputs() -> None:
+    # 100 blocks of 16 = 1,600 tokens. A decodes 1,000 tokens; B (200 + 1,000) fits the
+    # blocks its prompt needs (vLLM's rule admits it at once, and preempts later), but not
+    # SGLang's: its whole output plus 0.7 of A's remaining output do not fit, so B waits
+    def run(**policy: object) -> tuple[Seq, Seq, Worker]:
+        worker = _worker(100, **policy)
+        cluster = SimCluster([worker])
+        a = Seq(rid=0, prompt=200, output=1000, arrival=0.0)
+        cluster.submit(a, 0.0)
+        t = worker.busy_until or 0.0
+        cluster.advance(t)
+        b = Seq(rid=1, prompt=200, output=1000, arrival=t)
+        cluster.submit(b, t)
+        _run(cluster, [])
+        return a, b, worker
+
+    a, b, worker = run()
+    assert b.first_token == worker.step_times[2] and b.preemptions + a.preemptions > 0
+    a, b, _ = run(kv_admission=KvAdmission())
+    assert a.done is not None and b.first_token is not None and b.first_token > a.done
+    assert a.preemptions == b.preemptions == 0
 
 
 def test_kv_exhaustion_queues_and_preempts() -> None:

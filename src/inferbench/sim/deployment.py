@@ -166,6 +166,7 @@ class SimDeployment(FrozenModel):
             chunked_prefill=self.chunked_prefill(pool),
             batch_wait_iters=pool.batch_wait_iters if waits else 0,
             batch_wait_tokens=int(pool.batch_wait_tokens_ratio * budget) if waits else 0,
+            kv_admission=engine_profile(self.engine).kv_admission,
         )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from inferbench.sim.admission import KvAdmission
 from inferbench.sim.kv import BlockPool
 from inferbench.sim.perf import RankBatch, StepModel
 from inferbench.sim.prefix import TierStats
@@ -35,6 +36,7 @@ class EngineLimits:
     chunked_prefill: bool = True  # False: a prompt is prefilled whole, in one step
     batch_wait_iters: int = 0  # TRT-LLM batch waiting: hold contexts at most this many steps ...
     batch_wait_tokens: int = 0  # ... unless the step would reach this many tokens (0: off)
+    kv_admission: KvAdmission | None = None  # SGLang's KV reservation at admission
 
 
 class Listener(Protocol):
@@ -65,6 +67,7 @@ class Worker:
                 max_num_batched_tokens=limits.max_num_batched_tokens,
                 chunked_prefill=limits.chunked_prefill,
                 batch_wait=(limits.batch_wait_iters, limits.batch_wait_tokens),
+                kv_admission=limits.kv_admission,
             )
             for i in range(model.par.dp)
         ]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ruamel.yaml import YAML
 
 from inferbench.errors import InputError
+from inferbench.sim.admission import KvAdmission
 
 
 class EngineProfile(BaseModel):
@@ -26,6 +27,7 @@ class EngineProfile(BaseModel):
     step_overhead_s: float = Field(ge=0)
     layer_overhead_s: float = Field(ge=0)
     chunked_prefill: bool = True  # whether a prompt may be split over steps by default
+    kv_admission: KvAdmission | None = None  # SGLang's reservation; None: blocks for the chunk
     sources: dict[str, str]
 
 

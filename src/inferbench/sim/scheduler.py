@@ -29,6 +29,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from inferbench.sim.admission import KvAdmission, NewTokenRatio
 from inferbench.sim.kv import BlockPool
 from inferbench.sim.perf import RankBatch
 from inferbench.sim.prefix import PrefixCache
@@ -107,6 +108,7 @@ class RankScheduler:
         max_num_batched_tokens: int,
         chunked_prefill: bool = True,
         batch_wait: tuple[int, int] = (0, 0),
+        kv_admission: KvAdmission | None = None,
     ) -> None:
         self.index = index
         self.pool = pool
@@ -115,6 +117,8 @@ class RankScheduler:
         self.chunked_prefill = chunked_prefill  # False: a prompt is prefilled whole
         self.batch_wait = batch_wait  # (steps, tokens): TRT-LLM batch waiting; (0, 0) off
         self._waited = 0  # steps the current contexts have been held
+        # SGLang: admission reserves KV for the running requests' outputs (None: vLLM's rule)
+        self.ratio = NewTokenRatio(kv_admission) if kv_admission is not None else None
         self.waiting: deque[Seq] = deque()
         self.running: dict[int, Seq] = {}  # admission order; preemption pops the newest
         self.prefilling: dict[int, Seq] = {}
@@ -193,6 +197,10 @@ class RankScheduler:
         self.preemptions += 1
         self.waiting.appendleft(victim)
         self.queued_prefill_tokens += victim.prefill_target
+        if self.ratio is not None:
+            self.ratio.retracted(
+                (self._output(s) - r, self._output(s)) for s, r in self._remaining(step)
+            )
         return victim
 
     # -- one step -----------------------------------------------------------------------
@@ -205,9 +213,12 @@ class RankScheduler:
         pool = self.pool
         bs = pool.block_size
         need = self._residue[(-step) % bs]
+        preempted = self.preemptions
         while need > pool.free and self.decode_count:
             self._preempt_newest(step)
             need = self._residue[(-step) % bs]
+        if self.ratio is not None and self.decode_count and self.preemptions == preempted:
+            self.ratio.decoded()
         pool.free -= need
         self._allocated_step = step
         if not self.prefilling and not self.waiting and self.prefix is None:
@@ -282,7 +293,32 @@ class RankScheduler:
         self._waited = 0
         return False
 
+    def _remaining(self, step: int) -> list[tuple[Seq, int]]:
+        """(sequence, tokens it may still generate) for every running sequence."""
+        out = []
+        for s in self.running.values():
+            made = s.g0 + step - s.s0 if s.state == SeqState.DECODE else s.generated
+            out.append((s, self._output(s) - made))
+        return out
+
+    @staticmethod
+    def _output(seq: Seq) -> int:
+        """Tokens `seq` generates here: a disaggregated prefill makes only the first."""
+        return 1 if seq.prefill_only else seq.output
+
+    def _kv_admits(self, seq: Seq, cached: int, step: int, charged: int) -> bool:
+        """SGLang's rule: the free KV, less what was charged this step and the share held for
+        running outputs, must exceed the new request's prompt and output."""
+        assert self.ratio is not None
+        need = self.ratio.charge(seq.prefill_target - cached, self._output(seq) - seq.generated)
+        free = self.pool.free * self.pool.block_size - charged
+        most = self.ratio.current * self.ratio.spec.clip_tokens * len(self.running)
+        if free - most > need:  # even the largest reservation leaves room: skip the sum
+            return True
+        return free - self.ratio.reserve(r for _, r in self._remaining(step)) > need
+
     def _admit(self, step: int, budget: int, chunks: list[tuple[Seq, int]]) -> int:
+        charged = 0
         while self.waiting and len(self.running) < self.max_num_seqs:
             seq = self.waiting[0]
             if seq.state == SeqState.LOADING:  # remote KV: reserve blocks, no compute
@@ -301,6 +337,12 @@ class RankScheduler:
             need = seq.prefill_target - cached
             if not self.chunked_prefill and budget < need <= self.max_num_batched_tokens:
                 break  # scheduled whole or not at all (a longer recompute is still chunked)
+            if self.ratio is not None:
+                if not self._kv_admits(seq, cached, step, charged):
+                    break
+                # its output is held from now on; the prompt's blocks are taken below
+                out = self._output(seq) - seq.generated
+                charged += self.ratio.charge(need, out) - min(need, budget)
             chunk = min(need, budget)
             blocks = self.pool.blocks_for(cached + chunk)
             if not self.pool.take(blocks):

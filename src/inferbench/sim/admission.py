@@ -1,0 +1,60 @@
+"""SGLang's KV admission: a new request is admitted only if the free KV holds its prompt,
+its whole output and a share (`new_token_ratio`) of what every running request may
+still generate; the share decays while decoding goes well and jumps after a retraction.
+
+After SGLang's PrefillAdder (managers/schedule_policy.py) and NewTokenRatioTracker; the
+constants are SGLang's defaults (srt/environ.py), held in engines.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class KvAdmission(BaseModel):
+    """The constants of SGLang's admission (SGLANG_* environment defaults)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    init_ratio: float = Field(0.7, gt=0, le=1)  # SGLANG_INIT_NEW_TOKEN_RATIO
+    min_ratio_factor: float = Field(0.14, gt=0, le=1)  # SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
+    decay_steps: int = Field(600, ge=1)  # SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
+    clip_tokens: int = Field(4096, ge=1)  # SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
+    retract_steps: int = Field(20, ge=0)  # SGLANG_RETRACT_DECODE_STEPS
+
+
+class NewTokenRatio:
+    """The running estimate of how much of its output a running request still needs."""
+
+    __slots__ = ("spec", "current", "floor", "decay")
+
+    def __init__(self, spec: KvAdmission) -> None:
+        self.spec = spec
+        self.current = spec.init_ratio
+        self.floor = spec.init_ratio * spec.min_ratio_factor
+        self.decay = (spec.init_ratio - self.floor) / spec.decay_steps
+
+    def decoded(self) -> None:
+        """One decode step without a retraction: a little more confidence."""
+        self.current = max(self.current - self.decay, self.floor)
+
+    def retracted(self, remaining: Iterable[tuple[int, int]]) -> None:
+        """After a retraction, from the (generated, max_new) of the requests still running."""
+        done = total = count = 0
+        for generated, max_new in remaining:
+            done += generated
+            total += max_new
+            count += 1
+        if total:
+            self.current = min(1.0, (done + self.spec.retract_steps * count) / total)
+
+    def charge(self, prompt: int, output: int) -> int:
+        """KV tokens a new request must find free: its prompt and its (clipped) output."""
+        return prompt + min(output, self.spec.clip_tokens)
+
+    def reserve(self, remaining: Iterable[int]) -> float:
+        """KV tokens held back for the running requests' remaining outputs."""
+        clip = self.spec.clip_tokens
+        return self.current * sum(min(r, clip) for r in remaining)
