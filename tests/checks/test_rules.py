@@ -17,7 +17,7 @@ from inferbench.cli.main import main
 from inferbench.config.project import load_project
 
 from .test_broken_examples import EXPECTED, NEEDS_BASE
-from .treeutil import CHANGELOG, EXAMPLES, MASTER, RECIPE, edit
+from .treeutil import CHANGELOG, EXAMPLES, MASTER, RECIPE, copy_examples, edit
 
 CLUSTER = "clusters/b200-dgxc.yaml"
 # rule -> edits (file, old, new) that break exactly that rule
@@ -154,3 +154,23 @@ def test_cli_exit_codes_and_formats(tree: Path, capsys: pytest.CaptureFixture[st
     assert run_cli([str(tree / "nope")], capsys)[0] == 2
     assert run_cli([str(tree), "--select", "IB9999"], capsys)[0] == 2
     assert run_cli([str(tree), "--base", "HEAD"], capsys)[0] == 2  # not a git repository
+
+
+def test_catalog_image_aliases_and_extra_model_aliases_are_no_findings(tmp_path: Path) -> None:
+    """A catalog as `clusters import` writes it from a launcher: a container name the cluster's
+    srtslurm.yaml maps to the job's image (`image-aliases`) is the master image (no IB301), and
+    a model entry's further `aliases` (the launchers' `"${MODEL_PREFIX}"` line) are model_paths
+    aliases (no IB401); unknown names still are findings."""
+    tree = copy_examples(tmp_path / "tree")
+    edit(tree, CLUSTER, "containers:\n", "image-aliases: [dynamo-vllm]\ncontainers:\n")
+    edit(tree, CLUSTER, "    alias: minimax-m3-nvfp4\n",
+         "    alias: minimax-m3-nvfp4\n    aliases: [minimaxm3]\n")  # fmt: skip
+    edit(tree, RECIPE, "path: minimax-m3-nvfp4", "path: minimaxm3")
+    edit(tree, RECIPE, "container: vllm/vllm-openai:vllm-minimax-m3-perf-x86_64-13.0.1-8b00f41",
+         "container: dynamo-vllm")  # fmt: skip
+    rules = {f.rule for f in check_tree(tree).findings}
+    assert not rules & {"IB301", "IB401", "IB701"}, rules
+    edit(tree, RECIPE, "container: dynamo-vllm", "container: dynamo-sglang")
+    edit(tree, RECIPE, "path: minimaxm3", "path: minimax")
+    rules = {f.rule for f in check_tree(tree).findings}
+    assert {"IB301", "IB401"} <= rules, rules
