@@ -19,6 +19,7 @@ BAD = {
     "conc16.json": "{bad",
     "conc32.json": "[]",
     "conc64.json": '{"max_concurrency": "lots"}',
+    "eval_gsm8k.json": '{"kind": "inferbench-eval"',
 }
 
 
@@ -40,7 +41,7 @@ def test_bad_files_are_skipped_and_named_the_valid_ones_stored(tmp_path: Path) -
     assert report.inserted == 2
     assert sorted(s.path.name for s in report.skipped) == sorted(BAD)
     for skipped in report.skipped:
-        assert skipped.path.name in skipped.reason
+        assert skipped.path.name in skipped.reason and "(fix: " in skipped.reason, skipped
     with open_store(url) as store:
         assert store.count() == 2
 

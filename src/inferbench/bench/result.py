@@ -174,7 +174,9 @@ def read_point_result(path: Path) -> PointResult:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(
-            f"cannot read result file: {exc.strerror}", location=Location(file=path)
+            f"cannot read result file: {exc.strerror}",
+            location=Location(file=path),
+            hint="check that the path is a readable file",
         ) from None
     try:
         top = orjson.loads(raw)
@@ -186,7 +188,9 @@ def read_point_result(path: Path) -> PointResult:
         ) from None
     if not isinstance(top, dict) or "inferbench" not in top:
         raise InputError(
-            "not an inferbench result file (no `inferbench` block)", location=Location(file=path)
+            "not an inferbench result file (no `inferbench` block)",
+            location=Location(file=path),
+            hint="give a result file `inferbench bench` wrote",
         )
     block = top.pop("inferbench")
     if isinstance(block, dict):
@@ -200,7 +204,9 @@ def read_point_result(path: Path) -> PointResult:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"])
         raise InputError(
-            f"invalid result file: {err['msg']}", location=Location(file=path, key=key)
+            f"invalid result file: {err['msg']}",
+            location=Location(file=path, key=key),
+            hint="the file was changed or truncated; rerun the point",
         ) from None
 
 

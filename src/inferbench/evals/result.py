@@ -81,19 +81,28 @@ def is_eval_file(data: object) -> bool:
     return isinstance(data, dict) and data.get("kind") == "inferbench-eval"
 
 
+_RERUN = "the file is truncated or was changed: rerun the eval, or remove the file"
+
+
 def read_eval_result(path: Path) -> EvalResult:
     path = Path(path)
     try:
         data = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
-        raise InputError(f"cannot read eval result ({exc})", location=Location(file=path)) from None
+        raise InputError(
+            f"cannot read eval result ({exc})", location=Location(file=path), hint=_RERUN
+        ) from None
     if not is_eval_file(data):
-        raise InputError("not an inferbench eval result", location=Location(file=path))
+        raise InputError(
+            "not an inferbench eval result",
+            location=Location(file=path),
+            hint="eval_<task>.json is the file `inferbench eval` writes; rename or remove this one",
+        )
     try:
         return EvalResult.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"])
         raise InputError(
-            f"invalid eval result: {err['msg']}", location=Location(file=path, key=key)
+            f"invalid eval result: {err['msg']}", location=Location(file=path, key=key), hint=_RERUN
         ) from None

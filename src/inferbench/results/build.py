@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from inferbench.errors import InputError, Location
-from inferbench.results.benchfile import BenchFile
+from inferbench.results.benchfile import REPLACE_HINT, BenchFile
 from inferbench.results.derived import energy_per_token, per_gpu_throughput
 from inferbench.results.record import Derived, Energy, Identity, Metrics, Provenance, Record
 
@@ -73,5 +73,7 @@ def build_record(identity: Identity, provenance: Provenance, bench: BenchFile) -
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         raise InputError(
-            f"invalid record: {key}: {first['msg']}", location=Location(bench.path)
+            f"invalid record: {key}: {first['msg']}",
+            location=Location(bench.path),
+            hint=REPLACE_HINT,
         ) from None

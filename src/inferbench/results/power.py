@@ -51,7 +51,9 @@ def read_power_csv(path: Path) -> tuple[PowerSample, ...]:
     t_col, gpu_col, w_col = _find(header, _TIME), _find(header, _GPU), _find(header, _POWER)
     if t_col is None or w_col is None:
         raise InputError(
-            "power CSV needs a time and a power column", location=Location(path, line=1)
+            "power CSV needs a time and a power column",
+            location=Location(path, line=1),
+            hint="name them in the header (timestamp, power.draw as nvidia-smi does) or remove it",
         )
     out = []
     for line, row in enumerate(rows[1:], start=2):
@@ -63,6 +65,8 @@ def read_power_csv(path: Path) -> tuple[PowerSample, ...]:
             out.append(PowerSample(t=_time(row[t_col]), gpu=gpu, watts=float(watts)))
         except (IndexError, ValueError):
             raise InputError(
-                f"bad power sample row: {row!r}", location=Location(path, line=line)
+                f"bad power sample row: {row!r:.120}",
+                location=Location(path, line=line),
+                hint="fix or delete the row (a number of watts per sample), or remove the file",
             ) from None
     return tuple(out)
