@@ -73,7 +73,10 @@ class Worker:
         ]
         self.step_times: list[float] = []
         self.busy_until: float | None = None
-        self._chunks: list[list[tuple[Seq, int]]] = []
+        # the ranks whose step ends something (a prefill chunk, a finishing sequence), with
+        # their chunks: found when the step starts (nothing between start and end changes
+        # a rank's finish heap), so `finish` does not visit every rank of every step
+        self._completing: list[tuple[RankScheduler, list[tuple[Seq, int]]]] = []
         self.busy_time = 0.0
 
     def try_start(self, now: float) -> list[Seq] | None:
@@ -87,12 +90,13 @@ class Worker:
             return None
         step = len(self.step_times)
         batches: list[RankBatch] = []
-        self._chunks = all_chunks = []
+        self._completing = completing = []
         loading: list[Seq] = []
         for rank in self.ranks:
             batch, chunks = rank.schedule(step)
             batches.append(batch)
-            all_chunks.append(chunks)
+            if chunks or not rank.nothing_due(step):
+                completing.append((rank, chunks))
             if rank.loading_admitted:
                 loading.extend(rank.loading_admitted)
                 rank.loading_admitted.clear()
@@ -115,9 +119,7 @@ class Worker:
         self.step_times.append(end)
         finished: list[Seq] = []
         prefilled: list[Seq] = []
-        for rank, chunks in zip(self.ranks, self._chunks, strict=True):
-            if not chunks and rank.nothing_due(step):
-                continue  # most ranks of most steps: no prefill ended, no sequence finished
+        for rank, chunks in self._completing:
             done, pre = rank.complete(step, chunks, end)
             finished += done
             prefilled += pre
