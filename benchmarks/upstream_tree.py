@@ -6,8 +6,18 @@ and the median, min and max are printed. Two cache states for `check` and `sweep
 
 - cold: a fresh, empty parse cache (`INFERBENCH_CACHE_DIR` in a new tmp folder each run):
   every YAML file is parsed, as on a first run or after every file changed;
-- warm: the cache filled by one run before (the usual case: a CI re-run, an edit of a few
-  files), so unchanged files are unpacked instead of parsed.
+- warm: the cache filled by one run before (the usual case: a CI re-run), so unchanged
+  files are unpacked instead of parsed, and `check` takes its whole result from the check
+  result cache (`inferbench.checks.result_cache`, keyed by the bytes of every input);
+- parse (`check` only): the parse cache warm but the check result cache emptied before each
+  run, as after an edit of a few files: every check runs, on unpacked parses.
+
+Every child gets a bytecode cache of its own (PYTHONPYCACHEPREFIX in the tmp folder,
+PYTHONDONTWRITEBYTECODE unset) filled by one untimed run first, as an installed package has
+its bytecode: otherwise a checkout run with PYTHONDONTWRITEBYTECODE=1 recompiles every
+inferbench module at every start (about 0.09 s). `--no-bytecode-cache` keeps the caller's
+environment as it is. PYTHONPATH is passed through, so the same script times another
+checkout's library (`PYTHONPATH=<old checkout>/src`).
 
 CPU time (user + system of the child) is printed beside the wall time: on a shared, loaded
 machine wall time is mostly waiting for a core, and CPU time is what the run itself costs.
@@ -18,7 +28,7 @@ INFERBENCH_INFERENCEX_PYTHON, else built by `.ci/services/25-inferencex-oracle.s
 same session, and the ratios generator / `sweep` are printed (skipped with --no-generator).
 
     python benchmarks/upstream_tree.py [--tree DIR] [--runs 5] [--srt-slurm DIR] [--json]
-                                       [--commands check,sweep]
+                                       [--commands check,sweep] [--no-bytecode-cache]
                                        [--oracle-python PY | --no-generator]
 """
 
@@ -28,6 +38,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -81,24 +92,42 @@ def _wall(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tupl
     return elapsed, cpu
 
 
+def _environ(bytecode: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("INFERBENCH_NO_CACHE", None)
+    if bytecode is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
+    return env
+
+
 def _measure(
-    name: str, args: list[str], runs: int, warm: bool, cwd: Path | None = None
+    name: str,
+    args: list[str],
+    runs: int,
+    cache_state: str,
+    bytecode: Path | None,
+    cwd: Path | None = None,
 ) -> dict[str, object]:
+    """`cache_state`: cold (an empty cache each run), warm (filled by a run before) or parse
+    (filled, less the check results: only the parses are reused)."""
     times: list[float] = []
     cpus: list[float] = []
+    reuse = cache_state in ("warm", "parse")
     with tempfile.TemporaryDirectory() as base:
-        for run in range(runs + (1 if warm else 0)):
-            cache = Path(base) / ("warm" if warm else f"cold-{run}")
-            env = {**os.environ, "INFERBENCH_CACHE_DIR": str(cache)}
-            env.pop("INFERBENCH_NO_CACHE", None)
+        for run in range(runs + 1):  # the first run fills the bytecode (and the warm) cache
+            cache = Path(base) / ("reused" if reuse else f"cold-{run}")
+            if cache_state == "parse":
+                shutil.rmtree(cache / "check-v1", ignore_errors=True)
+            env = {**_environ(bytecode), "INFERBENCH_CACHE_DIR": str(cache)}
             elapsed, cpu = _wall(args, env, cwd)
-            if warm and run == 0:
-                continue  # fills the cache
+            if run == 0:
+                continue
             times.append(elapsed)
             cpus.append(cpu)
     return {
         "name": name,
-        "cache": "warm" if warm else "cold",
+        "cache": cache_state,
         "median_s": statistics.median(times),
         "min_s": min(times),
         "max_s": max(times),
@@ -118,6 +147,11 @@ def main() -> None:
     )
     parser.add_argument("--oracle-python", default=None, help="the InferenceX oracle venv's python")
     parser.add_argument("--no-generator", action="store_true", help="skip InferenceX's generator")
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="run the children in the caller's environment as it is (no bytecode cache)",
+    )
     opts = parser.parse_args()
     if not (opts.tree / "configs").is_dir():
         raise SystemExit(f"no InferenceX tree at {opts.tree}")
@@ -125,20 +159,29 @@ def main() -> None:
     if opts.srt_slurm is not None:
         check += ["--srt-slurm", str(opts.srt_slurm)]
     sweep = [*_cli(), "sweep", "--root", str(opts.tree), "--format", "json"]
-    results = [
-        _measure(name, args, opts.runs, warm)
-        for name, args in (("check", check), ("sweep", sweep))
-        if name in opts.commands.split(",")
-        for warm in (False, True)
-    ]
-    if not opts.no_generator:
-        generator = _generator(_oracle_python(opts.oracle_python), opts.tree)
-        results.append(_measure("generator", generator, opts.runs, False, cwd=opts.tree))
-        results[-1]["cache"] = "-"
+    states = {"check": ("cold", "parse", "warm"), "sweep": ("cold", "warm")}
+    with tempfile.TemporaryDirectory() as tmp:
+        bytecode = None if opts.no_bytecode_cache else Path(tmp) / "bytecode"
+        results = [
+            _measure(name, args, opts.runs, state, bytecode)
+            for name, args in (("check", check), ("sweep", sweep))
+            if name in opts.commands.split(",")
+            for state in states[name]
+        ]
+        if not opts.no_generator:
+            generator = _generator(_oracle_python(opts.oracle_python), opts.tree)
+            results.append(
+                _measure("generator", generator, opts.runs, "cold", bytecode, cwd=opts.tree)
+            )
+            results[-1]["cache"] = "-"
     if opts.json:
         print(json.dumps(results, indent=2))
         return
-    print(f"tree: {opts.tree}  runs: {opts.runs}  (wall seconds, fresh process each run)")
+    print(
+        f"tree: {opts.tree}  runs: {opts.runs}  (seconds, fresh process each run; medians)"
+        f"  bytecode cache: {'caller' if opts.no_bytecode_cache else 'own'}"
+        f"  load average at the end: {os.getloadavg()[0]:.1f}"
+    )
     for r in results:
         print(
             f"  {r['name']:<9} {r['cache']:<5} median {r['median_s']:.3f}  "
@@ -146,7 +189,7 @@ def main() -> None:
         )
     if not opts.no_generator:
         gen = results[-1]
-        for r in (r for r in results if r["name"] == "sweep"):
+        for r in (r for r in results if r["name"] == "sweep"):  # (cold and warm)
             wall = float(gen["median_s"]) / float(r["median_s"])  # type: ignore[arg-type]
             cpu = float(gen["cpu_median_s"]) / float(r["cpu_median_s"])  # type: ignore[arg-type]
             print(f"  generator / sweep ({r['cache']}): wall {wall:.2f}x, cpu {cpu:.2f}x")

@@ -22,6 +22,9 @@ from typing import Any
 VERSION = b"inferbench-yaml-3"  # bump when the parse result's shape or what it refuses changes
 
 
+_MADE: set[Path] = set()  # cache folders this process made or found
+
+
 def cache_dir(folder: str = "yaml-v1") -> Path | None:
     """Where the cache keeps `folder` (parses; `checks.result_cache` keeps check results in
     a folder of its own), or None when the cache is off."""
@@ -57,8 +60,14 @@ def store(digest: str, value: Any, where: str = "yaml-v1") -> None:
     try:
         blob = marshal.dumps(value)
         target = folder / digest[:2]
-        target.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target, prefix=".tmp-")
+        if target not in _MADE:  # (a cold run stores hundreds of entries in 256 folders)
+            target.mkdir(parents=True, exist_ok=True)
+            _MADE.add(target)
+        try:
+            fd, tmp = tempfile.mkstemp(dir=target, prefix=".tmp-")
+        except FileNotFoundError:  # the folder went away since: made again
+            target.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(blob)

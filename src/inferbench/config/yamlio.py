@@ -515,7 +515,12 @@ class _TreeBuilder(_Builder):
                 self.duplicates.append(DuplicateKey(where, first_line))
             seen[key] = key_node
             here = f"{prefix}{_KEY}{key}"
-            positions[here] = _pack(key_node.start_mark, value_node.start_mark)
+            km, vm = key_node.start_mark, value_node.start_mark
+            kl, kc, vl, vc = km.line + 1, km.column + 1, vm.line + 1, vm.column + 1
+            if (kl | kc | vl | vc) > _MAX:
+                positions[here] = _pack(km, vm)
+            else:  # _pack inlined: once per key of every file
+                positions[here] = (kl << 3 * _BITS) | (kc << 2 * _BITS) | (vl << _BITS) | vc
             result[key] = self.build(value_node, here)
         return result
 
