@@ -44,6 +44,8 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
     "IB411": [(CLUSTER, "runners: [b200, b200-multinode]", "runners: [b200, b200-multinode, x9]")],
     "IB412": [(CLUSTER, "gpus-per-node: 8", "gpus-per-node: 4")],
     "IB501": [(CHANGELOG, '["dsr1-fp8-h200-*"]', '["dsr1-fp8-h100-*"]')],
+    "IB505": [(CHANGELOG, "pr-link: https://github.com/example-org/benchmarks/pull/102",
+               "pr-link: see PR 102")],
     "IB601": [(MASTER, "gptoss-fp4-b200-trt:", "gptoss-b200-trt:"),
               (CHANGELOG, "[gptoss-fp4-b200-trt]", "[gptoss-b200-trt]")],
     "IB702": [(MASTER, "image: vllm/vllm-openai:v0.10.2", "image: vllm/vllm-openai:v0.10.2 x")],

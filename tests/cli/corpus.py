@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MASTER = "configs/nvidia-master.yaml"
 RUNNERS = "configs/runners.yaml"
@@ -44,36 +46,99 @@ class Case:
     files: dict[str, str | bytes] = field(default_factory=dict)  # relative to {tmp}
 
 
-# -- YAML text mutations: (name, function of the file's text) ------------------------------
-def _first_scalar(text: str, pattern: str, repl: str) -> str:
-    out, n = re.subn(pattern, repl, text, count=1, flags=re.M)
-    return out if n else text + f"\n{repl}\n"
+# -- YAML text mutations --------------------------------------------------------------------
+class MutationMissed(AssertionError):
+    """A value mutation found nothing to change in its file: the case would test something
+    else than its name says (the corpus fails to build rather than test that silently)."""
 
 
-TEXT_MUTATIONS: dict[str, Callable[[str], str | bytes]] = {
-    "empty": lambda t: "",
-    "truncated": lambda t: t[: len(t) // 2] + "\n  - [unclosed\n",
-    "tab-indent": lambda t: t.replace("\n  ", "\n\t", 3),
-    "duplicate-key": lambda t: _first_scalar(t, r"^(\s*)(\w[\w-]*): (.+)$", r"\1\2: \3\n\1\2: \3"),
-    "huge-int": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\g<1>" + "9" * 5000),
-    "alias-bomb": lambda t: BOMB,
-    "list-root": lambda t: "- just\n- a list\n",
-    "scalar-root": lambda t: "just a string\n",
-    "binary": lambda t: b"\x00\xff\xfe\x00garbage\x89PNG",
-    "bad-utf8": lambda t: t.encode()[:40] + b"\xc3\x28\xa0\xa1\n",
-    "markup": lambda t: _first_scalar(t, r"(: )([A-Za-z][\w./-]+)$", r"\1'[/][bold]x[/]'"),
-    "negative": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\g<1>-7"),
-    "string-for-int": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\1abc"),
-    "float-for-int": lambda t: _first_scalar(t, r"(: )(\d+)\b", r"\g<1>1.5"),
-    # the first value outside a comment (a `key: text` inside a comment is no value)
-    "null-value": lambda t: _first_scalar(t, r"^([^#\n]*?: )(\S.*)$", r"\1null"),
-    "deep-nesting": lambda t: "x: " + "[" * 150 + "]" * 150 + "\n",
-    "recursive-anchor": lambda t: "a: &a [1, *a]\n",
-    "unknown-key": lambda t: _first_scalar(
-        t, r"^(\s+)(image|gpu|name|labels|description): ", r"\1bogus-key: 1\n\1\2: "
+@dataclass(frozen=True)
+class Edit:
+    """Rewrite the first match of `pattern` (multi-line) with `repl`. The result must still
+    be YAML, so that the case tests the value it changed, not the syntax around it."""
+
+    pattern: str
+    repl: str
+
+    def apply(self, rel: str, text: str) -> str:
+        out, n = re.subn(self.pattern, self.repl, text, count=1, flags=re.M)
+        if not n or out == text:
+            raise MutationMissed(f"{rel}: {self.pattern!r} finds nothing to change")
+        try:
+            yaml.load(out, Loader=yaml.BaseLoader)  # every scalar as text: 5000 digits too
+        except yaml.YAMLError as exc:
+            raise MutationMissed(f"{rel}: {self.repl!r} leaves no YAML: {exc}") from exc
+        return out
+
+
+Mutation = Callable[[str, str], str | bytes]  # (file relative to the tree, its text)
+
+
+def _edits(default: Edit, per_file: dict[str, Edit] | None = None) -> Mutation:
+    """A value mutation: `default`, or the edit `per_file` gives for a file whose values
+    the default pattern would miss (runners.yaml's labels, the changelog's URL and text)."""
+
+    def change(rel: str, text: str) -> str:
+        return (per_file or {}).get(rel, default).apply(rel, text)
+
+    return change
+
+
+INT = r"(: )(\d+)\b"  # the first integer value
+WORD = r"(: )([A-Za-z][\w./-]+)$"  # the first one-word text value
+RUNNER_LABEL = r"^(labels:\n  )[\w.:-]+:"  # the first runner label of runners.yaml
+PR_LINK = r"^(  pr-link: )\S+$"  # the first changelog entry's pull request URL
+DESCRIPTION = r'^(    - )"[^"\n]*"$'  # the first line of the first entry's description
+
+
+def _changelog_number(value: str) -> Edit:
+    # A changelog entry's one number is `eval-min-prefill-ep` (an int >= 1); the example
+    # changelog sets none, so the bad number goes in as that key of the first entry.
+    return Edit(r"^(  pr-link: .*)$", rf"\1\n  eval-min-prefill-ep: {value}")
+
+
+HUGE = "9" * 5000
+TEXT_MUTATIONS: dict[str, Mutation] = {
+    "empty": lambda rel, t: "",
+    "truncated": lambda rel, t: t[: len(t) // 2] + "\n  - [unclosed\n",
+    "tab-indent": lambda rel, t: t.replace("\n  ", "\n\t", 3),
+    "duplicate-key": _edits(Edit(r"^(\s*)(\w[\w-]*): (.+)$", r"\1\2: \3\n\1\2: \3")),
+    "huge-int": _edits(Edit(INT, rf"\g<1>{HUGE}"), {CHANGELOG: _changelog_number(HUGE)}),
+    "alias-bomb": lambda rel, t: BOMB,
+    "list-root": lambda rel, t: "- just\n- a list\n",
+    "scalar-root": lambda rel, t: "just a string\n",
+    "binary": lambda rel, t: b"\x00\xff\xfe\x00garbage\x89PNG",
+    "bad-utf8": lambda rel, t: t.encode()[:40] + b"\xc3\x28\xa0\xa1\n",
+    "markup": _edits(
+        Edit(WORD, r"\1'[/][bold]x[/]'"),
+        {
+            RUNNERS: Edit(RUNNER_LABEL, r"\1'[/][bold]x[/]':"),
+            CHANGELOG: Edit(PR_LINK, r"\1'[/][bold]x[/]'"),
+        },
     ),
-    "bool-for-list": lambda t: _first_scalar(t, r"(: )\[[^\]\n]*\]", r"\1yes"),
-    "control-chars": lambda t: _first_scalar(t, r"(: )([A-Za-z][\w./-]+)$", r'\1"a\\x07\\x1bb"'),
+    "negative": _edits(Edit(INT, r"\g<1>-7"), {CHANGELOG: _changelog_number("-7")}),
+    "string-for-int": _edits(Edit(INT, r"\1abc"), {CHANGELOG: _changelog_number("abc")}),
+    "float-for-int": _edits(Edit(INT, r"\g<1>1.5"), {CHANGELOG: _changelog_number("1.5")}),
+    # the first value outside a comment (a `key: text` inside a comment is no value)
+    "null-value": _edits(Edit(r"^([^#\n]*?: )(\S.*)$", r"\1null")),
+    "deep-nesting": lambda rel, t: "x: " + "[" * 150 + "]" * 150 + "\n",
+    "recursive-anchor": lambda rel, t: "a: &a [1, *a]\n",
+    # a key no schema knows, beside the first well-known key of the file
+    "unknown-key": _edits(
+        Edit(r"^(\s*)(image|gpu|name|labels|description):(?= |$)", r"\1bogus-key: 1\n\1\2:")
+    ),
+    "bool-for-list": _edits(
+        Edit(r"(: )\[[^\]\n]*\]", r"\1yes"),
+        # a recipe's list is its concurrencies ("2048", "4x8x16" or [4, 8, 16])
+        {RECIPE: Edit(r"^(\s+concurrencies: ).+$", r"\1yes")},
+    ),
+    "control-chars": _edits(
+        Edit(WORD, r'\1"a\\x07\\x1bb"'),
+        {
+            RUNNERS: Edit(RUNNER_LABEL, r'\1"a\\x07\\x1bb":'),
+            CHANGELOG: Edit(DESCRIPTION, r'\1"a\\x07\\x1bb"'),
+        },
+    ),
 }
 
 
@@ -82,9 +147,9 @@ def tree_cases() -> Iterator[Case]:
         name = Path(rel).stem
         text = (EXAMPLES / rel).read_text()
         for mutation, change in TEXT_MUTATIONS.items():
-            broken = change(text)
+            broken = change(rel, text)
             if broken == text:
-                continue
+                raise MutationMissed(f"{rel}: {mutation} changes nothing")
             where = (Path(rel).name,)
             # check: a broken file is bad input (2) or a finding naming it (1)
             codes = frozenset({1, 2})

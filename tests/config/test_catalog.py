@@ -113,6 +113,24 @@ def test_runners_registry(write: WriteFile) -> None:
         load_runners(write("runners.yaml", "labels:\n  b200: []\n"))
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("labels:\n  b200: [b200-nb_0]\n  '[/][bold]x[/]': [a_0]\n", 3, "label '[/][bold]x[/]'"),
+        ("labels:\n  b200: [b200-nb_0, 'b$(id)_1']\n", 2, "runner 'b$(id)_1' of label 'b200'"),
+    ],
+)
+def test_runner_labels_and_machines_are_plain_names(
+    write: WriteFile, text: str, line: int, words: str
+) -> None:
+    """A label is a `runs-on` label and a machine becomes RUNNER_NAME, which the workflow
+    puts into a script name: markup, spaces or shell syntax there are refused where written."""
+    with pytest.raises(ConfigError, match="is not a plain name") as caught:
+        load_runners(write("runners.yaml", text))
+    assert words in caught.value.message and caught.value.location.line == line
+    assert caught.value.hint is not None and "letters, digits" in caught.value.hint
+
+
 RUNNERS_BY_LABEL = """\
 labels:
   cluster:mi355x-amds: [mi355x-amds_00]

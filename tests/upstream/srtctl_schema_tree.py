@@ -22,6 +22,7 @@ logging.disable(logging.CRITICAL)
 
 import srtctl.backends as backends  # noqa: E402
 from marshmallow import fields  # noqa: E402
+from marshmallow_dataclass.union_field import Union  # noqa: E402
 from srtctl.core import schema  # noqa: E402
 
 KINDS = {
@@ -39,7 +40,7 @@ def simple_kind(field: Any) -> str:
     for cls, name in KINDS.items():
         if type(field) is cls:
             return name
-    return "any"  # unions, raw values, sweeps, paths: srtctl's own field logic
+    return "any"  # raw values, sweeps, paths: srtctl's own field logic
 
 
 def kind_of(field: Any) -> dict[str, Any]:
@@ -47,6 +48,11 @@ def kind_of(field: Any) -> dict[str, Any]:
         return {"kind": "object", "fields": walk(field.schema)}
     if isinstance(field, schema.BackendConfigField):
         return {"kind": "backend"}
+    if isinstance(field, Union):  # `list[int] | str`: one of the alternatives must load
+        return {
+            "kind": "union",
+            "of": [kind_of(alternative) for _, alternative in field.union_fields],
+        }
     entry = {"kind": simple_kind(field)}
     if entry["kind"] == "mapping" and field.value_field is not None:
         entry["values"] = simple_kind(field.value_field)
@@ -89,7 +95,7 @@ HEADER = """\
 # it against the real srtctl.
 # Kinds: string, integer, float, boolean, mapping (free keys; `values` their kind), list
 # (`items` their kind), object (nested fields), backend (one protocol per backend type),
-# any (srtctl's own field logic).
+# union (`of` its alternatives, tried in order), any (srtctl's own field logic).
 """
 
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field, field_validator
 
-from inferbench.config.base import FrozenModel
+from inferbench.config.base import FrozenModel, RuleViolation
 from inferbench.config.validate import validate_doc
 from inferbench.config.yamlio import PositionedDoc, load_yaml
 from inferbench.errors import ConfigError, Location
+
+# A runner label is a GitHub `runs-on` label and a machine name becomes RUNNER_NAME, which
+# the workflow turns into `launch_${RUNNER_NAME%%_*}.sh`: plain names only (every label and
+# machine of InferenceX's runners.yaml is one).
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*\Z")
+_NAME_HINT = "write a name of letters, digits and `-`, `_`, `.`, `:` (e.g. h200-nv_0)"
 
 
 class HardwareSpec(FrozenModel):
@@ -26,8 +33,19 @@ class RunnerRegistry(FrozenModel):
     @classmethod
     def _non_empty(cls, labels: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
         for label, names in labels.items():
+            if not _NAME.match(label):
+                raise RuleViolation(
+                    f"runner label {label!r} is not a plain name", at=(label,), hint=_NAME_HINT
+                )
             if not names:
                 raise ValueError(f"label {label!r} lists no runner")
+            for index, name in enumerate(names):
+                if not _NAME.match(name):
+                    raise RuleViolation(
+                        f"runner {name!r} of label {label!r} is not a plain name",
+                        at=(label, index),
+                        hint=_NAME_HINT,
+                    )
         return labels
 
     def has_label(self, label: str) -> bool:

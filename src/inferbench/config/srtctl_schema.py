@@ -112,8 +112,29 @@ def _field(
         _mapping(value, spec.get("values", "any"), path, out)
     elif kind == "list":
         _list(value, spec.get("items", "any"), path, out)
+    elif kind == "union":
+        _union(value, spec["of"], path, out, schema)
     elif (message := _scalar(value, kind)) is not None:
         out.append(SchemaProblem(path, message))
+
+
+def _union(
+    value: Any,
+    alternatives: list[dict[str, Any]],
+    path: KeyPath,
+    out: list[SchemaProblem],
+    schema: SrtctlSchema,
+) -> None:
+    """marshmallow_dataclass's Union: the value loads if one alternative loads it
+    (`concurrencies: yes` is neither a list of integers nor a string)."""
+    reasons: list[str] = []
+    for alternative in alternatives:
+        tried: list[SchemaProblem] = []
+        _field(value, alternative, path, tried, schema)
+        if not tried:
+            return
+        reasons.extend(SchemaProblem(p.path[len(path) :], p.message).render() for p in tried)
+    out.append(SchemaProblem(path, " Or: ".join(dict.fromkeys(reasons))))
 
 
 def _mapping(value: Any, values: str, path: KeyPath, out: list[SchemaProblem]) -> None:

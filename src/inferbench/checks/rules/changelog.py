@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -260,3 +261,28 @@ def changelog_topology_words(subject: ChangelogSubject) -> Iterator[Problem]:
                         f"{'is' if len(keys) == 1 else 'are'} {have}",
                         doc.locate((item.index, "description", line)),
                     )
+
+
+# What InferenceX's validate_perf_changelog.py lets a pr-link be: the pull request's URL
+# (its own tree also holds `.../pull/2305/changes`) or the XXX placeholder of an open PR.
+# Text, brackets (Rich markup), quotes and spaces make no URL.
+_PR_LINK = re.compile(r"https?://[^\s\[\]<>\"'`{}|\\^]+\Z|XXX\Z")
+
+
+@rule(
+    "IB505",
+    "changelog-pr-link",
+    Severity.ERROR,
+    ChangelogSubject,
+    "every entry's pr-link is the URL of its pull request (or InferenceX's XXX placeholder)",
+    hint="write the pull request's URL, e.g. https://github.com/<org>/<repo>/pull/123, or XXX "
+    "until the pull request exists",
+)
+def changelog_pr_link(subject: ChangelogSubject) -> Iterator[Problem]:
+    doc = subject.changelog.doc
+    for item in subject.changelog.items:
+        link = item.entry.pr_link
+        if link is not None and not _PR_LINK.match(link):
+            yield Problem(
+                f"pr-link {link!r} is not a URL", doc.locate_value((item.index, "pr-link"))
+            )

@@ -90,7 +90,8 @@ def config_file_outside_tree(ref: RecipeReference) -> Iterator[Problem]:
     RecipeLoad,
     "srtctl's schema accepts the recipe (no unknown keys, right types); srtctl's reason",
     hint="srtctl rejects unknown keys at every level (engine flag maps and environments "
-    "are free); check the key against srt-slurm's src/srtctl/core/schema.py",
+    "are free) and values of another type; check the key and its type against srt-slurm's "
+    "src/srtctl/core/schema.py",
 )
 def recipe_schema(load: RecipeLoad) -> Iterator[Problem]:
     for problem in load.problems:
