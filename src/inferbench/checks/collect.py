@@ -31,9 +31,10 @@ from inferbench.config.cluster_import import import_cluster
 from inferbench.config.launcher import LauncherTable
 from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
 from inferbench.config.project import Project, real_path
-from inferbench.config.recipe import Recipe, RecipeNotTyped, locate
+from inferbench.config.recipe import RECIPE_DUPLICATES, Recipe, RecipeNotTyped, locate
 from inferbench.config.recipe_schema import RecipeProblem
 from inferbench.config.settings import RecipeRef
+from inferbench.config.yamlio import preload
 from inferbench.core.concurrency import expand_concurrency
 from inferbench.errors import ConfigError, Location
 
@@ -84,6 +85,7 @@ class Collector:
 
     def collect(self) -> Subjects:
         project, out = self.project, self.out
+        preload(self._recipe_files(), duplicates=RECIPE_DUPLICATES)
         for config in project.masters.values():
             out.masters.append(MasterSubject(project, config))
             out.images.append(ImageUse(config.entry.image, config.locate(("image",)), "image"))
@@ -110,6 +112,29 @@ class Collector:
                     where = cluster.locate(("containers", alias))
                     out.images.append(ImageUse(image, where, f"container alias {alias!r}"))
         return out
+
+    def _recipe_files(self) -> list[Path]:
+        """Every recipe file the checks will read: the tree's, and the srt-slurm files its
+        master entries name."""
+        files = self.project.recipe_paths()
+        if self.srt_slurm is None:
+            return files
+        for config in self.project.masters.values():
+            for point in config.entry.search_spaces():
+                space = point.space
+                if not isinstance(space, MultiNodeSearchSpace) or not space.config_file:
+                    continue
+                try:
+                    if self.project.foreign_recipe(config.entry.framework, str(space.config_file)):
+                        continue
+                    resolved = self.project.resolve_recipe(
+                        space.config_file, srt_slurm=self.srt_slurm
+                    )
+                except ConfigError:
+                    continue
+                if resolved.exists and resolved.origin == "upstream":
+                    files.append(resolved.path)
+        return files
 
     def _reference(
         self,

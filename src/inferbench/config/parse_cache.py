@@ -52,6 +52,12 @@ def load(digest: str, where: str = "yaml-v1") -> Any | None:
         return None
 
 
+def has(digest: str, where: str = "yaml-v1") -> bool:
+    """Whether an entry for `digest` is stored (False when the cache is off)."""
+    folder = cache_dir(where)
+    return folder is not None and (folder / digest[:2] / digest).is_file()
+
+
 def store(digest: str, value: Any, where: str = "yaml-v1") -> None:
     """Keep `value` (plain data only) for `digest`; written atomically, errors ignored."""
     folder = cache_dir(where)

@@ -357,8 +357,12 @@ def split_reference(reference: str) -> tuple[str, str | None]:
     return reference, None
 
 
+# srtctl reads recipes with PyYAML, where a repeated key's last value wins
+RECIPE_DUPLICATES = "last"
+
+
 def load_recipe_file(path: Path) -> RecipeFile:
-    return RecipeFile(load_yaml(path, duplicates="last"))
+    return RecipeFile(load_yaml(path, duplicates=RECIPE_DUPLICATES))
 
 
 def load_recipe(path: Path | str, selector: str | None = None, *, strict: bool = True) -> Recipe:
