@@ -58,9 +58,9 @@ def read_sources(source: Path, wanted: tuple[str, ...]) -> dict[str, str]:
             for name in archive.namelist():
                 take(name, archive.read(name))
     else:
-        with tarfile.open(source) as archive:
-            for member in archive.getmembers():
-                handle = archive.extractfile(member) if member.isfile() else None
+        with tarfile.open(source) as tar:
+            for member in tar.getmembers():
+                handle = tar.extractfile(member) if member.isfile() else None
                 if handle is not None:
                     take(member.name, handle.read())
     return found
@@ -93,15 +93,32 @@ def _option_strings(tree: ast.AST) -> set[str]:
     return {flag for flag in out if flag}
 
 
-def _fields(tree: ast.AST, classes: tuple[str, ...]) -> set[str]:
+# Engines whose names are kept verbatim: TRT-LLM's LLM-API YAML keys are pydantic field names
+# (`max_batch_size`, never `max-batch-size`) and its click options are matched exactly.
+VERBATIM = frozenset({"trtllm"})
+
+
+def _fields(tree: ast.AST, classes: tuple[str, ...], verbatim: bool) -> set[str]:
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name in classes:
             for item in node.body:
                 target = item.target if isinstance(item, ast.AnnAssign) else None
-                if isinstance(target, ast.Name) and not target.id.startswith("_"):
-                    out.add(target.id.replace("_", "-"))
+                if not isinstance(target, ast.Name) or target.id.startswith("_"):
+                    continue
+                if _is_classvar(item):  # `decoding_type: ClassVar[str]` is no field
+                    continue
+                out.add(target.id if verbatim else target.id.replace("_", "-"))
     return out
+
+
+def _is_classvar(item: ast.stmt) -> bool:
+    annotation = item.annotation if isinstance(item, ast.AnnAssign) else None
+    if isinstance(annotation, ast.Subscript):
+        annotation = annotation.value
+    name = annotation.attr if isinstance(annotation, ast.Attribute) else ""
+    name = annotation.id if isinstance(annotation, ast.Name) else name
+    return name == "ClassVar"
 
 
 def extract(engine: str, sources: dict[str, str]) -> list[str]:
@@ -109,7 +126,7 @@ def extract(engine: str, sources: dict[str, str]) -> list[str]:
     for text in sources.values():
         tree = ast.parse(text)
         flags |= _option_strings(tree)
-        flags |= _fields(tree, FIELD_CLASSES[engine])
+        flags |= _fields(tree, FIELD_CLASSES[engine], engine in VERBATIM)
     return sorted(flags)
 
 

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferbench.config.engine_releases import flag_tables, image_release, judge_flag
+from inferbench.config.engine_releases import (
+    FlagTable,
+    flag_tables,
+    image_release,
+    judge_against,
+    judge_flag,
+)
 from inferbench.launch.deployment import deployment_from_dicts
 from inferbench.launch.engines import build_server, engine_args
 from inferbench.launch.plan import Engine
@@ -33,6 +39,57 @@ def test_the_release_comes_from_the_engines_own_image_tag() -> None:
     assert image_release("sglang", "lmsysorg/sglang:v0.5.8.post1-cu130") == "0.5.8.post1"
     assert image_release("sglang", "lmsysorg/sglang:nightly-dev-cu13-20260805-211ee642") is None
     assert image_release("vllm", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.1") is None
+
+
+@pytest.mark.parametrize(
+    ("image", "release"),
+    [
+        ("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14", "1.3.0rc14"),
+        ("nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc22.post1", "1.3.0rc22.post1"),
+        ("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc23.post1", "1.3.0rc23.post1"),
+        # Dynamo runtimes carry a TRT-LLM whose release the tag does not name
+        ("nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post2", None),
+        ("nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.0-dev.1-cuda13", None),
+    ],
+)
+def test_trtllm_release_images_name_their_release(image: str, release: str | None) -> None:
+    assert image_release("trtllm", image) == release
+    assert image_release("vllm", image) is None
+
+
+def test_trtllm_names_are_matched_exactly() -> None:
+    """LLM-API YAML keys are pydantic field names and click options take no prefixes: no
+    `-` for `_`, no abbreviation, no case folding; a release without a table of its own is
+    held to the union of every known one."""
+    table = FlagTable(
+        "trtllm", "9.9.9rc1", "NVIDIA/TensorRT-LLM", "v9.9.9rc1",
+        frozenset({"max_batch_size", "max_num_tokens", "extra_llm_api_options", "tp_size"}),
+    )  # fmt: skip
+    union = table.flags | {"nvfp4_gemm_config"}
+    for written in ("max_batch_size", "--max_batch_size", "--tp_size"):
+        assert judge_against("trtllm", written, table, union).known, written
+    for written in ("max-batch-size", "--max-batch-size", "max_batch", "--tp", "Max_Batch_Size"):
+        verdict = judge_against("trtllm", written, table, union)
+        assert not verdict.known and verdict.release == "9.9.9rc1", written
+    assert judge_against("trtllm", "max_batch", table, union).closest == "max_batch_size"
+    assert not judge_against("trtllm", "nvfp4_gemm_config", table, union).known
+    unknown_release = judge_against("trtllm", "nvfp4_gemm_config", None, union)
+    assert unknown_release.known and unknown_release.release is None
+    # the argparse engines keep their spellings
+    vllm = FlagTable("vllm", "1", "v/v", "v1", frozenset({"max-num-seqs"}))
+    assert judge_against("vllm", "--max_num_seqs", vllm, vllm.flags).known
+    assert judge_against("vllm", "--max-num", vllm, vllm.flags).known
+
+
+def test_no_trtllm_table_means_no_trtllm_verdict() -> None:
+    """No TRT-LLM table is proven against a release yet (docs/conformance.md): IB309 says
+    nothing about TRT-LLM rather than judge it against an unidentified snapshot."""
+    if "trtllm" in flag_tables():
+        pytest.skip("a TRT-LLM table exists")
+    assert (
+        judge_flag("trtllm", "max_batch_size", "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14")
+        is None
+    )
 
 
 def _job(framework: str, image: str, **over: object) -> dict[str, object]:
@@ -101,4 +158,52 @@ def test_the_extraction_script_reads_flag_names_only(tmp_path: Path) -> None:
         "fp4-gemm-backend",
         "gemm",
         "tp-size",
+    ]
+
+
+def test_the_extraction_script_keeps_trtllm_names_verbatim(tmp_path: Path) -> None:
+    """TRT-LLM: click options as declared and the LlmArgs field names (snake_case, the keys of
+    --extra_llm_api_options YAML); a ClassVar is no field."""
+    serve = tmp_path / "src/tensorrt_llm/commands/serve.py"
+    args = tmp_path / "src/tensorrt_llm/llmapi/llm_args.py"
+    serve.parent.mkdir(parents=True)
+    args.parent.mkdir(parents=True)
+    serve.write_text(
+        "import click\n"
+        "@click.command('serve')\n"
+        "@click.argument('model')\n"
+        "@click.option('--tp_size', type=int)\n"
+        "@click.option('--config', '--extra_llm_api_options', 'config', default=None)\n"
+        "def serve(model, tp_size, config): ...\n"
+    )
+    args.write_text(
+        "from typing import ClassVar\n"
+        "class BaseLlmArgs:\n"
+        "    max_batch_size: int = 8\n"
+        "    decoding_type: ClassVar[str] = 'x'\n"
+        "class TorchLlmArgs(BaseLlmArgs):\n"
+        "    cuda_graph_config: dict = None\n"
+        "class KvCacheConfig:\n"
+        "    free_gpu_memory_fraction: float = 0.9\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "trtllm", "9.9.9rc1", str(tmp_path / "src")]
+        + ["--repo", "NVIDIA/TensorRT-LLM", "--ref", "v9.9.9rc1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    table = yaml.safe_load(done.stdout)
+    assert table["source"]["files"] == [
+        "tensorrt_llm/commands/serve.py",
+        "tensorrt_llm/llmapi/llm_args.py",
+    ]
+    assert table["flags"] == [
+        "config",
+        "cuda_graph_config",
+        "extra_llm_api_options",
+        "max_batch_size",
+        "tp_size",
     ]

@@ -1,13 +1,14 @@
 """IB309 on the real InferenceX tree: every vLLM and SGLang flag its recipes write is one
 the engine release of the master image accepts (no false alarms; Dynamo's `--dyn-*` flags
-are Dynamo's own)."""
+are Dynamo's own). TRT-LLM recipes are judged once a TRT-LLM table exists; until then no
+verdict is given on them (docs/conformance.md says why)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from inferbench.checks.engine import CheckOptions, check_tree
-from inferbench.config.engine_releases import judge_flag
+from inferbench.config.engine_releases import flag_tables, judge_flag
 from inferbench.config.project import load_project
 
 
@@ -37,3 +38,26 @@ def test_the_tables_judge_the_trees_recipes(inferencex_tree: Path) -> None:
                 verdict = judge_flag(engine, str(flag))
                 judged += verdict is not None and verdict.known
     assert judged > 500
+
+
+def test_trtllm_recipes_are_judged_once_a_table_exists(inferencex_tree: Path) -> None:
+    """The tree's TRT-LLM recipes write `trtllm_config` keys; with a TRT-LLM table each must
+    be known, without one none gets a verdict (no finding from an unproven table)."""
+    project = load_project(inferencex_tree)
+    verdicts = []
+    for path in project.recipe_paths():
+        recipe_file = project.recipe_file(path)
+        if recipe_file.is_override_file:
+            continue
+        data = recipe_file.doc.data
+        backend = data.get("backend") if isinstance(data, dict) else None
+        if not isinstance(backend, dict) or backend.get("type") != "trtllm":
+            continue
+        for flags in (backend.get("trtllm_config") or {}).values():
+            for key in flags or {}:
+                verdicts.append((key, judge_flag("trtllm", str(key))))
+    assert len(verdicts) > 500
+    if "trtllm" in flag_tables():
+        assert [key for key, v in verdicts if v is None or not v.known] == []
+    else:
+        assert all(v is None for _, v in verdicts)

@@ -3,12 +3,18 @@
 `catalog/engine_flags/<engine>-<release>.yaml` lists the flag names of one release (vLLM's
 `vllm serve`, SGLang's `sglang.launch_server`), each with the repository, tag and files it
 was read from by `tools/extract_engine_flags.py`. A job's release is read from its image tag
-(`vllm/vllm-openai:v0.25.1`, `lmsysorg/sglang:v0.5.16-cu130`); an image of another name or a
-nightly has no known release, and is held to the union of every known release.
+(`vllm/vllm-openai:v0.25.1`, `lmsysorg/sglang:v0.5.16-cu130`,
+`nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc22.post1`); an image of another name (a Dynamo
+runtime), a nightly, or a release with no table of its own is held to the union of every
+known release of the engine (so a table never condemns a flag some known release accepts).
 
-A written flag is accepted the way the engine's argument parser accepts it: `_` or `-`
-between words, a unique prefix of a flag (argparse's abbreviations), vLLM's `--no-<flag>`
-(BooleanOptionalAction) and its `--<flag>.<key>` for a field of a JSON-valued flag.
+A written flag is accepted the way the engine's argument parser accepts it. vLLM and SGLang
+(argparse): `_` or `-` between words, a unique prefix of a flag (argparse's abbreviations),
+vLLM's `--no-<flag>` (BooleanOptionalAction) and its `--<flag>.<key>` for a field of a
+JSON-valued flag. TRT-LLM: exactly as declared, no prefixes and no `-` for `_`: the YAML keys
+of `--extra_llm_api_options` / `--config` (srtctl's `trtllm_config`) are pydantic field
+names of `TorchLlmArgs` (a model that forbids extra keys), and `trtllm-serve`'s click long
+options take no abbreviations. Its tables therefore keep each name verbatim.
 """
 
 from __future__ import annotations
@@ -28,8 +34,12 @@ from inferbench.config.yamlio import load_plain
 _RELEASE_IMAGES = {
     "vllm": ("vllm/vllm-openai",),
     "sglang": ("lmsysorg/sglang",),
+    "trtllm": ("nvidia/tensorrt-llm/release",),  # nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14
 }
-_VERSION = re.compile(r"^v?(\d+\.\d+\.\d+(?:\.post\d+|rc\d+)?)(?:[-_].*)?$")
+# 0.25.1, v0.5.8.post1, 1.3.0rc14, 1.3.0rc22.post1, then an optional -/_ suffix (-cu130)
+_VERSION = re.compile(r"^v?(\d+\.\d+\.\d+(?:rc\d+)?(?:\.post\d+)?)(?:[-_].*)?$")
+# Engines whose flags are matched exactly as declared (see the module docstring).
+_EXACT = frozenset({"trtllm"})
 
 
 @dataclass(frozen=True)
@@ -58,10 +68,21 @@ def flag_tables() -> Mapping[str, Mapping[str, FlagTable]]:
             release=str(data["release"]),
             repo=source["repo"],
             ref=source["ref"],
-            flags=frozenset(normalize_flag(str(f)) for f in data["flags"]),
+            flags=frozenset(_table_name(data["engine"], str(f)) for f in data["flags"]),
         )
         out.setdefault(table.engine, {})[table.release] = table
     return out
+
+
+def _table_name(engine: str, flag: str) -> str:
+    """A table's flag as it is compared: verbatim for an exact engine, else normalized."""
+    return flag.strip().lstrip("-") if engine in _EXACT else normalize_flag(flag)
+
+
+def written_name(engine: str, written: str) -> str:
+    """A written flag as it is compared: `--max_batch_size` -> `max_batch_size` for TRT-LLM
+    (case and `_` kept), `--Max_Model_Len` -> `max-model-len` for the argparse engines."""
+    return _table_name(engine, written)
 
 
 @functools.cache
@@ -101,8 +122,16 @@ def judge_flag(engine: str, written: str, image: str = "") -> FlagVerdict | None
         return None
     release = image_release(engine, image)
     table = tables.get(release) if release is not None else None
-    flags = table.flags if table is not None else _all_flags(engine)
-    name = normalize_flag(written)
+    return judge_against(engine, written, table, _all_flags(engine))
+
+
+def judge_against(
+    engine: str, written: str, table: FlagTable | None, union: frozenset[str]
+) -> FlagVerdict:
+    """The verdict on `written` against `table`, or against `union` (every known release)
+    when the image's release has no table of its own."""
+    flags = table.flags if table is not None else union
+    name = written_name(engine, written)
     if _accepted(engine, name, flags):
         return FlagVerdict(True, table.release if table else None)
     close = difflib.get_close_matches(name, sorted(flags), n=1, cutoff=0.6)
@@ -112,6 +141,8 @@ def judge_flag(engine: str, written: str, image: str = "") -> FlagVerdict | None
 def _accepted(engine: str, name: str, flags: frozenset[str]) -> bool:
     if name in flags:
         return True
+    if engine in _EXACT:  # pydantic field names and click options: no other spelling
+        return False
     if engine == "vllm":
         if name.startswith("no-") and name[3:] in flags:
             return True

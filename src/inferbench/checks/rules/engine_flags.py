@@ -39,11 +39,13 @@ def engine_flag_unknown(d: DeploymentSubject) -> Iterator[Problem]:
             if verdict is None or verdict.known:
                 continue
             release = verdict.release or "any release inferbench has a table of"
+            # TRT-LLM's trtllm_config is LLM-API YAML: keys, not command-line flags
+            what, dash = ("option", "") if engine == "trtllm" else ("flag", "--")
             yield Problem(
-                f"{ENGINE_NAMES.get(engine, engine)} {release} has no flag --{written} "
+                f"{ENGINE_NAMES.get(engine, engine)} {release} has no {what} {dash}{written} "
                 f"({mode} of {d.config.key}, image {image})",
                 locate(recipe, (*recipe.flags_path(mode), str(written))),
-                hint=f"did you mean --{verdict.closest}?"
+                hint=f"did you mean {dash}{verdict.closest}?"
                 if verdict.closest
                 else "remove it, or check the engine's --help for its name",
             )
