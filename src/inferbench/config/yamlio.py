@@ -747,8 +747,8 @@ def preload(paths: list[Path], *, duplicates: str = "error") -> None:
         os.waitpid(child, 0)
 
 
-# (path, duplicates mode) -> (mtime_ns, size, parse-cache key) of the bytes preload read, so that the load_yaml
-# call that follows need not read and hash the file again (popped there)
+# (path, duplicates mode) -> (mtime_ns, size, parse-cache key) of the bytes preload read, so
+# that the load_yaml call that follows need not read and hash the file again (popped there)
 _DIGESTS: dict[tuple[str, str], tuple[int, int, str]] = {}
 
 
