@@ -44,6 +44,16 @@ def test_slurm_plan_from_a_pyxis_cluster() -> None:
     assert "/scratch/fsw/models/gpt-oss-120b" in argv  # staged weights, not the hub id
 
 
+def test_trtllm_is_asked_for_its_staged_weights_by_path() -> None:
+    """trtllm-serve gets no --served_model_name (not provably in the tree's TRT-LLM releases):
+    the bench and the eval ask for the path the server was given, as InferenceX does."""
+    for plan in _plans("gptoss-fp4-b200-trt", backend=Backend.SLURM, cluster="b200-dgxc"):
+        argv = plan.processes[0].argv  # type: ignore[attr-defined]
+        assert not any("served" in a for a in argv)
+        assert argv[argv.index("trtllm-serve") + 1] == "/scratch/fsw/models/gpt-oss-120b"
+        assert plan.bench.model == "/scratch/fsw/models/gpt-oss-120b"  # type: ignore[attr-defined]
+
+
 def test_slurm_backend_refuses_a_cluster_without_slurm() -> None:
     with pytest.raises(InputError, match="no Slurm scheduler"):
         _plans("llama3.1-8b-bf16-h200-vllm", backend=Backend.SLURM, cluster="h200-nv")

@@ -132,7 +132,11 @@ def local_plan(
     chosen = resolve_engine(dep, engine)
     proc = server_process(dep, chosen, options)
     args = engine_args(dep, host=options.host, port=proc.port, model_path=options.model_path)
-    files = build_server(chosen, args, job_file=JOB_FILE, python=options.python).files
+    cmd = build_server(chosen, args, job_file=JOB_FILE, python=options.python)
+    files = cmd.files
+    bench = bench_spec(dep, options)
+    if cmd.api_model is not None:  # the server answers to another name than the model id
+        bench = bench.model_copy(update={"model": cmd.api_model})
     notes = list(args.notes)
     if chosen is Engine.SIM and detect_engine(dep) is not Engine.SIM:
         notes.append(f"simulating {dep.framework} on {dep.runner} instead of starting it")
@@ -143,7 +147,7 @@ def local_plan(
         config_key=dep.config_key,
         processes=(proc,),
         files=tuple(RenderedFile(name=n, content=c) for n, c in sorted(files.items())),
-        bench=bench_spec(dep, options),
+        bench=bench,
         notes=tuple(notes),
     )
 

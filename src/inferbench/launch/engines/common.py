@@ -46,6 +46,9 @@ class ServerCommand:
     env: dict[str, str] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)  # extra rendered files by name
     health_path: str = "/health"
+    # the model name requests must carry, where the server does not answer to the job's
+    # model id (None: it does, by --served-model-name or because it was given the id)
+    api_model: str | None = None
 
 
 def engine_args(

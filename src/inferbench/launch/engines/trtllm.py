@@ -13,8 +13,10 @@ def trtllm_command(args: EngineArgs, *, rendered_dir: str = "rendered") -> Serve
     # CUDA graphs and attention DP are LLM-API options, not flags: they go in a YAML file.
     tp_size = args.tp * args.dp
     argv = ["trtllm-serve", args.model, "--host", args.host, "--port", str(args.port)]
-    if args.served_name:
-        argv += ["--served_model_name", args.served_name]
+    # No --served_model_name: trtllm-serve gained a served-name option only in 2026 (TRT-LLM
+    # pull request 11711) and no flag table proves which 1.3.0rcN images have it. Staged
+    # weights are asked for by the path the server was given, as InferenceX's launchers do.
+    api_model = args.model if args.served_name else None
     argv += ["--backend", "pytorch", "--tp_size", str(tp_size), "--pp_size", str(args.pp)]
     if args.expert_parallel:
         argv += ["--ep_size", str(args.ep)]
@@ -27,4 +29,4 @@ def trtllm_command(args: EngineArgs, *, rendered_dir: str = "rendered") -> Serve
         "  enable_padding: true\n"
         f"  max_batch_size: {args.cudagraph_max_bs}\n"
     )
-    return ServerCommand(argv=tuple(argv), files={EXTRA_OPTIONS_FILE: options})
+    return ServerCommand(argv=tuple(argv), files={EXTRA_OPTIONS_FILE: options}, api_model=api_model)
