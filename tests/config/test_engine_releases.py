@@ -39,6 +39,11 @@ def test_the_release_comes_from_the_engines_own_image_tag() -> None:
     assert image_release("sglang", "lmsysorg/sglang:v0.5.8.post1-cu130") == "0.5.8.post1"
     assert image_release("sglang", "lmsysorg/sglang:nightly-dev-cu13-20260805-211ee642") is None
     assert image_release("vllm", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.1") is None
+    # the ROCm builds are the same releases
+    assert image_release("vllm", "vllm/vllm-openai-rocm:v0.27.1") == "0.27.1"
+    rocm = "lmsysorg/sglang-rocm:v0.5.16-rocm720-mi35x-20260730"
+    assert image_release("sglang", rocm) == "0.5.16"
+    assert image_release("sglang", "rocm/sgl-dev:v0.5.16-rocm720") is None  # another project's
 
 
 @pytest.mark.parametrize(

@@ -32,8 +32,9 @@ from inferbench.config.yamlio import load_plain
 
 # The image repositories an engine's own releases are published under.
 _RELEASE_IMAGES = {
-    "vllm": ("vllm/vllm-openai",),
-    "sglang": ("lmsysorg/sglang",),
+    # the ROCm images are the same release built for AMD GPUs (same argument parser)
+    "vllm": ("vllm/vllm-openai", "vllm/vllm-openai-rocm"),
+    "sglang": ("lmsysorg/sglang", "lmsysorg/sglang-rocm"),
     "trtllm": ("nvidia/tensorrt-llm/release",),  # nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14
 }
 # 0.25.1, v0.5.8.post1, 1.3.0rc14, 1.3.0rc22.post1, then an optional -/_ suffix (-cu130)
