@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from inferbench.bench.agentic.options import ReplayOptions
@@ -109,3 +111,24 @@ def test_cache_aware_routing_keeps_sessions_on_their_rank() -> None:
     _, blind_hit = _throughput(blind, traces)
     # blind routing still hits often: a session's earlier turns left its prefix on both ranks
     assert aware_hit > blind_hit + 0.05 and aware_hit > 0.8
+
+
+def _disaggregated(cache: CacheSpec | None) -> SimDeployment:
+    """1P1D: one prefill and one decode worker, each a TP1 copy of `_dep`'s pool."""
+    agg = _dep(0.9)
+    return agg.model_copy(update={"prefill": agg.decode, "cache": cache})
+
+
+def test_a_disaggregated_prefill_pool_caches_prefixes() -> None:
+    """The prefill pool computes the prompts, so its ranks hold the prefix caches: later turns
+    hit there and prefill less, and the first token comes sooner than without caching."""
+    traces = _traces(8)
+    options = ReplayOptions(lanes=8, sessions=8, delay_scale=0.2)
+    ttft = []
+    for cache in (CacheSpec(), CacheSpec(prefix_caching=False)):
+        est = estimate_agentic(_disaggregated(cache), traces, options)
+        ttft.append(statistics.median(t.record.ttft or 0.0 for t in est.run.turns if t.turn > 2))
+        if cache.prefix_caching:
+            block = agentic_block(est.run, traces, options, est.server)
+            assert block.server is not None and (block.server.overall_hit_rate or 0.0) > 0.7
+    assert ttft[0] < 0.7 * ttft[1]

@@ -110,7 +110,7 @@ class _Estimate:
         self.traces = traces.traces
         self.options = options
         self.cluster = build_cluster(dep, self)
-        self.block_size = dep.decode.block_size
+        self.block_size = dep.prompt_pool.block_size
         self.timers: list[tuple[float, int, Callable[[float], None]]] = []
         self.ticket = itertools.count()
         self.rid = itertools.count()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inferbench.catalog.schema import Precision
-from inferbench.sim.caching import attach_caches, decode_router
+from inferbench.sim.caching import attach_caches, cache_router
 from inferbench.sim.deployment import PoolSpec, SimDeployment
 from inferbench.sim.engine import Listener, SimCluster, Worker
 from inferbench.sim.perf import kv_transfer_time
@@ -48,13 +48,19 @@ def build_cluster(dep: SimDeployment, listener: Listener | None = None) -> SimCl
     prefill = _workers(dep, dep.prefill) if dep.prefill else None
     fixed = transfer_seconds(dep, 0)
     per_token = transfer_seconds(dep, 1) - fixed
-    stats = attach_caches(dep, decode)
+    stats = attach_caches(dep, prefill or decode)  # the pool that computes the prompts
+    routed = (
+        None
+        if stats is None
+        else cache_router(dep, prefill or decode, by_prefill_tokens=bool(prefill))
+    )
     cluster = SimCluster(
         decode,
         prefill,
         transfer_time=lambda tokens: fixed + per_token * tokens,
         listener=listener,
-        decode_router=decode_router(dep, decode) if stats is not None else None,
+        decode_router=None if prefill else routed,
+        prefill_router=routed if prefill else None,
     )
     cluster.cache_stats = stats
     return cluster

@@ -3,7 +3,9 @@
 Sizes: the job's `total-cpu-dram-gb` (InferenceX's aggregate budget for the job's GPUs) is
 split evenly over the GPUs; each GPU holds its shard of a token's KV, so a rank's DRAM tier
 holds (budget / GPUs) / (KV bytes per token per GPU) tokens, and loads them over each GPU's
-own host link in parallel (`host_links.yaml`). Disaggregated pools are not given caches.
+own host link in parallel (`host_links.yaml`). In a disaggregated deployment the prefill
+pool computes the prompts, so its ranks hold the caches (and the router that reads them); the
+decode pool receives each prompt's whole KV over the link, as it has no copy of its own.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from inferbench.sim.routing import CacheAwareRouter
 
 
 def attach_caches(dep: SimDeployment, workers: list[Worker]) -> TierStats | None:
+    """Give every rank of `workers` (the pool that computes prompts) a prefix cache."""
     spec = dep.cache
-    if spec is None or not spec.prefix_caching or dep.prefill is not None:
+    if spec is None or not spec.prefix_caching:
         return None
     stats = TierStats()
     link = host_link_bytes_per_s(dep.gpu.key, spec.host_link_gbps)
@@ -37,11 +40,14 @@ def attach_caches(dep: SimDeployment, workers: list[Worker]) -> TierStats | None
     return stats
 
 
-def decode_router(dep: SimDeployment, workers: list[Worker]) -> RankRouter | None:
+def cache_router(
+    dep: SimDeployment, workers: list[Worker], *, by_prefill_tokens: bool = False
+) -> RankRouter | None:
+    """The cache-aware router over the pool whose ranks hold the caches, or None."""
     spec = dep.cache
     if spec is None or not spec.prefix_caching or not spec.cache_aware_routing:
         return None
-    return CacheAwareRouter(workers)
+    return CacheAwareRouter(workers, by_prefill_tokens=by_prefill_tokens)
 
 
 AGENTIC_CONTEXT = AGENTIC_MAX_MODEL_LEN

@@ -104,6 +104,12 @@ class SimDeployment(FrozenModel):
     cache: CacheSpec | None = None  # prefix caching and DRAM offload (agentic jobs)
 
     @property
+    def prompt_pool(self) -> PoolSpec:
+        """The pool that computes prompts (and holds the prefix caches): the prefill pool of a
+        disaggregated deployment, else the aggregated one."""
+        return self.prefill or self.decode
+
+    @property
     def pools(self) -> tuple[PoolSpec, ...]:
         return (self.prefill, self.decode) if self.prefill else (self.decode,)
 

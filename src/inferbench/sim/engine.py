@@ -158,6 +158,7 @@ class SimCluster:
         transfer_time: Callable[[int], float] | None = None,
         listener: Listener | None = None,
         decode_router: RankRouter | None = None,
+        prefill_router: RankRouter | None = None,
     ) -> None:
         self.decode_workers = decode_workers
         self.prefill_workers = prefill_workers or []
@@ -167,8 +168,8 @@ class SimCluster:
         self.listener = listener
         self._decode_router = decode_router or RankRouter(decode_workers, by_prefill_tokens=False)
         self._prefill_router = (
-            RankRouter(self.prefill_workers, by_prefill_tokens=True)
-            if (self.prefill_workers)
+            prefill_router or RankRouter(self.prefill_workers, by_prefill_tokens=True)
+            if self.prefill_workers
             else None
         )
         self._transfers: list[tuple[float, int, Seq]] = []
@@ -181,7 +182,7 @@ class SimCluster:
         self.in_flight += 1
         if self._prefill_router is not None:
             seq.prefill_only = True
-            _, rank = self._prefill_router.pick()
+            _, rank = self._prefill_router.pick(seq)
         else:
             worker, rank = self._decode_router.pick(seq)
             seq.step_times = worker.step_times

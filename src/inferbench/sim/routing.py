@@ -16,9 +16,15 @@ from inferbench.sim.scheduler import RankScheduler, Seq
 
 class CacheAwareRouter(RankRouter):
     def __init__(
-        self, workers: list[Worker], *, abs_threshold: int = 64, rel_threshold: float = 1.5
+        self,
+        workers: list[Worker],
+        *,
+        abs_threshold: int = 64,
+        rel_threshold: float = 1.5,
+        by_prefill_tokens: bool = False,
     ) -> None:
-        super().__init__(workers, by_prefill_tokens=False)
+        # by_prefill_tokens: the fallback's load measure (a prefill pool's queued tokens)
+        super().__init__(workers, by_prefill_tokens=by_prefill_tokens)
         self.abs_threshold = abs_threshold
         self.rel_threshold = rel_threshold
 

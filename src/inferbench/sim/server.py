@@ -265,7 +265,7 @@ class SimServer:
             rid=number, prompt=req.prompt_tokens, output=req.max_tokens, arrival=self.driver.now()
         )
         if self.cluster.cache_stats is not None and isinstance(body.get("prompt"), list):
-            seq.hashes = token_block_hashes(body["prompt"], self.dep.decode.block_size)
+            seq.hashes = token_block_hashes(body["prompt"], self.dep.prompt_pool.block_size)
         stream = _Stream(seq, self.dep.stream_interval)
         seq.tag = stream
         self.metrics.prompt_tokens += req.prompt_tokens
