@@ -10,6 +10,7 @@ import pytest
 
 from inferbench.config import parse_cache
 from inferbench.config.yamlio import PRELOAD_MIN_FILES, load_yaml, preload
+from inferbench.core.cpus import usable_cores
 from inferbench.errors import ConfigError
 
 TEXT = "a:\n  b: [1, 2.5, yes, null, '3']\n  b: 4\nc: {d: x}\n"
@@ -58,13 +59,6 @@ def test_no_cache_and_an_unwritable_cache(tmp_path: Path, monkeypatch: pytest.Mo
     assert load_yaml(path).data == {"a": 1}
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def _recipes(folder: Path, count: int) -> list[Path]:
     folder.mkdir()
     paths = []
@@ -77,7 +71,7 @@ def _recipes(folder: Path, count: int) -> list[Path]:
     return [*paths, broken]
 
 
-@pytest.mark.skipif(_cores() < 2, reason="preload forks only with a second core to run on")
+@pytest.mark.skipif(usable_cores() < 2, reason="preload forks only with a second core to run on")
 def test_preload_fills_the_cache_with_what_load_yaml_would_parse(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -97,7 +91,7 @@ def test_preload_fills_the_cache_with_what_load_yaml_would_parse(
     assert docs[5].data == {"name": "r5", "backend": {"type": "vllm", "n": 6}}
 
 
-@pytest.mark.skipif(_cores() < 2, reason="preload forks only with a second core to run on")
+@pytest.mark.skipif(usable_cores() < 2, reason="preload forks only with a second core to run on")
 def test_a_file_edited_after_preload_is_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -47,6 +47,7 @@ from yaml.error import MarkedYAMLError, YAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from inferbench.config import parse_cache
+from inferbench.core.cpus import usable_cores
 from inferbench.errors import ConfigError, Location
 
 try:  # libyaml: several times faster than the pure-Python parser
@@ -720,11 +721,7 @@ def preload(paths: list[Path], *, duplicates: str = "error") -> None:
     """
     if parse_cache.cache_dir() is None or threading.active_count() > 1:
         return
-    try:
-        cores = len(os.sched_getaffinity(0))  # what this process may run on (taskset)
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    if cores < 2 or not hasattr(os, "fork"):
+    if usable_cores() < 2 or not hasattr(os, "fork"):
         return
     missing = [path for path in paths if not _cached(path, duplicates)]
     if len(missing) < PRELOAD_MIN_FILES:

@@ -9,4 +9,5 @@ outcome.py      PointOutcome, Outcome (`outcome.json`), StoredOutcome (the store
 lengths.py      the max-model-len margin (isl + osl + 256)
 seqlen.py       sequence-length names (1k1k, 8k1k, 1000_1000)
 concurrency.py  concurrency expansion (ranges, lists, filters) and concurrency-list parsing
+cpus.py         the cores this process may run on (parallel parsing and ingest)
 """

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import math
 import multiprocessing
-import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -21,6 +20,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+from inferbench.core.cpus import usable_cores
 from inferbench.core.outcome import StoredOutcome
 from inferbench.errors import InputError, Location
 from inferbench.results.evalrecord import EvalRecord
@@ -161,11 +161,7 @@ def _read_units(units: Sequence[Unit], identity: Mapping[str, Any] | None, now: 
 def _workers(units: int) -> int:
     if units < PARALLEL_MIN_UNITS:
         return 1
-    try:
-        cores = len(os.sched_getaffinity(0))  # what this process may run on (taskset)
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, 8, units // _UNITS_PER_TASK))
+    return max(1, min(usable_cores(), 8, units // _UNITS_PER_TASK))
 
 
 def _read_all(
