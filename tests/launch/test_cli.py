@@ -119,3 +119,27 @@ def test_run_dry_run_exits_1_when_a_job_cannot_be_planned(tmp_path: Path) -> Non
     out = _cli("run", "--root", EXAMPLES, "--backend", "srtctl", "--dry-run", cwd=tmp_path)
     assert out.returncode == 1, out.stderr
     assert "cannot plan" in out.stderr and not (tmp_path / "runs").exists()
+
+
+def test_plan_appends_engine_args_and_env(tmp_path: Path) -> None:
+    out = _cli(
+        "plan", "llama3.1-8b-bf16-h200-vllm", "--root", EXAMPLES, "--seq-lens", "1k1k",
+        "--engine-args", "--enforce-eager --max-num-seqs 4", "--engine-env", "VLLM_A=1",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "env VLLM_A=1 vllm serve" in out.stdout
+    assert "--no-enable-prefix-caching --enforce-eager --max-num-seqs 4\n" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--engine-args", '"--x'], "No closing quotation"),
+        (["--engine-env", "NOEQUALS"], "is not NAME=VALUE"),
+    ],
+)
+def test_bad_engine_args_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    out = _cli("plan", "llama*", "--root", EXAMPLES, *args, cwd=tmp_path)
+    assert out.returncode == 2
+    assert message in out.stderr and "Traceback" not in out.stderr

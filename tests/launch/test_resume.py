@@ -151,3 +151,16 @@ def test_resume_reruns_infrastructure_failures_not_configuration_failures(tmp_pa
     assert [d.fingerprint for d in resumed.skipped] == [deps[1].fingerprint]
     outcome = json.loads(resumed.run.job(deps[0].fingerprint).outcome_json.read_text())
     assert outcome["status"] == "completed" and outcome["attempt"] == 2
+
+
+def test_engine_args_come_back_on_resume_and_others_are_refused(tmp_path: Path) -> None:
+    plan = PlanOptions(engine_args=("--enforce-eager",), engine_env={"VLLM_A": "1"})
+    started = RunOptions(root=tmp_path, plan=plan)
+    request = _request(tmp_path, _deps(1), _healthy, settings=settings_of(started))
+    saved = load_saved_run(tmp_path / "runs", execute_run(request).run.run_id)
+    options = saved.options(tmp_path / "runs")
+    assert tuple(options.plan.engine_args) == ("--enforce-eager",)
+    assert dict(options.plan.engine_env) == {"VLLM_A": "1"}
+    refuse_conflicts(saved.info, {"engine_args": ["--enforce-eager"]})
+    with pytest.raises(InputError, match="--engine-args"):
+        refuse_conflicts(saved.info, {"engine_args": ["--seed", "1"]})

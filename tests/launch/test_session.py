@@ -62,3 +62,55 @@ def test_slurm_backend_refuses_a_cluster_without_slurm() -> None:
 def test_unknown_cluster_is_named() -> None:
     with pytest.raises(InputError, match="unknown cluster 'nope'"):
         _plans("llama3.1-8b-bf16-h200-vllm", cluster="nope")
+
+
+def _tree_with_rules(tmp_path: Path, toml: str) -> Path:
+    import shutil
+
+    tree = tmp_path / "tree"
+    shutil.copytree(EXAMPLES, tree)
+    (tree / "inferbench.toml").write_text(toml)
+    return tree
+
+
+def test_engine_args_rules_of_the_tree_then_the_command_line(tmp_path: Path) -> None:
+    from inferbench.launch.planner import PlanOptions
+
+    tree = _tree_with_rules(
+        tmp_path,
+        '[[engine-args]]\nconfig-keys = ["llama3.1-*"]\nargs = ["--enforce-eager", "--seed", "1"]\n'
+        'env = { VLLM_CPU_KVCACHE_SPACE = "4" }\n'
+        '[[engine-args]]\nconfig-keys = ["gptoss*"]\nargs = ["--never"]\n',
+    )
+    project = load_project(tree)
+    deps = group_jobs(
+        expand_project(project, SweepFilters(config_keys=("llama3.1-8b-bf16-h200-vllm",)))
+    )
+    plan_opts = PlanOptions(engine_args=("--seed", "2"), engine_env={"VLLM_X": "y"})
+    options = RunOptions(root=tree, plan=plan_opts)
+    request = build_request(options, project, deps, preview=True)
+    proc = request.planner(deps[0], JobDir(tmp_path / "r" / "j")).processes[0]
+    # appended after the derived flags, the tree's rule first: the command line's --seed wins
+    assert proc.argv[-5:] == ("--enforce-eager", "--seed", "1", "--seed", "2")
+    assert "--never" not in proc.argv
+    assert proc.env == {"VLLM_CPU_KVCACHE_SPACE": "4", "VLLM_X": "y"}
+
+
+def test_engine_args_rule_with_an_unknown_key_is_named(tmp_path: Path) -> None:
+    from inferbench.errors import ConfigError
+
+    tree = _tree_with_rules(tmp_path, '[[engine-args]]\nconfig-keys = ["x"]\nargz = ["a"]\n')
+    with pytest.raises(ConfigError, match="unknown key 'engine-args.0.argz'") as err:
+        load_project(tree)
+    assert "args" in (err.value.hint or "")
+
+
+def test_the_simulator_warns_that_it_ignores_engine_args() -> None:
+    from inferbench.launch.plan import Engine
+    from inferbench.launch.planner import PlanOptions
+
+    plan = _plans(
+        "llama3.1-8b-bf16-h200-vllm", engine=Engine.SIM, plan=PlanOptions(engine_args=("-x",))
+    )[0]
+    assert "-x" not in plan.processes[0].argv  # type: ignore[attr-defined]
+    assert any("ignores them" in w for w in plan.warnings)  # type: ignore[attr-defined]

@@ -129,6 +129,15 @@ _CLUSTER = typer.Option(None, "--cluster", help="Catalog cluster (slurm/srtctl b
 _SRT_SLURM = typer.Option(
     None, "--srt-slurm", help="srt-slurm checkout for recipes missing from the tree (srtctl)."
 )
+_ENGINE_ARGS = typer.Option(
+    "",
+    "--engine-args",
+    help="Extra server flags for a real engine, one shell-quoted string, appended after the "
+    "derived ones (so they win): --engine-args '--enforce-eager --max-num-seqs 64'.",
+)
+_ENGINE_ENV = typer.Option(
+    [], "--engine-env", help="NAME=VALUE for the engine server's environment (repeatable)."
+)
 _SRTCTL_ROOT = typer.Option(
     None, "--srtctl-root", help="srt-slurm checkout srtctl submits from (srtctl_root)."
 )
@@ -175,6 +184,8 @@ def register(app: typer.Typer) -> None:
             None, "--trace", help="Agentic jobs: trace file or folder (default: synthetic)."
         ),
         synth: str = typer.Option("", "--synth", help="Agentic jobs: `traces synth` spec."),
+        engine_args: str = _ENGINE_ARGS,
+        engine_env: list[str] = _ENGINE_ENV,
     ) -> None:
         """Run the sweep: plan each job, start its servers, drive its points, keep results.
 
@@ -200,6 +211,8 @@ def register(app: typer.Typer) -> None:
                 "fail_fast": fail_fast,
                 "max_jobs": max_jobs,
                 "max_prompts": max_prompts,
+                "engine_args": list(_split_args(engine_args)),
+                "engine_env": _env_pairs(engine_env),
             }
             given = {k: v for k, v in asked.items() if k in typed}
             if typed & (_FILTER_PARAMS | {"no_evals", "evals_only", "all_evals"}):
@@ -230,6 +243,8 @@ def register(app: typer.Typer) -> None:
                     agentic_duration_s=duration,
                     trace=str(trace.resolve()) if trace else None,
                     synth=synth,
+                    engine_args=_split_args(engine_args),
+                    engine_env=_env_pairs(engine_env),
                 ),
                 filters=_filter_dict(sweep_filters),
                 srt_slurm=srt_slurm.resolve() if srt_slurm else None,
@@ -266,6 +281,8 @@ def register(app: typer.Typer) -> None:
         srt_slurm: Path = _SRT_SLURM,
         srtctl_root: Path = _SRTCTL_ROOT,
         as_json: bool = typer.Option(False, "--json", help="Print plans as one JSON list."),
+        engine_args: str = _ENGINE_ARGS,
+        engine_env: list[str] = _ENGINE_ENV,
     ) -> None:
         """Print the deployment plans of the selected jobs (nothing runs); exit 1 when one
         of them cannot be planned."""
@@ -281,7 +298,11 @@ def register(app: typer.Typer) -> None:
             engine=engine,
             cluster=cluster,
             srt_slurm=srt_slurm,
-            plan=PlanOptions(srtctl_root=_abs(srtctl_root)),
+            plan=PlanOptions(
+                srtctl_root=_abs(srtctl_root),
+                engine_args=_split_args(engine_args),
+                engine_env=_env_pairs(engine_env),
+            ),
         )
         request = build_request(options, project, chosen, preview=True)
         if _print_plans(request, as_json=as_json):
@@ -327,6 +348,30 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
         _console.print(f"dashboard: {stored.dashboard.resolve()}", markup=False)
     if not summary.ok:
         raise typer.Exit(1)
+
+
+def _split_args(text: str) -> tuple[str, ...]:
+    import shlex
+
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as exc:
+        raise typer.BadParameter(
+            f"{exc} in {text!r}; quote each flag as a shell would", param_hint="--engine-args"
+        ) from None
+
+
+def _env_pairs(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise typer.BadParameter(
+                f"{item!r} is not NAME=VALUE (e.g. VLLM_CPU_KVCACHE_SPACE=4)",
+                param_hint="--engine-env",
+            )
+        out[name] = value
+    return out
 
 
 def _abs(path: Path | None) -> str | None:

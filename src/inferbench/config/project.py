@@ -10,6 +10,9 @@ InferenceX layout is assumed, so an InferenceX checkout works as it is:
     runners/launch_*.sh                       bash launchers (read best-effort)
     clusters/*.yaml                           inferbench's cluster catalog
 
+`inferbench.toml` may also give a job's server extra engine arguments (`[[engine-args]]`):
+master entries keep InferenceX's schema, whose validator refuses keys it does not know.
+
 Recipes are parsed on first use and cached (a tree can hold 450+). So are the changelog and
 the launchers: `sweep` reads neither (unless --changed-since), and reading every launcher
 and a 6,000-line changelog was a sixth of its time.
@@ -17,6 +20,7 @@ and a 6,000-line changelog was a sixth of its time.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import tomllib
@@ -44,6 +48,20 @@ if TYPE_CHECKING:
 CONFIG_FILE_NAME = "inferbench.toml"
 
 
+class EngineArgsRule(FrozenModel):
+    """Extra server arguments for the jobs whose config key matches one of `config-keys`
+    (exact or globs `*` `?`), appended after the ones inferbench derives from the job."""
+
+    config_keys: tuple[str, ...] = Field(alias="config-keys", min_length=1)
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+
+    def matches(self, config_key: str | None) -> bool:
+        return config_key is not None and any(
+            fnmatch.fnmatchcase(config_key, pattern) for pattern in self.config_keys
+        )
+
+
 class ProjectLayout(FrozenModel):
     """Where a tree keeps its files (paths and globs relative to the root)."""
 
@@ -62,6 +80,17 @@ class ProjectLayout(FrozenModel):
         default_factory=lambda: {"llmd-": "benchmarks/multi_node/llm-d-recipes"},
         alias="foreign-recipes",
     )
+    engine_args: tuple[EngineArgsRule, ...] = Field(default=(), alias="engine-args")
+
+    def engine_overrides(self, config_key: str | None) -> tuple[tuple[str, ...], dict[str, str]]:
+        """The extra server argv and env of a job: every matching rule, in file order."""
+        args: list[str] = []
+        env: dict[str, str] = {}
+        for rule in self.engine_args:
+            if rule.matches(config_key):
+                args += rule.args
+                env.update(rule.env)
+        return tuple(args), env
 
 
 @dataclass(frozen=True)
@@ -255,7 +284,8 @@ def read_layout(root: Path) -> tuple[ProjectLayout, Path | None]:
         err = exc.errors(include_url=False)[0]
         key = ".".join(str(p) for p in err["loc"])
         if err["type"] == "extra_forbidden":
-            allowed = [f.alias or n for n, f in ProjectLayout.model_fields.items()]
+            model = EngineArgsRule if err["loc"][0] == "engine-args" else ProjectLayout
+            allowed = [f.alias or n for n, f in model.model_fields.items()]
             hint = unknown_key_hint(key, allowed)
             raise ConfigError(
                 f"unknown key {key!r}", location=Location(path, key=key), hint=hint

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from inferbench.bench.preset import SA_BENCH
 from inferbench.errors import InputError, Location
@@ -48,6 +49,10 @@ class PlanOptions:
     eval_task: str = "gsm8k"
     eval_dataset: str | None = None  # a local file/folder; None: the Hugging Face cache
     eval_limit: int | None = None  # first N questions only (a smoke run)
+    # appended to a real engine's server argv (argparse and click take the last occurrence of
+    # a flag, so these override the derived ones) and added to its environment
+    engine_args: tuple[str, ...] = ()
+    engine_env: Mapping[str, str] = field(default_factory=dict)
 
 
 def eval_plan(dep: Deployment, options: PlanOptions) -> EvalPlan | None:
@@ -113,10 +118,13 @@ def server_process(dep: Deployment, engine: Engine, options: PlanOptions) -> Pro
     port = options.port if options.port is not None else (0 if engine is Engine.SIM else 8000)
     args = engine_args(dep, host=options.host, port=port, model_path=options.model_path)
     cmd = build_server(engine, args, job_file=JOB_FILE, python=options.python)
+    argv, env = cmd.argv, dict(cmd.env)
+    if engine is not Engine.SIM:
+        argv, env = (*argv, *options.engine_args), {**env, **options.engine_env}
     return ProcessSpec(
         name=f"{engine}-server",
-        argv=cmd.argv,
-        env=dict(cmd.env),
+        argv=argv,
+        env=env,
         host=options.host,
         port=port,
         health_path=cmd.health_path,
@@ -138,8 +146,11 @@ def local_plan(
     if cmd.api_model is not None:  # the server answers to another name than the model id
         bench = bench.model_copy(update={"model": cmd.api_model})
     notes = list(args.notes)
+    warnings: list[str] = []
     if chosen is Engine.SIM and detect_engine(dep) is not Engine.SIM:
         notes.append(f"simulating {dep.framework} on {dep.runner} instead of starting it")
+    if chosen is Engine.SIM and (options.engine_args or options.engine_env):
+        warnings.append("engine arguments are for a real engine; the simulator ignores them")
     return Plan(
         backend=Backend.LOCAL,
         engine=chosen,
@@ -149,6 +160,7 @@ def local_plan(
         files=tuple(RenderedFile(name=n, content=c) for n, c in sorted(files.items())),
         bench=bench,
         notes=tuple(notes),
+        warnings=tuple(warnings),
     )
 
 

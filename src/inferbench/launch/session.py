@@ -135,6 +135,13 @@ def planner_for(
                 srt_slurm=options.srt_slurm,
             )
         popts = options.plan
+        if project is not None:
+            args, env = project.layout.engine_overrides(dep.config_key)
+            if args or env:  # the tree's per-entry arguments first; the command line's win
+                extra_env = {**env, **popts.engine_env}
+                popts = replace(
+                    popts, engine_args=(*args, *popts.engine_args), engine_env=extra_env
+                )
         if popts.model_path is None and resolve_engine(dep, engine) is not Engine.SIM:
             popts = replace(popts, model_path=staged_model(cluster, dep))
         if options.backend is Backend.SLURM:
