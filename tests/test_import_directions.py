@@ -7,7 +7,13 @@ import is still a dependency. The rules:
 - `bench` (the load generator) and the simulator's engine never import config, matrix or
   launch: they know an endpoint and a workload, not benchmark trees;
 - checks and matrix never import each other (both read config objects);
-- config imports no later stage; results and report never import launch or the CLI.
+- config imports no later stage; results and report never import launch or the CLI;
+- `engines` (what inferbench knows of each serving engine) imports only `core`, so every
+  stage may ask it;
+- launch starts the simulator, evals and the bench as what they are (it never imports the
+  checks, the store or the report: the demo that chains them is the CLI's);
+- the simulator never imports launch, checks, matrix, evals, power or report;
+- evals and power are leaves: they import only `core` (and `engines`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,29 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "config": frozenset({"checks", "matrix", "launch", "results", "report", "sim", "bench"}),
     "results": frozenset({"launch", "report", "checks", "matrix"}),
     "report": frozenset({"launch", "checks", "matrix"}),
+    "engines": frozenset(
+        {
+            "config",
+            "matrix",
+            "launch",
+            "checks",
+            "sim",
+            "results",
+            "report",
+            "bench",
+            "evals",
+            "power",
+            "catalog",
+        }  # fmt: skip
+    ),
+    "launch": frozenset({"checks", "results", "report", "sim"}),
+    "sim": frozenset({"launch", "checks", "matrix", "evals", "power", "report"}),
+    "evals": frozenset(
+        {"config", "matrix", "launch", "checks", "sim", "results", "report", "bench", "power"}
+    ),
+    "power": frozenset(
+        {"config", "matrix", "launch", "checks", "sim", "results", "report", "bench", "evals"}
+    ),
 }
 SIM_ENGINE_FORBIDDEN = frozenset({"config", "matrix", "launch", "checks", "cli"})
 
@@ -119,6 +148,9 @@ def _tree(tmp_path: Path, files: Iterable[tuple[str, str]]) -> Path:
         ((("results/a.py", "def f():\n    import inferbench.cli.main\n"),), "imports the CLI"),
         ((("bench/x.py", "if 1:\n    from inferbench.launch.plan import Plan\n"),), "bench never"),
         ((("checks/r.py", "from ..matrix import expand\n"),), "checks never imports matrix"),
+        ((("engines/x.py", "from inferbench.config import base\n"),), "engines never imports"),
+        ((("launch/demo.py", "from inferbench.report import a\n"),), "launch never imports"),
+        ((("evals/x.py", "from inferbench.bench import a\n"),), "evals never imports bench"),
         (
             (
                 ("sim/engine.py", "from inferbench.sim import perf\n"),
@@ -141,6 +173,8 @@ def test_a_forbidden_import_is_found(
         ("launch/plan.py", ""),
         ("matrix/__init__.py", ""),
         ("matrix/expand.py", ""),
+        ("report/__init__.py", ""),
+        ("bench/__init__.py", ""),
     )
     src = _tree(tmp_path, (*base, *files))
     found = violations(import_graph(src))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.engines import Offload
+from inferbench.engines.offload import sglang_offload, vllm_offload
 from inferbench.errors import InputError
-from inferbench.launch.deployment import Offload
-from inferbench.launch.engines.offload import sglang_offload, vllm_offload
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KEY = "llama3.1-8b-bf16-h200-vllm-agentic"

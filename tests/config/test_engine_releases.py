@@ -19,8 +19,8 @@ from inferbench.config.engine_releases import (
     judge_flag,
 )
 from inferbench.launch.deployment import deployment_from_dicts
-from inferbench.launch.engines import build_server, engine_args
 from inferbench.launch.plan import Engine
+from inferbench.launch.serverargs import build_server, engine_args
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tools/extract_engine_flags.py"

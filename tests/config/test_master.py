@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from inferbench.config.layout import Spelling
 from inferbench.config.master import (
     MultiNodeSearchSpace,
     SingleNodeSearchSpace,
     load_master_file,
     load_masters,
 )
+from inferbench.engines.layout import Spelling
 from inferbench.errors import ConfigError
 
 WriteFile = Callable[[str, str], Path]

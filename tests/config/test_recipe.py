@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.config.engine_flags import EngineFlags
 from inferbench.config.recipe import deep_merge, load_recipe, load_recipe_file, locate
+from inferbench.engines.flags import EngineFlags
 from inferbench.errors import ConfigError
 
 WriteFile = Callable[[str, str], Path]

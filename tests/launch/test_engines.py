@@ -76,9 +76,21 @@ def test_sim_plan_uses_port_zero_and_the_job_file(dep: object) -> None:
 
 
 def test_unknown_framework_falls_back_to_the_simulator() -> None:
-    dep = deployment_from_dicts([job_dict(framework="atom")])
+    dep = deployment_from_dicts([job_dict(framework="tilert")])
     assert local_plan(dep).engine is Engine.SIM
     assert local_plan(deployment_from_dicts([job_dict()])).engine is Engine.VLLM
+
+
+def test_atom_plan_as_the_tree_scripts_start_it() -> None:
+    """ATOM takes --server-port and no host; with DEP8 it gets -tp 8 and both DP switches."""
+    job = job_dict(framework="atom", tp=8, ep=8, **{"dp-attn": True})
+    plan = local_plan(deployment_from_dicts([job]))
+    argv = plan.processes[0].argv
+    assert plan.engine is Engine.ATOM
+    assert argv[:3] == ("python3", "-m", "atom.entrypoints.openai_server")
+    assert argv[argv.index("--server-port") + 1] == "8000" and "--host" not in argv
+    assert argv[argv.index("--tensor-parallel-size") + 1] == "8"
+    assert "--enable-dp-attention" in argv and "--enable-expert-parallel" in argv
 
 
 def test_multinode_job_refuses_a_local_gpu_engine() -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from results_fixtures import write_run_dir
 
-from inferbench.launch.demo import store_and_report
+from inferbench.cli.demo import store_and_report
 from inferbench.results.store import DEFAULT_DB_URL, open_store
 
 

@@ -1,17 +1,19 @@
 """The limits of one worker role of a recipe, as the checks compare them with its workload.
 
 Which flag sets each limit, how its value reads and how many schedulers share a worker's batch
-are the config layer's (`inferbench.config.engine_flags`), as is the parallel layout
-(`inferbench.config.layout`); this gathers them per role, with the flag each limit came from.
+are each engine module's (`inferbench.engines`), as is the parallel layout
+(`inferbench.engines.layout`); this gathers them per role, with the flag each limit came from.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inferbench.config.engine_flags import FlagHit, Limit, batch_schedulers, enables, flag_int
-from inferbench.config.layout import WorkerLayout
 from inferbench.config.recipe import Recipe, WorkerMode
+from inferbench.engines.flags import FlagHit, batch_schedulers
+from inferbench.engines.layout import WorkerLayout
+from inferbench.engines.spec import Limit
+from inferbench.engines.values import enables, flag_int
 
 
 def _int(hit: FlagHit | None) -> int | None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from inferbench.config.layout import WorkerLayout
 from inferbench.config.topology import TokenKind, TopologyToken, parse_tokens
+from inferbench.engines.layout import WorkerLayout
 
 _FAMILY = {"DEP": "dp", "DP": "dp", "TEP": "tp", "TP": "tp", "EP": "ep"}
 _NAME = re.compile(r"[A-Z]+")

@@ -318,8 +318,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _demo(root: Path | None, runs_dir: Path) -> None:
+    from inferbench.cli import demo
     from inferbench.config.project import load_project
-    from inferbench.launch import demo
     from inferbench.launch.session import build_request
 
     tree = demo.find_examples(root)
@@ -362,12 +362,20 @@ def _split_args(text: str) -> tuple[str, ...]:
 
 
 def _env_pairs(items: list[str]) -> dict[str, str]:
+    from inferbench.redact import looks_secret
+
     out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier():
             raise typer.BadParameter(
                 f"{item!r} is not NAME=VALUE (e.g. VLLM_CPU_KVCACHE_SPACE=4)",
+                param_hint="--engine-env",
+            )
+        if looks_secret(name):
+            raise typer.BadParameter(
+                f"{name} looks like a secret, and run.json keeps --engine-env values; export it"
+                " in the environment instead (the server inherits it)",
                 param_hint="--engine-env",
             )
         out[name] = value

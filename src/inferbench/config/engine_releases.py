@@ -26,21 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
-from inferbench.config.engine_flags import normalize_flag
 from inferbench.config.images import ImageRefError, normalize_image
 from inferbench.config.yamlio import load_plain
+from inferbench.engines.registry import find_engine
+from inferbench.engines.spec import EngineSpec
+from inferbench.engines.values import normalize_flag
 
-# The image repositories an engine's own releases are published under.
-_RELEASE_IMAGES = {
-    # the ROCm images are the same release built for AMD GPUs (same argument parser)
-    "vllm": ("vllm/vllm-openai", "vllm/vllm-openai-rocm"),
-    "sglang": ("lmsysorg/sglang", "lmsysorg/sglang-rocm"),
-    "trtllm": ("nvidia/tensorrt-llm/release",),  # nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14
-}
 # 0.25.1, v0.5.8.post1, 1.3.0rc14, 1.3.0rc22.post1, then an optional -/_ suffix (-cu130)
 _VERSION = re.compile(r"^v?(\d+\.\d+\.\d+(?:rc\d+)?(?:\.post\d+)?)(?:[-_].*)?$")
-# Engines whose flags are matched exactly as declared (see the module docstring).
-_EXACT = frozenset({"trtllm"})
 
 
 @dataclass(frozen=True)
@@ -77,7 +70,14 @@ def flag_tables() -> Mapping[str, Mapping[str, FlagTable]]:
 
 def _table_name(engine: str, flag: str) -> str:
     """A table's flag as it is compared: verbatim for an exact engine, else normalized."""
-    return flag.strip().lstrip("-") if engine in _EXACT else normalize_flag(flag)
+    return flag.strip().lstrip("-") if _spec(engine).exact_flags else normalize_flag(flag)
+
+
+def _spec(engine: str) -> EngineSpec:
+    spec = find_engine(engine)
+    if spec is None:
+        raise ValueError(f"no engine {engine!r}")
+    return spec
 
 
 def written_name(engine: str, written: str) -> str:
@@ -99,7 +99,8 @@ def image_release(engine: str, image: str) -> str | None:
     except ImageRefError:
         return None
     repository = ref.repository.removeprefix("library/")
-    if repository not in _RELEASE_IMAGES.get(engine, ()) or ref.tag is None:
+    spec = find_engine(engine)
+    if spec is None or repository not in spec.release_images or ref.tag is None:
         return None
     match = _VERSION.match(ref.tag)
     return match.group(1) if match else None
@@ -142,11 +143,11 @@ def judge_against(
 def _accepted(engine: str, name: str, flags: frozenset[str]) -> bool:
     if name in flags:
         return True
-    if engine in _EXACT:  # pydantic field names and click options: no other spelling
+    spec = _spec(engine)
+    if spec.exact_flags:  # pydantic field names and click options: no other spelling
         return False
-    if engine == "vllm":
-        if name.startswith("no-") and name[3:] in flags:
-            return True
-        if "." in name and name.split(".", 1)[0] in flags:
-            return True
+    if spec.negated_flags and name.startswith("no-") and name[3:] in flags:
+        return True
+    if spec.dotted_flags and "." in name and name.split(".", 1)[0] in flags:
+        return True
     return sum(1 for flag in flags if flag.startswith(name)) == 1

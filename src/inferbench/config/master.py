@@ -16,11 +16,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from inferbench.config.base import FrozenModel, RuleViolation
-from inferbench.config.layout import WorkerLayout, worker_layout
 from inferbench.config.settings import AdditionalSettings, RecipeRef
 from inferbench.config.validate import validate_doc
 from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml, parse_path
 from inferbench.core.hfid import check_model_id
+from inferbench.engines.layout import WorkerLayout, worker_layout
 from inferbench.errors import ConfigError, Location
 
 SpecDecoding = Literal["mtp", "draft_model", "none"]

@@ -16,10 +16,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from inferbench.config.base import RuleViolation
-from inferbench.config.engine_flags import EngineFlags
-from inferbench.config.layout import WorkerLayout, engine_layout
 from inferbench.config.recipe_values import RESOURCE_COUNTS
 from inferbench.core.concurrency import parse_concurrency_list
+from inferbench.engines.flags import EngineFlags, engine_layout
+from inferbench.engines.layout import WorkerLayout
 from inferbench.errors import Location
 
 BackendType = Literal["sglang", "vllm", "trtllm"]

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from inferbench.config.layout import WorkerLayout
+from inferbench.engines.layout import WorkerLayout
 
 
 class TokenKind(StrEnum):

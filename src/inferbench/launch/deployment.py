@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from inferbench.config.agentic import AGENTIC_MAX_MODEL_LEN, SCENARIO
 from inferbench.core.job import Job, JobWorkerBlock
 from inferbench.core.lengths import max_model_len
+from inferbench.engines.server import Offload
 from inferbench.errors import InputError, Location
 
 
@@ -60,17 +61,6 @@ class Deployment:
     def job_json(self) -> str:
         """The job as `job.json` holds it (InferenceX names, None fields left out)."""
         return self.job.model_dump_json(by_alias=True, exclude_none=True, indent=2) + "\n"
-
-
-@dataclass(frozen=True)
-class Offload:
-    """An agentic job's KV tier (`kv-offloading`, `kv-offload-backend`) and its window."""
-
-    tier: str  # none or dram
-    backend: str | None  # vllm-native, vllm-simple, lmcache, mooncake, hicache
-    backend_version: str | None
-    total_cpu_dram_gb: int
-    duration_s: int
 
 
 def _offload(job: Job) -> Offload | None:

@@ -24,6 +24,7 @@ class Engine(StrEnum):
     VLLM = "vllm"
     SGLANG = "sglang"
     TRTLLM = "trtllm"
+    ATOM = "atom"
 
 
 class Backend(StrEnum):

@@ -9,8 +9,6 @@ from inferbench.bench.preset import SA_BENCH
 from inferbench.errors import InputError, Location
 from inferbench.evals.spec import eval_context_length
 from inferbench.launch.deployment import Deployment
-from inferbench.launch.engines import build_server, detect_engine, engine_args
-from inferbench.launch.engines.sim import READY_PATTERN
 from inferbench.launch.plan import (
     AgenticBench,
     Backend,
@@ -23,6 +21,7 @@ from inferbench.launch.plan import (
     RenderedFile,
 )
 from inferbench.launch.sbatch import SCRIPT_NAME, container_wrap, render_sbatch
+from inferbench.launch.serverargs import build_server, detect_engine, engine_args
 from inferbench.launch.site import SlurmSite
 
 JOB_FILE = "job.json"  # relative to the job directory, the server's working directory
@@ -128,7 +127,7 @@ def server_process(dep: Deployment, engine: Engine, options: PlanOptions) -> Pro
         host=options.host,
         port=port,
         health_path=cmd.health_path,
-        ready_pattern=READY_PATTERN if engine is Engine.SIM else None,
+        ready_pattern=cmd.ready_pattern,
     )
 
 

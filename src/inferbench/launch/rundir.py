@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench import __version__
 from inferbench.bench.naming import point_stem
+from inferbench.engines.registry import env_prefixes
 from inferbench.errors import InputError, Location
 from inferbench.fsio import atomic_write_text
 from inferbench.redact import REDACTED, Redactor, looks_secret
@@ -43,7 +44,12 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
 # Environment variables worth recording; the value of one whose name looks secret (TOKEN,
 # KEY, SECRET, PASSWORD, HEADERS, ...) is redacted whatever this list says, and so is any
 # configured API key found inside another value.
-_ENV_KEEP = re.compile(r"^(CUDA_|NCCL_|VLLM_|SGLANG_|TRTLLM_|SLURM_JOB|SLURM_NODELIST|HF_HUB_OFF)")
+# the GPU stack's, Slurm's allocation and the offline switch, then every engine's own
+_ENV_KEEP = re.compile(
+    "^("
+    + "|".join(("CUDA_", "NCCL_", "SLURM_JOB", "SLURM_NODELIST", "HF_HUB_OFF", *env_prefixes()))
+    + ")"  # fmt: skip
+)
 
 
 def utc_now() -> str:

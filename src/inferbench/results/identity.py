@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferbench.config.images import ImageRefError, normalize_image
-from inferbench.config.layout import Spelling, worker_layout
+from inferbench.engines.layout import Spelling, worker_layout
 from inferbench.errors import InputError, Location
 from inferbench.results.record import Identity, Pool, PoolRole
 

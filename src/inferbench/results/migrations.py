@@ -38,7 +38,7 @@ from sqlalchemy import (
     update,
 )
 
-from inferbench.config.layout import Spelling
+from inferbench.engines.layout import Spelling
 from inferbench.results.identity import LAYOUT_NOTES, canonical_image
 from inferbench.results.record import Record, content_hash
 

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from ruamel.yaml import YAML
 
+from inferbench.engines.registry import find_engine
 from inferbench.errors import InputError
 from inferbench.sim.admission import KvAdmission
 
@@ -18,8 +19,7 @@ class EngineProfile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    key: str
-    aliases: tuple[str, ...] = ()
+    key: str  # the engine's registry key (inferbench.engines)
     memory: Literal["total", "after_weights"]
     memory_flag: str
     default_memory_fraction: float = Field(gt=0, le=1)
@@ -40,10 +40,10 @@ def engine_profiles() -> dict[str, EngineProfile]:
 
 def engine_profile(name: str) -> EngineProfile:
     """The engine a framework name (`sglang`, `dynamo-trt`, `vllm`, ...) runs."""
-    wanted = name.strip().lower()
-    for profile in engine_profiles().values():
-        if wanted == profile.key or wanted in profile.aliases:
-            return profile
+    spec = find_engine(name)
+    profile = engine_profiles().get(spec.key) if spec is not None else None
+    if profile is not None:
+        return profile
     raise InputError(
         f"unknown engine {name!r}",
         hint=f"use one of {', '.join(sorted(engine_profiles()))} (or a Dynamo front of one)",

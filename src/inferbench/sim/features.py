@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from inferbench.catalog.schema import ModelSpec
-from inferbench.config.engine_flags import flag_int, switch_on
+from inferbench.engines.values import flag_int, switch_on
 from inferbench.errors import InputError
 from inferbench.sim.perf import Speculation
 

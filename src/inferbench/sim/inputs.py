@@ -11,17 +11,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from inferbench.catalog import Catalog, load_catalog, parse_precision
 from inferbench.catalog.schema import ModelSpec, Precision
-from inferbench.config.engine_flags import (
-    LIMIT_FLAGS,
-    Limit,
-    batch_schedulers,
-    flag_int,
-    switch_on,
-)
-from inferbench.config.layout import WorkerLayout, engine_layout, worker_layout
 from inferbench.config.recipe import Recipe, load_recipe, locate, split_reference
 from inferbench.config.recipe_schema import WorkerMode
 from inferbench.core.concurrency import parse_concurrency_list
+from inferbench.engines import Limit, find_engine
+from inferbench.engines.flags import batch_schedulers, engine_layout
+from inferbench.engines.layout import WorkerLayout, worker_layout
+from inferbench.engines.values import flag_int, switch_on
 from inferbench.errors import InputError, Location
 from inferbench.sim.caching import AGENTIC_CONTEXT, cache_from_job
 from inferbench.sim.calibration import efficiency_for
@@ -55,33 +51,6 @@ AGENTIC_ISL, AGENTIC_OSL = 16384, 512  # sa-bench lengths an agentic deployment 
 
 # PoolSpec field -> the engine limit that sets it (the config layer names its flags)
 _LIMIT_FIELDS = {"max_num_seqs": Limit.MAX_NUM_SEQS, "max_model_len": Limit.MAX_MODEL_LEN}
-# PoolSpec field -> engine flag, for the other flags the simulator honours
-_OTHER_FIELDS: Mapping[str, Mapping[str, str]] = {
-    "vllm": {
-        "max_num_batched_tokens": "max-num-batched-tokens",
-        "gpu_memory_utilization": "gpu-memory-utilization",
-        "block_size": "block-size",
-        "stream_interval": "stream-interval",
-        "chunked_prefill": "enable-chunked-prefill",
-        # not vLLM flags: a job's sim-flags carry TRT-LLM's batch waiting in this spelling
-        "batch_wait_iters": "batch-wait-timeout-iters",
-        "batch_wait_tokens_ratio": "batch-wait-max-tokens-ratio",
-    },
-    "sglang": {
-        "max_num_batched_tokens": "chunked-prefill-size",
-        "gpu_memory_utilization": "mem-fraction-static",
-        "block_size": "page-size",
-        "stream_interval": "stream-interval",
-    },
-    "trtllm": {
-        "max_num_batched_tokens": "max-num-tokens",
-        "gpu_memory_utilization": "kv-cache-config.free-gpu-memory-fraction",
-        "block_size": "kv-cache-config.tokens-per-block",
-        "chunked_prefill": "enable-chunked-prefill",
-        "batch_wait_iters": "batch-wait-timeout-iters",
-        "batch_wait_tokens_ratio": "batch-wait-max-tokens-ratio",
-    },
-}
 
 
 def _field_flags(engine: str) -> dict[str, tuple[str, ...]]:
@@ -89,9 +58,11 @@ def _field_flags(engine: str) -> dict[str, tuple[str, ...]]:
 
     A dotted name (`kv-cache-config.dtype`) is a key inside a mapping-valued flag.
     """
-    limits = LIMIT_FLAGS[engine]
-    fields = {field: limits[limit] for field, limit in _LIMIT_FIELDS.items()}
-    return fields | {field: (flag,) for field, flag in _OTHER_FIELDS[engine].items()}
+    spec = find_engine(engine)
+    if spec is None or not spec.known_flags:
+        raise InputError(f"no flags of engine {engine!r} are known to the simulator")
+    fields = {field: spec.limit_flags[limit] for field, limit in _LIMIT_FIELDS.items()}
+    return fields | {field: (flag,) for field, flag in spec.sim_flags.items()}
 
 
 def concurrency_list(value: Any, *, where: str = "--concurrency") -> tuple[int, ...]:

@@ -1,8 +1,9 @@
 """The server's own view of the cache, read from its Prometheus `/metrics`.
 
 Read once when the window starts and once when it ends; counters are differenced, gauges
-are taken at the end. Names are vLLM's and SGLang's, as InferenceX's agentic aggregation
-reads them: vLLM `prefix_cache_{queries,hits}` (GPU prefix cache, in tokens),
+are taken at the end. Names are each engine's own (`EngineSpec.cache_metrics`), as
+InferenceX's agentic aggregation reads them: vLLM `prefix_cache_{queries,hits}` (GPU prefix
+cache, in tokens),
 `external_prefix_cache_{queries,hits}` (a KV connector: CPU offload, LMCache, Mooncake),
 `prompt_tokens_by_source{source=local_cache_hit|external_kv_transfer|local_compute}`,
 `kv_offload_bytes_{gpu_to_cpu,cpu_to_gpu}`, `kv_cache_usage_perc`,
@@ -16,6 +17,8 @@ from collections import defaultdict
 
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel, ConfigDict
+
+from inferbench.engines import ENGINES, CacheMetricNames
 
 Samples = dict[str, dict[tuple[tuple[str, str], ...], float]]
 
@@ -93,55 +96,68 @@ def _rate(num: float | None, den: float | None) -> float | None:
     return num / den if num is not None and den else None
 
 
+def _engine_names(after: Samples) -> tuple[str, CacheMetricNames] | None:
+    """The engine whose cache metrics the scrape holds (its hit counter, else its prefix)."""
+    engines = [(spec.key, spec.cache_metrics) for spec in ENGINES if spec.cache_metrics]
+    for key, names in engines:
+        if names.hit_tokens in after or names.hit_tokens + "_total" in after:
+            return key, names
+    for key, names in engines:
+        if any(name.startswith(names.prefix) for name in after):
+            return key, names
+    return None
+
+
 def cache_metrics(before: Samples, after: Samples) -> ServerCacheMetrics:
-    if any(name.startswith("sglang:") for name in after):
-        prompt = _delta(before, after, "sglang:prompt_tokens")
-        device = _delta(before, after, "sglang:cached_tokens", cache_source="device")
-        host = _delta(before, after, "sglang:cached_tokens", cache_source="host")
-        cached = _delta(before, after, "sglang:cached_tokens")
-        used = _gauge_max(after, "sglang:hicache_host_used_tokens")
-        total = _gauge_max(after, "sglang:hicache_host_total_tokens")
-        overall = _rate(cached, prompt)
-        if overall is None:
-            overall = _gauge_max(after, "sglang:cache_hit_rate")
-        return ServerCacheMetrics(
-            engine="sglang",
-            prompt_tokens=prompt,
-            prefix_cache_queries=prompt,
-            prefix_cache_hits=cached,
-            gpu_hit_rate=_rate(device, prompt),
-            external_hit_rate=_rate(host, prompt),
-            overall_hit_rate=overall,
-            gpu_kv_usage=_gauge_max(after, "sglang:token_usage"),
-            cpu_kv_usage=_rate(used, total),
-        )
-    if not any(name.startswith("vllm:") for name in after):
-        return ServerCacheMetrics(error="no vllm: or sglang: metrics exported")
-    queries = _delta(before, after, "vllm:prefix_cache_queries")
-    hits = _delta(before, after, "vllm:prefix_cache_hits")
-    ext_q = _delta(before, after, "vllm:external_prefix_cache_queries")
-    ext_h = _delta(before, after, "vllm:external_prefix_cache_hits")
-    local = _delta(before, after, "vllm:prompt_tokens_by_source", source="local_cache_hit")
-    external = _delta(before, after, "vllm:prompt_tokens_by_source", source="external_kv_transfer")
-    by_source = _delta(before, after, "vllm:prompt_tokens_by_source")
-    gpu_rate = _rate(hits, queries)
-    ext_rate = _rate(ext_h, ext_q)
-    overall = gpu_rate
-    if by_source:
-        gpu_rate = _rate(local, by_source) if local is not None else gpu_rate
-        ext_rate = _rate(external, by_source) if external is not None else ext_rate
-        overall = ((local or 0.0) + (external or 0.0)) / by_source
+    found = _engine_names(after)
+    if found is None:
+        prefixes = " or ".join(spec.cache_metrics.prefix for spec in ENGINES if spec.cache_metrics)
+        return ServerCacheMetrics(error=f"no {prefixes} metrics exported")
+    engine, n = found
+
+    def delta(name: str | None, **match: str) -> float | None:
+        return None if name is None else _delta(before, after, name, **match)
+
+    tiers = n.tiers
+    prompt = delta(n.prompt_tokens)
+    queries = delta(n.queried_tokens) if n.queried_tokens else prompt
+    hits = delta(n.hit_tokens)
+    gpu = delta(tiers.metric, **{tiers.label: tiers.gpu})
+    external = delta(tiers.metric, **{tiers.label: tiers.external})
+    if tiers.computed is not None:
+        # vLLM: the GPU counters are the GPU tier's; the by-source family covers every prompt
+        # token, so it gives each tier's share when the server exports it
+        gpu_rate = _rate(hits, queries)
+        ext_rate = _rate(delta(n.external_hits), delta(n.external_queries))
+        overall = gpu_rate
+        by_source = delta(tiers.metric)
+        if by_source:
+            gpu_rate = _rate(gpu, by_source) if gpu is not None else gpu_rate
+            ext_rate = _rate(external, by_source) if external is not None else ext_rate
+            overall = ((gpu or 0.0) + (external or 0.0)) / by_source
+    else:
+        # SGLang: hits of every tier in one family, over the prompt tokens
+        gpu_rate, ext_rate = _rate(gpu, queries), _rate(external, queries)
+        overall = _rate(hits, queries)
+        if overall is None and n.hit_rate_gauge is not None:
+            overall = _gauge_max(after, n.hit_rate_gauge)
+    cpu_usage = _gauge_max(after, n.cpu_kv_usage) if n.cpu_kv_usage else None
+    if n.cpu_kv_tokens is not None:
+        used, total = (_gauge_max(after, name) for name in n.cpu_kv_tokens)
+        cpu_usage = _rate(used, total)
+    gpu_usage = None
+    for name in n.gpu_kv_usage:
+        gpu_usage = gpu_usage or _gauge_max(after, name)
     return ServerCacheMetrics(
-        engine="vllm",
-        prompt_tokens=_delta(before, after, "vllm:prompt_tokens"),
+        engine=engine,
+        prompt_tokens=prompt,
         prefix_cache_queries=queries,
         prefix_cache_hits=hits,
         gpu_hit_rate=gpu_rate,
         external_hit_rate=ext_rate,
         overall_hit_rate=overall,
-        offload_bytes_gpu_to_cpu=_delta(before, after, "vllm:kv_offload_bytes_gpu_to_cpu"),
-        offload_bytes_cpu_to_gpu=_delta(before, after, "vllm:kv_offload_bytes_cpu_to_gpu"),
-        gpu_kv_usage=_gauge_max(after, "vllm:kv_cache_usage_perc")
-        or _gauge_max(after, "vllm:gpu_cache_usage_perc"),
-        cpu_kv_usage=_gauge_max(after, "vllm:cpu_kv_cache_usage_perc"),
+        offload_bytes_gpu_to_cpu=delta(n.offload_bytes_gpu_to_cpu),
+        offload_bytes_cpu_to_gpu=delta(n.offload_bytes_cpu_to_gpu),
+        gpu_kv_usage=gpu_usage,
+        cpu_kv_usage=cpu_usage,
     )

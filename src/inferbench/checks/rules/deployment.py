@@ -8,10 +8,10 @@ from inferbench.checks.engine_limits import flag_path, serving_limits
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import DeploymentSubject
-from inferbench.config.engine_flags import ENGINE_NAMES, LIMIT_FLAGS, Limit, spelled
 from inferbench.config.images import same_image
 from inferbench.config.master import MasterWorkerBlock
 from inferbench.config.recipe import WorkerMode, locate
+from inferbench.engines import Limit, flag_engines
 
 
 def _shapes_differ(d: DeploymentSubject) -> bool:
@@ -36,8 +36,8 @@ _GPU_KEYS = {"prefill": "gpus_per_prefill", "decode": "gpus_per_decode",
              "aggregated": "gpus_per_agg"}  # fmt: skip
 
 _SPECULATIVE_FLAGS = ", ".join(
-    f"{ENGINE_NAMES[engine]} {spelled(engine, flags[Limit.SPECULATIVE][0])}"
-    for engine, flags in LIMIT_FLAGS.items()
+    f"{spec.display} {spec.spelled(spec.limit_flags[Limit.SPECULATIVE][0])}"
+    for spec in flag_engines()
 )
 
 

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import DeploymentSubject
-from inferbench.config.engine_flags import ENGINE_NAMES
 from inferbench.config.engine_releases import judge_flag
 from inferbench.config.recipe import locate
+from inferbench.engines.flags import display_name, snake_case
 
 
 @rule(
@@ -40,9 +40,9 @@ def engine_flag_unknown(d: DeploymentSubject) -> Iterator[Problem]:
                 continue
             release = verdict.release or "any release inferbench has a table of"
             # TRT-LLM's trtllm_config is LLM-API YAML: keys, not command-line flags
-            what, dash = ("option", "") if engine == "trtllm" else ("flag", "--")
+            what, dash = ("option", "") if snake_case(engine) else ("flag", "--")
             yield Problem(
-                f"{ENGINE_NAMES.get(engine, engine)} {release} has no {what} {dash}{written} "
+                f"{display_name(engine)} {release} has no {what} {dash}{written} "
                 f"({mode} of {d.config.key}, image {image})",
                 locate(recipe, (*recipe.flags_path(mode), str(written))),
                 hint=f"did you mean {dash}{verdict.closest}?"

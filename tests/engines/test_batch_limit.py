@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from inferbench.config.engine_flags import batch_limit, batch_schedulers
+from inferbench.engines import engine
+from inferbench.engines.flags import batch_schedulers
+
+
+def batch_limit(name: str, per_rank: int, dp: int) -> int:
+    return engine(name).batch_limit(per_rank, dp)
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])

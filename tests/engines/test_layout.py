@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from inferbench.config.layout import (
-    Spelling,
-    WorkerLayout,
-    engine_layout,
-    sglang_layout,
-    trtllm_layout,
-    worker_layout,
-)
 from inferbench.config.topology import (
     TokenKind,
     deployment_words,
     parse_tokens,
     worker_word,
 )
+from inferbench.engines import engine
+from inferbench.engines.flags import engine_layout
+from inferbench.engines.layout import Spelling, WorkerLayout, worker_layout
+
+sglang_layout = engine("sglang").layout
+trtllm_layout = engine("trtllm").layout
 
 
 def test_two_dep_spellings_normalise_to_one_layout() -> None:
@@ -80,3 +78,11 @@ def test_parse_tokens_in_file_names_and_prose() -> None:
     ]
     pd = parse_tokens("2P1D")[0]
     assert (pd.first, pd.second, pd.start) == (2, 1, 0)
+
+
+def test_atom_layout_reads_the_tree_scripts_flags() -> None:
+    dep = engine("atom").layout(
+        {"tensor-parallel-size": 8, "enable-dp-attention": True, "enable-expert-parallel": True}.get
+    )
+    assert dep.same_shape(worker_layout(tp=8, ep=8, dp_attn=True))
+    assert engine("atom").layout({"tensor-parallel-size": 4}.get).same_shape(worker_layout(tp=4))

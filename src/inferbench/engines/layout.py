@@ -4,7 +4,8 @@ Master configs write data-parallel-attention + expert-parallel (DEP) two ways:
 `tp: N, ep: N, dp-attn: true` (tp is the worker's GPUs; most entries) and
 `tp: 1, ep: N, dp-attn: true` (tp is the engine's attention TP). Recipes spell
 the same thing in each engine's own flags. Both sides are normalised here into
-`WorkerLayout`, so every comparison uses one definition:
+`WorkerLayout`, so every comparison uses one definition (each engine module reads its own
+flags into one: `EngineSpec.layout`):
 
     gpus = tp * dp * pp * pcp      (dcp reuses the TP GPUs)
     tp   attention tensor-parallel width of one data-parallel rank
@@ -14,12 +15,8 @@ the same thing in each engine's own flags. Both sides are normalised here into
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
-
-from inferbench.config.engine_flags import switch_on
 
 
 class Spelling(StrEnum):
@@ -29,9 +26,7 @@ class Spelling(StrEnum):
     TEP = "tep"  # tensor-parallel attention, expert-parallel MoE
     DEP_TP_IS_GPUS = "dep-tp-is-gpus"  # tp: N, ep: N, dp-attn: true
     DEP_ENGINE_TP = "dep-engine-tp"  # tp: 1, ep: N, dp-attn: true
-    VLLM = "vllm-flags"
-    SGLANG = "sglang-flags"
-    TRTLLM = "trtllm-flags"
+    ENGINE_FLAGS = "engine-flags"  # an engine's own flags (a recipe, a launch script)
 
 
 @dataclass(frozen=True)
@@ -92,64 +87,3 @@ def worker_layout(
         return WorkerLayout(ep * pp * pcp, 1, ep, ep, pp, dcp, pcp, Spelling.DEP_ENGINE_TP)
     # tp counts the worker's GPUs; each one is an attention data-parallel rank
     return WorkerLayout(tp * pp * pcp, 1, tp, ep, pp, dcp, pcp, Spelling.DEP_TP_IS_GPUS)
-
-
-FlagGetter = Callable[[str], Any]
-
-
-def _int(value: Any, default: int = 1) -> int:
-    if value is None or isinstance(value, bool):
-        return default
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
-
-
-def vllm_layout(get: FlagGetter) -> WorkerLayout:
-    """From vLLM flags: tensor/data/pipeline-parallel-size, enable-expert-parallel."""
-    tp = _int(get("tensor-parallel-size"))
-    dp = _int(get("data-parallel-size"))
-    pp = _int(get("pipeline-parallel-size"))
-    pcp = _int(get("prefill-context-parallel-size"))
-    dcp = _int(get("decode-context-parallel-size"))
-    ep = tp * dp if switch_on(get("enable-expert-parallel")) else 1
-    return WorkerLayout(tp * dp * pp * pcp, tp, dp, ep, pp, dcp, pcp, Spelling.VLLM)
-
-
-def sglang_layout(get: FlagGetter) -> WorkerLayout:
-    """From SGLang flags: tp-size is the worker's GPUs; dp-size with enable-dp-attention."""
-    tp_size = _int(get("tp-size"))
-    dp = _int(get("dp-size"))
-    pp = _int(get("pp-size"))
-    ep = _int(get("ep-size"))
-    if switch_on(get("enable-dp-attention")) and dp > 1:
-        return WorkerLayout(
-            tp_size * pp, max(tp_size // dp, 1), dp, ep, pp, spelling=Spelling.SGLANG
-        )
-    return WorkerLayout(tp_size * dp * pp, tp_size, dp, ep, pp, spelling=Spelling.SGLANG)
-
-
-def trtllm_layout(get: FlagGetter) -> WorkerLayout:
-    """From TRT-LLM config: tensor_parallel_size counts the GPUs; enable_attention_dp."""
-    tp = _int(get("tensor_parallel_size"))
-    pp = _int(get("pipeline_parallel_size"))
-    ep = _int(get("moe_expert_parallel_size"))
-    if switch_on(get("enable_attention_dp")) and tp > 1:
-        return WorkerLayout(tp * pp, 1, tp, ep, pp, spelling=Spelling.TRTLLM)
-    return WorkerLayout(tp * pp, tp, 1, ep, pp, spelling=Spelling.TRTLLM)
-
-
-ENGINE_LAYOUTS: Mapping[str, Callable[[FlagGetter], WorkerLayout]] = {
-    "vllm": vllm_layout,
-    "sglang": sglang_layout,
-    "trtllm": trtllm_layout,
-}
-
-
-def engine_layout(backend: str, get: FlagGetter) -> WorkerLayout:
-    """The layout an engine's flags describe; `backend` is a recipe `backend.type`."""
-    try:
-        return ENGINE_LAYOUTS[backend](get)
-    except KeyError:
-        raise ValueError(f"unknown backend type {backend!r}") from None

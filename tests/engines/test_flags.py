@@ -4,26 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from inferbench.config.engine_flags import (
-    ENGINE_NAMES,
-    KNOWN_FLAGS,
-    LIMIT_FLAGS,
-    EngineFlags,
-    Limit,
-    batch_schedulers,
-    enables,
-    flag_int,
-    spelled,
-    switch_on,
-)
+from inferbench.engines import Limit, engine, flag_engines
+from inferbench.engines.flags import EngineFlags, batch_schedulers
+from inferbench.engines.values import enables, flag_int, switch_on
+
+
+def spelled(name: str, flag: str) -> str:
+    return engine(name).spelled(flag)
 
 
 def test_every_engine_names_a_known_flag_for_every_limit() -> None:
-    assert set(LIMIT_FLAGS) == set(KNOWN_FLAGS) == set(ENGINE_NAMES)
-    for engine, limits in LIMIT_FLAGS.items():
-        assert set(limits) == set(Limit)
-        for names in limits.values():
-            assert names and set(names) <= KNOWN_FLAGS[engine], (engine, names)
+    for spec in flag_engines():
+        assert set(spec.limit_flags) == set(Limit)
+        for names in spec.limit_flags.values():
+            assert names and set(names) <= spec.known_flags, (spec.key, names)
 
 
 def test_limit_takes_the_first_flag_given_a_value() -> None:

@@ -1,13 +1,19 @@
-"""What every engine builder receives: the engine layout and limits of one server."""
+"""What every engine's command builder receives and returns: one single-node server."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from inferbench.config.layout import Spelling, worker_layout
-from inferbench.core.lengths import max_model_len
-from inferbench.launch.deployment import Deployment, Offload
+
+@dataclass(frozen=True)
+class Offload:
+    """An agentic job's KV tier (`kv-offloading`, `kv-offload-backend`) and its window."""
+
+    tier: str  # none or dram
+    backend: str | None  # vllm-native, vllm-simple, lmcache, mooncake, hicache
+    backend_version: str | None
+    total_cpu_dram_gb: int
+    duration_s: int
 
 
 @dataclass(frozen=True)
@@ -49,35 +55,4 @@ class ServerCommand:
     # the model name requests must carry, where the server does not answer to the job's
     # model id (None: it does, by --served-model-name or because it was given the id)
     api_model: str | None = None
-
-
-def engine_args(
-    dep: Deployment, *, host: str = "127.0.0.1", port: int = 8000, model_path: str | None = None
-) -> EngineArgs:
-    """Derive the engine layout of a single-node deployment from its master fields.
-
-    `model_path`: the cluster's staged copy of the weights; the server then still answers to
-    the job's model id (`served_name`), which the bench asks for."""
-    layout = worker_layout(dep.tp, dep.ep, dep.dp_attn, dep.pp)
-    notes: list[str] = []
-    if layout.spelling in (Spelling.DEP_TP_IS_GPUS, Spelling.DEP_ENGINE_TP):
-        notes.append(f"{layout.describe()} (DEP written as {layout.spelling})")
-    top = max(dep.concurrencies, default=1)
-    per_rank = max(1, math.ceil(top / layout.dp))
-    return EngineArgs(
-        model=model_path or dep.model,
-        served_name=dep.model if model_path else None,
-        gpus=layout.gpus,
-        tp=layout.tp,
-        dp=layout.dp,
-        ep=layout.ep,
-        pp=layout.pp,
-        dp_attention=dep.dp_attn,
-        max_model_len=dep.max_model_len or max_model_len(dep.isl, dep.osl),
-        max_num_seqs=per_rank,
-        cudagraph_max_bs=per_rank,
-        host=host,
-        port=port,
-        notes=tuple(notes),
-        offload=dep.offload,
-    )
+    ready_pattern: str | None = None  # a stdout line (one group: the base URL) for port 0
