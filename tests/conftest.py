@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
+import string
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,3 +55,35 @@ def _sim_serve(isl: int, osl: int, max_model_len: int) -> Iterator[str]:
 def sim_serve() -> Callable[[int, int, int], AbstractContextManager[str]]:
     """A simulator server to test a client against: `with sim_serve(isl, osl, mml) as url`."""
     return _sim_serve
+
+
+def _write_tokenizer(folder: Path, config: dict[str, Any] | None = None) -> Path:
+    """A word-level tokenizer.json in `folder` (and `config` as its tokenizer_config.json).
+
+    Its words are three letters, so decoded text is four characters a token with the
+    separating space: a server that counts words (the bench test server) or characters / 4
+    (`inferbench sim serve`) counts what the tokenizer does. The chat markers of the test
+    templates and DeepSeek-V4's framing tokens are special tokens, one token each.
+    """
+    from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers
+
+    from inferbench.bench import deepseek_v4
+
+    letters = string.ascii_lowercase
+    words = ["".join(t) for t in itertools.product(letters, repeat=3)]
+    vocab = {"<u>": 0} | {w: i + 1 for i, w in enumerate(words)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<u>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    markers = ["<s>", "</s>", "<|user|>", "<|assistant|>", *deepseek_v4.SPECIAL_TOKENS]
+    tok.add_special_tokens([AddedToken(m, special=True) for m in dict.fromkeys(markers)])
+    folder.mkdir(parents=True, exist_ok=True)
+    tok.save(str(folder / "tokenizer.json"))
+    if config is not None:
+        (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def write_tokenizer() -> Callable[..., Path]:
+    """`write_tokenizer(folder, config=None)`: a small local tokenizer (see `_write_tokenizer`)."""
+    return _write_tokenizer

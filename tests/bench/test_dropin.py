@@ -86,8 +86,6 @@ def test_vllm_bench_serve_spelling_writes_vllm_names(
         (["--backend", "nope"], "--backend"),
         (["--backend", "openai-chat", "--endpoint", "/v1/completions"], "--endpoint"),
         (["--endpoint", "/generate"], "--endpoint"),
-        (["--use-chat-template"], "--use-chat-template"),
-        (["--dsv4"], "--dsv4"),
         (["--profile"], "--profile"),
         (["--best-of", "2"], "--best-of"),
         (["--tokenizer-mode", "mistral"], "--tokenizer-mode"),

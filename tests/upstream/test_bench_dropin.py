@@ -18,32 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from .sa_bench_calls import sa_bench_argv
+
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 CONC = 4
 PROMPTS = 24
-
-
-def sa_bench_argv(benchmark_lib: Path, values: dict[str, str]) -> list[str]:
-    """The argv `run_benchmark_serving` builds for sa-bench, expanded by bash itself."""
-    text = benchmark_lib.read_text()
-    body = text[text.index("run_benchmark_serving() {") :]
-    start = body.index("    local benchmark_cmd=(")
-    end = body.index("    # Run benchmark with optional server monitoring")
-    block = body[start:end]
-    assigns = "\n".join(f"    local {k}={_sh(v)}" for k, v in values.items())
-    script = (
-        "f() {\n    local profile_flag=()\n"
-        f"{assigns}\n{block}\n"
-        "    printf '%s\\0' \"${benchmark_cmd[@]}\"\n}\nf\n"
-    )
-    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True).stdout
-    argv = out.decode().split("\0")[:-1]
-    assert argv[0] == "python3" and argv[1].endswith("utils/bench_serving/benchmark_serving.py")
-    return argv[2:]
-
-
-def _sh(value: str) -> str:
-    return "'" + value.replace("'", "'\\''") + "'"
 
 
 @pytest.fixture

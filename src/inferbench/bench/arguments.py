@@ -20,6 +20,7 @@ from inferbench.bench.preset import SA_BENCH, Preset
 from inferbench.bench.schedule import LoadPoint, parse_concurrency_list
 from inferbench.bench.workload import (
     FileWorkload,
+    PromptTemplate,
     RandomWorkload,
     RangeMode,
     SharedPrefixWorkload,
@@ -192,6 +193,7 @@ def build_workload(
     preset: Preset | None,
     prefix_groups: int | None = None,
     prefix_len: int | None = None,
+    chat_template: PromptTemplate | None = None,
 ) -> Workload:
     """The workload the arguments name; the sa-bench preset sets range ratio 0.8."""
     named_mode = parse_range_mode(range_mode)  # a typo fails even where it has no effect
@@ -233,6 +235,7 @@ def build_workload(
             range_ratio=ratio,
             range_mode=mode,
             tokenizer=tokenizer,
+            chat_template=chat_template,
         )
     return validated(
         RandomWorkload,
@@ -242,4 +245,5 @@ def build_workload(
         range_ratio=ratio,
         range_mode=mode,
         tokenizer=tokenizer,
+        chat_template=chat_template,
     )

@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 import orjson
 
+from inferbench.bench.chat_template import wrapper
 from inferbench.bench.workload import (
     FileWorkload,
+    PromptTemplate,
     RandomWorkload,
     SharedPrefixWorkload,
     TraceWorkload,
@@ -58,6 +60,19 @@ def load_tokenizer(path: Path) -> Any:
         ) from None
 
 
+@lru_cache(maxsize=8)
+def template_overhead(kind: PromptTemplate, tokenizer: Path) -> int:
+    """The tokens a chat template adds around a user message, measured as sa-bench does:
+    a one-token message ("a") framed, less that token."""
+    tok = load_tokenizer(tokenizer)
+    framed = wrapper(kind, tokenizer)("a")
+    return len(_encode(tok, framed)) - len(_encode(tok, "a"))
+
+
+def _encode(tok: Any, text: str) -> list[int]:
+    return list(tok.encode(text, add_special_tokens=False).ids)
+
+
 def build_prompts(workload: Workload, indices: list[int], seed: int) -> list[Prompt]:
     """The prompts for `indices` (positions in the workload), in that order."""
     if isinstance(workload, RandomWorkload):
@@ -82,9 +97,28 @@ def _token_ids(rng: np.random.Generator, n: int, low: int, high: int) -> np.ndar
 def _lengths(
     spec: RandomWorkload | SharedPrefixWorkload, rng: np.random.Generator
 ) -> tuple[int, int]:
-    isl = int(draw_lengths(spec.isl, spec.range_ratio, spec.range_mode, rng, 1)[0])
+    # sa-bench's --use-chat-template: the template's tokens are part of the input length, so
+    # the random part is drawn around the nominal length less them (the range ratio included)
+    nominal = spec.isl - _overhead(spec)
+    isl = int(draw_lengths(nominal, spec.range_ratio, spec.range_mode, rng, 1)[0])
     osl = int(draw_lengths(spec.osl, spec.range_ratio, spec.range_mode, rng, 1)[0])
     return isl, osl
+
+
+def _overhead(spec: RandomWorkload | SharedPrefixWorkload) -> int:
+    if spec.chat_template is None or spec.tokenizer is None:
+        return 0
+    return template_overhead(spec.chat_template, spec.tokenizer)
+
+
+def _framed(
+    spec: RandomWorkload | SharedPrefixWorkload, tok: Any, text: str, length: int
+) -> tuple[str, int]:
+    """The text as a chat turn when the workload has a template, and its length in tokens."""
+    if spec.chat_template is None or spec.tokenizer is None:
+        return text, length
+    framed = wrapper(spec.chat_template, spec.tokenizer)(text)
+    return framed, len(_encode(tok, framed))
 
 
 def _random_prompt(spec: RandomWorkload, index: int, seed: int) -> Prompt:
@@ -93,7 +127,8 @@ def _random_prompt(spec: RandomWorkload, index: int, seed: int) -> Prompt:
     ids = _token_ids(rng, isl, spec.id_low, spec.id_high)
     if spec.tokenizer is None:
         return Prompt(index, ids.tolist(), isl, osl)
-    text, actual = _text_of_length(load_tokenizer(spec.tokenizer), ids, isl, rng)
+    tok = load_tokenizer(spec.tokenizer)
+    text, actual = _framed(spec, tok, *_text_of_length(tok, ids, isl, rng))
     return Prompt(index, text, actual, osl)
 
 
@@ -109,7 +144,8 @@ def _shared_prefix_prompt(spec: SharedPrefixWorkload, index: int, seed: int) -> 
     tok = load_tokenizer(spec.tokenizer)
     prefix_text, n_prefix = _text_of_length(tok, prefix, spec.prefix_len, prefix_rng)
     suffix_text, n_suffix = _text_of_length(tok, suffix, isl, rng)
-    return Prompt(index, prefix_text + " " + suffix_text, n_prefix + n_suffix, osl)
+    text, actual = _framed(spec, tok, prefix_text + " " + suffix_text, n_prefix + n_suffix)
+    return Prompt(index, text, actual, osl)
 
 
 def _text_of_length(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from inferbench.bench.metrics import PERCENTILE_METRICS, Slo
 from inferbench.bench.settings import ApiKind
+from inferbench.bench.workload import PromptTemplate
 from inferbench.errors import InputError, Location
 
 # sa-bench's and vLLM's backends that speak the OpenAI-compatible streaming API.
@@ -218,14 +219,28 @@ def resolve_tokenizer(name: str | None) -> Path | None:
 
 
 def check_tokenizer_mode(mode: str | None) -> None:
-    """sa-bench's `--tokenizer-mode`: only the fast (tokenizer.json) path exists here."""
-    if mode in (None, "auto", "hf"):
+    """sa-bench's `--tokenizer-mode`: only the fast (tokenizer.json) path exists here;
+    `deepseek_v4` reads DeepSeek-V4's tokenizer.json like any other (see `prompt_template`)."""
+    if mode in (None, "auto", "hf", "deepseek_v4"):
         return
     raise InputError(
         f"--tokenizer-mode {mode} is not available",
         location=Location(key="--tokenizer-mode"),
-        hint="inferbench uses the fast tokenizer (tokenizer.json): --tokenizer-mode auto",
+        hint="inferbench uses the fast tokenizer (tokenizer.json): --tokenizer-mode auto "
+        "(or deepseek_v4)",
     )
+
+
+def prompt_template(
+    use_chat_template: bool, dsv4: bool, tokenizer_mode: str | None
+) -> PromptTemplate | None:
+    """How sa-bench frames random prompts. `--dsv4` implies `--use-chat-template` (InferenceX's
+    `run_benchmark_serving` always passes both). With `--tokenizer-mode deepseek_v4` sa-bench
+    loads vLLM's DeepSeek-V4 tokenizer, whose chat template is the same DeepSeek-V4 encoder,
+    in thinking mode unless asked otherwise, so `--use-chat-template` then frames as --dsv4."""
+    if dsv4 or (use_chat_template and tokenizer_mode == "deepseek_v4"):
+        return PromptTemplate.DEEPSEEK_V4
+    return PromptTemplate.TOKENIZER if use_chat_template else None
 
 
 def sa_bench_filename(

@@ -25,13 +25,16 @@ from inferbench.bench.arguments import (
     parse_slo,
     validated,
 )
+from inferbench.bench.datasets import template_overhead
 from inferbench.bench.dialect import (
     api_of,
     check_tokenizer_mode,
+    hf_hub_cache,
     parse_goodput,
     parse_metadata,
     parse_percentile_metrics,
     parse_percentiles,
+    prompt_template,
     refuse,
     resolve_tokenizer,
     sa_bench_filename,
@@ -41,8 +44,13 @@ from inferbench.bench.naming import result_path
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import SaBenchFields
 from inferbench.bench.schedule import LoadPoint
-from inferbench.bench.settings import ClientOptions, Endpoint, RequestOptions
-from inferbench.bench.workload import Workload
+from inferbench.bench.settings import ApiKind, ClientOptions, Endpoint, RequestOptions
+from inferbench.bench.workload import (
+    PromptTemplate,
+    RandomWorkload,
+    SharedPrefixWorkload,
+    Workload,
+)
 from inferbench.errors import InputError, Location
 
 SA_BENCH_RANDOM_LENGTHS = (1024, 128)  # sa-bench's --random-input-len / --random-output-len
@@ -151,13 +159,6 @@ class BenchInvocation:
 
 
 def _refuse_unsupported(args: BenchArgs) -> None:
-    if args.use_chat_template or args.dsv4:
-        flag = "--dsv4" if args.dsv4 else "--use-chat-template"
-        raise refuse(
-            flag,
-            "prompts are exact token ids (or text from --tokenizer), not chat-templated",
-            "use --endpoint chat with --tokenizer to have the server apply its template",
-        )
     if args.profile:
         raise refuse(
             "--profile", "inferbench does not drive the server's profiler", "profile separately"
@@ -171,6 +172,55 @@ def _refuse_unsupported(args: BenchArgs) -> None:
         raise InputError(
             "--ignore-eos and --no-ignore-eos contradict each other",
             location=Location(key="--ignore-eos"),
+        )
+
+
+def _template_flag(args: BenchArgs) -> str:
+    return "--dsv4" if args.dsv4 else "--use-chat-template"
+
+
+def _tokenizer(
+    args: BenchArgs, template: PromptTemplate | None, api: ApiKind, dataset: Path | None
+) -> Path | None:
+    """`--tokenizer`, else, where prompts must be text (a chat template, or random prompts
+    for the chat endpoint), sa-bench's default: the tokenizer of `--model`."""
+    if args.tokenizer is not None:
+        return resolve_tokenizer(args.tokenizer)
+    if template is not None:
+        why = _template_flag(args)
+    elif api is ApiKind.CHAT and dataset is None:
+        why = "the chat endpoint"
+    else:
+        return None
+    try:
+        return resolve_tokenizer(args.model)
+    except InputError:
+        files = ["tokenizer.json"]
+        if template is PromptTemplate.TOKENIZER:
+            files.append("tokenizer_config.json")  # holds the chat template
+        raise InputError(
+            f"{why} sends text, which needs the model's tokenizer: no --tokenizer given, and "
+            f"--model {args.model!r} is neither a local tokenizer folder nor in the Hugging "
+            f"Face cache ({hf_hub_cache()})",
+            location=Location(key="--tokenizer"),
+            hint=f"pass --tokenizer DIR (a folder with {' and '.join(files)}), or download "
+            f"first: huggingface-cli download {args.model} {' '.join(files)}",
+        ) from None
+
+
+def _check_template(args: BenchArgs, workload: Workload) -> None:
+    """A template that cannot render, or leaves no room for the prompt, fails before the run."""
+    if not isinstance(workload, RandomWorkload | SharedPrefixWorkload):
+        return
+    if workload.chat_template is None or workload.tokenizer is None:
+        return
+    overhead = template_overhead(workload.chat_template, workload.tokenizer)
+    if workload.isl <= overhead:
+        raise InputError(
+            f"input length {workload.isl} leaves no room for the prompt: the chat template "
+            f"alone is {overhead} tokens, and sa-bench counts them in the input length",
+            location=Location(key="--isl"),
+            hint=f"give --random-input-len above {overhead}",
         )
 
 
@@ -282,6 +332,7 @@ def resolve(args: BenchArgs) -> BenchInvocation:
     """The objects `run_bench` takes, or an InputError naming the flag to fix."""
     _refuse_unsupported(args)
     check_tokenizer_mode(args.tokenizer_mode)
+    template = prompt_template(args.use_chat_template, args.dsv4, args.tokenizer_mode)
     endpoint = validated(
         Endpoint,
         "--base-url",
@@ -291,6 +342,12 @@ def resolve(args: BenchArgs) -> BenchInvocation:
         api_key_env=args.api_key_env,
     )
     dataset, dataset_format, isl, osl = _dataset(args)
+    if template is not None and dataset is not None:
+        raise refuse(
+            _template_flag(args),
+            "sa-bench frames random prompts only",
+            "use --endpoint chat to have the server template a dataset's prompts",
+        )
     prefix_groups, prefix_len = args.prefix_groups, args.prefix_len
     if args.random_prefix_len:
         if prefix_groups is not None or prefix_len is not None:
@@ -308,13 +365,15 @@ def resolve(args: BenchArgs) -> BenchInvocation:
         osl,
         dataset,
         dataset_format,
-        resolve_tokenizer(args.tokenizer),
+        _tokenizer(args, template, endpoint.api, dataset),
         args.range_ratio,
         range_mode,
         parse_preset(args.preset),
         prefix_groups,
         prefix_len,
+        template,
     )
+    _check_template(args, workload)
     extra = parse_extra_body(args.extra_body)
     if args.logprobs is not None:
         extra = {"logprobs": args.logprobs, **extra}

@@ -26,6 +26,14 @@ class RangeMode(StrEnum):
     SGLANG = "sglang"  # U[max(1, int(L*r)), L]
 
 
+class PromptTemplate(StrEnum):
+    """How random prompt text is framed as a chat turn before it is sent to /v1/completions
+    (sa-bench's `--use-chat-template`); the template's tokens count in the input length."""
+
+    TOKENIZER = "tokenizer"  # the Jinja `chat_template` next to the tokenizer.json
+    DEEPSEEK_V4 = "deepseek_v4"  # DeepSeek-V4's encoder (sa-bench's --dsv4)
+
+
 def length_bounds(length: int, ratio: float, mode: RangeMode) -> tuple[int, int]:
     """Inclusive integer bounds of the length distribution for nominal `length`."""
     if mode is RangeMode.INFERENCEX:
@@ -52,6 +60,7 @@ class _TokenIds(FrozenModel):
     range_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
     range_mode: RangeMode = RangeMode.INFERENCEX
     tokenizer: Path | None = None
+    chat_template: PromptTemplate | None = None
     # token ids are drawn from [id_low, id_high): ordinary tokens in common vocabularies
     id_low: int = Field(default=1000, ge=0)
     id_high: int = Field(default=30000, gt=1)
@@ -60,6 +69,8 @@ class _TokenIds(FrozenModel):
     def _ids(self) -> Self:
         if self.id_high <= self.id_low:
             raise ValueError("id_high must be above id_low")
+        if self.chat_template is not None and self.tokenizer is None:
+            raise ValueError("a chat template frames text: it needs a tokenizer")
         return self
 
 
@@ -69,7 +80,9 @@ class RandomWorkload(_TokenIds):
     Without a tokenizer the prompt is a list of token ids (the completions API
     takes one), so the server sees exactly the intended length. With a local
     Hugging Face `tokenizer.json` the ids are decoded to text and re-encoded
-    until the text has the intended length.
+    until the text has the intended length. With a `chat_template` the text is
+    then framed as a user turn; as in sa-bench, `isl` includes the template's
+    tokens (the random part is that much shorter).
     """
 
     kind: Literal["random"] = "random"

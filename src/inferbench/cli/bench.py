@@ -166,7 +166,9 @@ def bench(
     tokenizer: str | None = typer.Option(
         None, "--tokenizer", help="tokenizer.json, its folder, or a model id in the HF cache"
     ),
-    tokenizer_mode: str | None = typer.Option(None, "--tokenizer-mode", help="auto"),
+    tokenizer_mode: str | None = typer.Option(
+        None, "--tokenizer-mode", help="auto | deepseek_v4 (its template is the --dsv4 one)"
+    ),
     trust_remote_code: bool = typer.Option(
         False, "--trust-remote-code", help="accepted; inferbench never runs model code"
     ),
@@ -205,8 +207,14 @@ def bench(
     random_num_workers: int | None = typer.Option(
         None, "--random-num-workers", help="accepted; prompts are generated per request"
     ),
-    use_chat_template: bool = typer.Option(False, "--use-chat-template", hidden=True),
-    dsv4: bool = typer.Option(False, "--dsv4", hidden=True),
+    use_chat_template: bool = typer.Option(
+        False,
+        "--use-chat-template",
+        help="sa-bench: random text framed by the tokenizer's chat template (counted in --isl)",
+    ),
+    dsv4: bool = typer.Option(
+        False, "--dsv4", help="sa-bench: framed by DeepSeek-V4's encoder (implies the above)"
+    ),
     profile: bool = typer.Option(False, "--profile", hidden=True),
     best_of: int = typer.Option(1, "--best-of", hidden=True),
     use_beam_search: bool = typer.Option(False, "--use-beam-search", hidden=True),
