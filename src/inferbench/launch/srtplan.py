@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from inferbench.config.images import same_image
+from inferbench.engines import find_engine
 from inferbench.errors import ConfigError, InputError, Location
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import Backend, Engine, Plan, RenderedFile
@@ -44,7 +45,6 @@ RECIPE_FILE = "recipe.yaml"
 SRTSLURM_FILE = "srtslurm.yaml"
 OUTPUTS_DIR = "srtctl-outputs"
 SA_BENCH = "sa-bench"
-_ENGINES = {"sglang": Engine.SGLANG, "vllm": Engine.VLLM, "trtllm": Engine.TRTLLM}
 # srtctl's own post-benchmark lm-eval (RUN_EVAL / EVAL_ONLY) needs the InferenceX workspace
 # on the nodes and its results collected; inferbench does neither yet (docs/evals.md).
 EVAL_GAP = "the srtctl backend runs no evals"
@@ -260,7 +260,8 @@ def refuse_if_srtctl_rejects(dep: Deployment, data: dict[str, Any]) -> None:
 def recipe_engine(data: dict[str, Any]) -> Engine:
     backend = (data.get("base") or data).get("backend")
     kind = backend.get("type", "sglang") if isinstance(backend, dict) else "sglang"
-    return _ENGINES.get(str(kind), Engine.SIM)
+    spec = find_engine(str(kind))
+    return Engine(spec.key) if spec is not None else Engine.SIM
 
 
 def srtctl_plan(
