@@ -76,6 +76,12 @@ def test_run_benchmark_serving_argv_runs_unchanged_and_process_result_reads_it(
     lens = result["input_lens"]
     assert min(lens) >= int(256 * 0.8) and max(lens) <= 256  # sa-bench's U[floor(L r), L]
     assert result["inferbench"]["warmups"] == 2 * CONC
+    assert result["tokenizer_id"] == MODEL and result["best_of"] == 1  # sa-bench's defaults
+    start, end = result["benchmark_start_time_unix"], result["benchmark_end_time_unix"]
+    assert 0 < end - start == pytest.approx(result["duration"], abs=0.05)
+    # a GPU power log as InferenceX's start_gpu_monitor writes it (nvidia-smi, local time,
+    # one row per GPU per second) spanning the window: 2 GPUs at 300 W and 500 W
+    (tmp_path / "gpu_metrics.csv").write_text(_nvidia_smi_log(start - 2, end + 2, (300, 500)))
 
     # InferenceX's own post-processing, from the upstream tree, in its own venv.
     env = {
@@ -93,6 +99,7 @@ def test_run_benchmark_serving_argv_runs_unchanged_and_process_result_reads_it(
         "TP": "2",
         "EP_SIZE": "1",
         "DP_ATTENTION": "false",
+        "REQUIRE_POWER": "1",  # fails unless the power step accepts the window and the log
     }
     proc = subprocess.run(
         [str(inferencex_python), str(inferencex_tree / "utils" / "process_result.py")],
@@ -112,3 +119,24 @@ def test_run_benchmark_serving_argv_runs_unchanged_and_process_result_reads_it(
         assert agg[key] == pytest.approx(result[f"{key}_ms"] / 1000)
     assert agg["median_intvty"] == pytest.approx(1000 / result["median_tpot_ms"])
     assert not re.search(r"Traceback", proc.stderr.split("[process_result]")[0])
+    assert proc.returncode == 0, proc.stderr
+    assert agg["power_valid"] == 1 and agg["avg_total_gpu_power_w"] == pytest.approx(800, rel=1e-3)
+    energy = 800 * (end - start)
+    assert agg["total_gpu_energy_j"] == pytest.approx(energy, rel=1e-3)
+
+
+def _nvidia_smi_log(start: float, end: float, watts: tuple[int, ...]) -> str:
+    """`nvidia-smi --query-gpu=<InferenceX's query> --format=csv -l 1`, local wall clock."""
+    from datetime import datetime
+
+    lines = [
+        "timestamp, index, power.draw [W], temperature.gpu, clocks.current.sm [MHz],"
+        " clocks.current.memory [MHz], utilization.gpu [%], utilization.memory [%]"
+    ]
+    t = start
+    while t <= end + 1:
+        stamp = datetime.fromtimestamp(t).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+        for index, w in enumerate(watts):
+            lines.append(f"{stamp}, {index}, {w:.2f} W, 50, 1980 MHz, 2619 MHz, 90 %, 40 %")
+        t += 1.0
+    return "\n".join(lines) + "\n"

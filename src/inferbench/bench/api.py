@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -201,6 +202,7 @@ def run_point(
         run_in_process(tasks[0], progress) if len(tasks) == 1 else run_in_processes(tasks, progress)
     )
     finished = datetime.now(UTC)
+    to_unix = time.time() - time.monotonic()  # the run's stamps are monotonic
     metrics = summarize(run.records, run.duration_s, slo=options.slo)
     result = build_point_result(
         records=run.records,
@@ -222,6 +224,7 @@ def run_point(
             run.records, options.percentile_metrics, options.percentiles
         ),
         metadata=options.metadata,
+        window=(run.t0 + to_unix, run.end + to_unix),
     )
     return PointMeasurement(result=result, run=run)
 

@@ -38,11 +38,16 @@ class SaBenchFields(BaseModel):
     backend: str
     model_id: str
     tokenizer_id: str | None
+    best_of: int = 1  # sa-bench writes its --best-of (inferbench sends one sequence)
     num_prompts: int
     request_rate: float | str  # "inf" for a closed loop, as sa-bench writes it
     burstiness: float
     max_concurrency: int | None
     duration: float
+    # the measured window in Unix seconds (warm-ups excluded): InferenceX's power step
+    # (utils/aggregate_power.py) cuts the GPU power log to it; None in files of older versions
+    benchmark_start_time_unix: float | None = None
+    benchmark_end_time_unix: float | None = None
     completed: int
     failed: int = 0  # vLLM's top-level count (sa-bench has none)
     total_input_tokens: int
@@ -246,9 +251,12 @@ def build_point_result(
     model_id: str | None = None,
     extra_percentiles: dict[str, float] | None = None,
     metadata: dict[str, str] | None = None,
+    window: tuple[float, float] | None = None,
 ) -> PointResult:
     """Assemble the result of one point (the simulator's offline estimate calls this too,
-    with its records in columns; those carry no per-chunk detail)."""
+    with its records in columns; those carry no per-chunk detail). `window`: the measured
+    requests' first send and last finish in Unix seconds (default: started_at, finished_at)."""
+    start_unix, end_unix = window or (started_at.timestamp(), finished_at.timestamp())
     if isinstance(records, RecordColumns):
         if client.detail:
             raise ValueError("detail output needs the requests' records, not their columns")
@@ -267,12 +275,16 @@ def build_point_result(
         "date": started_at.strftime("%Y%m%d-%H%M%S"),
         "backend": backend,
         "model_id": model_id or endpoint.model,
-        "tokenizer_id": tokenizer_id,
+        # sa-bench's default: the model's own tokenizer when none is given
+        "tokenizer_id": tokenizer_id or model_id or endpoint.model,
+        "best_of": 1,
         "num_prompts": load.num_prompts,
         "request_rate": load.request_rate if load.request_rate is not None else "inf",
         "burstiness": load.burstiness,
         "max_concurrency": load.concurrency,
         "duration": metrics.duration_s,
+        "benchmark_start_time_unix": start_unix,
+        "benchmark_end_time_unix": end_unix,
         "completed": metrics.completed,
         "failed": metrics.failed,
         "total_input_tokens": metrics.total_input_tokens,
