@@ -1,7 +1,7 @@
 # Build the virtual environment in which the conformance suite (pytest marker `upstream`)
 # runs InferenceX's own tools as oracles: utils/matrix_logic/generate_sweep_configs.py,
-# validation.py, utils/process_changelog.py and validate_perf_changelog.py. They import
-# only pydantic and PyYAML (the packages InferenceX's own workflows install for them).
+# validation.py, utils/process_changelog.py, validate_perf_changelog.py and
+# collect_eval_results.py. They import only pydantic, PyYAML and tabulate (the packages InferenceX's own workflows install for them).
 #
 # Sourced by .ci/run, or by hand: `source .ci/services/25-inferencex-oracle.sh`
 # (or `bash .ci/services/25-inferencex-oracle.sh`, which prints the interpreter's path).
@@ -15,7 +15,7 @@ _inferbench_inferencex_oracle() {
   cache=${INFERBENCH_ORACLE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/inferbench/oracles}
   venv="$cache/inferencex"
   py="$venv/bin/python"
-  if [ -x "$py" ] && "$py" -c 'import pydantic, yaml' >/dev/null 2>&1; then
+  if [ -x "$py" ] && "$py" -c 'import pydantic, yaml, tabulate' >/dev/null 2>&1; then
     echo "inferencex-oracle: reusing $venv" >&2
   else
     base=${INFERBENCH_ORACLE_BASE_PYTHON:-python3}
@@ -23,8 +23,8 @@ _inferbench_inferencex_oracle() {
     mkdir -p "$cache" || { echo "inferencex-oracle: cannot create $cache" >&2; return 1; }
     rm -rf "$venv"
     "$base" -m venv "$venv" || { echo "inferencex-oracle: venv creation failed" >&2; return 1; }
-    "$py" -m pip install --quiet --disable-pip-version-check 'pydantic>=2' 'pyyaml>=6' \
-      || { echo "inferencex-oracle: pip install pydantic pyyaml failed" >&2; rm -rf "$venv"; return 1; }
+    "$py" -m pip install --quiet --disable-pip-version-check 'pydantic>=2' 'pyyaml>=6' 'tabulate>=0.9' \
+      || { echo "inferencex-oracle: pip install pydantic pyyaml tabulate failed" >&2; rm -rf "$venv"; return 1; }
     echo "inferencex-oracle: built $venv" >&2
   fi
   export INFERBENCH_INFERENCEX_PYTHON="$py"

@@ -36,6 +36,7 @@ def eval_cmd(
     `inferbench sim serve` the score is labelled simulated: its answers are random tokens.
     Exit 0 when the eval ran, 1 when it failed, 2 for bad input or a missing lm-eval/dataset.
     """
+    from inferbench.evals.inferencex import meta_env, stage_lm_eval_files, write_meta_env
     from inferbench.evals.lmeval import run_eval
     from inferbench.evals.result import EvalStatus, eval_file_name, write_eval_result
     from inferbench.evals.spec import EvalApi, EvalSpec, task_info
@@ -64,6 +65,9 @@ def eval_cmd(
         result = run_eval(base_url, model, spec, folder, wall_timeout_s=timeout)
     target = result_file or folder / eval_file_name(info.name)
     write_eval_result(target, result)
+    # the folder is also an InferenceX eval artifact (collect_eval_results.py reads it)
+    if stage_lm_eval_files(folder.resolve() / f"lm_eval_{info.name}", folder):
+        write_meta_env(folder, meta_env(None, model=model, conc=spec.concurrency))
     table = Table("task", "metric", "filter", "score", "stderr", "n", title=f"eval {model}")
     for s in result.scores:
         stderr = f"{s.stderr:.4f}" if s.stderr is not None else "-"

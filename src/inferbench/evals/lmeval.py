@@ -209,6 +209,7 @@ def run_eval(
     """Run one eval; whatever happens, the outcome is an EvalResult (logs under out_dir)."""
     python = python or sys.executable
     info = spec.info
+    out_dir = out_dir.resolve()  # lm-eval runs from inside it: a relative path would double
     out_dir.mkdir(parents=True, exist_ok=True)
     log_path = out_dir / f"lm_eval_{info.name}.log"
     started = datetime.now(UTC)
@@ -226,14 +227,14 @@ def run_eval(
             lm_eval_task=info.lm_eval_task,
             status=status,
             reason=reason,
-            simulated=sim,
+            simulated=sim and bool(scores),  # an eval that produced no score is not "simulated"
             scores=scores,
             primary_metric=info.primary[0],
             primary_filter=info.primary[1],
             model=model,
             base_url=base_url,
             spec=spec,
-            lm_eval_version=version,
+            harness_version=version,
             started_at=started.isoformat(),
             finished_at=datetime.now(UTC).isoformat(),
             log_file=log_path.name if log_path.exists() else None,

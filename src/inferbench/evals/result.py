@@ -12,13 +12,15 @@ from enum import StrEnum
 from pathlib import Path
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench.errors import InputError, Location
 from inferbench.evals.spec import EvalSpec
 from inferbench.fsio import atomic_write_bytes
 
-SCHEMA_VERSION = 1
+# 2: lm-eval's version is `harness_version` (InferenceX's collector takes any file with a
+# top-level `lm_eval_version` for lm-eval's own results file); version-1 files still read
+SCHEMA_VERSION = 2
 FILE_PREFIX = "eval_"
 
 
@@ -54,7 +56,9 @@ class EvalResult(BaseModel):
     model: str
     base_url: str
     spec: EvalSpec
-    lm_eval_version: str | None = None
+    harness_version: str | None = Field(
+        default=None, validation_alias=AliasChoices("harness_version", "lm_eval_version")
+    )
     started_at: str
     finished_at: str
     log_file: str | None = None

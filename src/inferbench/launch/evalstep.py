@@ -5,12 +5,15 @@ jobs the sweep marks `run-eval` (or `eval-only`) get lm-eval at each eval concur
 Each eval ends as `results/eval_<task>_conc<C>.json` whatever happens (lm-eval missing,
 data missing, the server failing mid-eval): an outcome that the results stage stores,
 never an exception that ends the sweep. A rerun skips evals already recorded as run.
+lm-eval's own files are staged as InferenceX stages them, under
+`<run>/eval_results/<fingerprint>/` with the job's `meta_env.json` (`evals.inferencex`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from inferbench.core.job import Job
 from inferbench.launch.plan import BenchSpec
 
 EVAL_WALL_TIMEOUT_S = 4 * 3600.0  # a full GSM8K at low concurrency takes a while
@@ -20,8 +23,26 @@ def eval_result_name(task: str, concurrency: int) -> str:
     return f"eval_{task}_conc{concurrency}.json"
 
 
-def run_evals(base_url: str, bench: BenchSpec, results: Path, logs: Path) -> list[Path]:
-    """Run the plan's evals; returns the result files written (or already there)."""
+def read_job(path: Path) -> Job | None:
+    """The job a job directory ran (None when job.json is missing or damaged: the evals still
+    run, only the InferenceX artifact's identity is lost)."""
+    try:
+        return Job.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def run_evals(
+    base_url: str, bench: BenchSpec, results: Path, logs: Path, job: Job | None = None
+) -> list[Path]:
+    """Run the plan's evals; returns the result files written (or already there). With the
+    job, lm-eval's files also become its InferenceX artifact (`<run>/eval_results/<fp>/`)."""
+    from inferbench.evals.inferencex import (
+        ARTIFACTS_DIR,
+        meta_env,
+        stage_lm_eval_files,
+        write_meta_env,
+    )
     from inferbench.evals.lmeval import run_eval
     from inferbench.evals.result import EvalStatus, read_eval_result, write_eval_result
     from inferbench.evals.spec import EvalSpec
@@ -30,12 +51,16 @@ def run_evals(base_url: str, bench: BenchSpec, results: Path, logs: Path) -> lis
     if plan is None:
         return []
     written = []
+    done: list[int] = []
+    failed: list[int] = []
+    artifact = results.parent.parent / ARTIFACTS_DIR / results.parent.name
     for conc in plan.concurrencies:
         target = results / eval_result_name(plan.task, conc)
         if target.is_file():
             try:
                 if read_eval_result(target).status is EvalStatus.OK:
                     written.append(target)
+                    done.append(conc)
                     continue
             except Exception:  # an unreadable file is redone
                 pass
@@ -55,4 +80,18 @@ def run_evals(base_url: str, bench: BenchSpec, results: Path, logs: Path) -> lis
         )
         write_eval_result(target, result)
         written.append(target)
+        ok = result.status is EvalStatus.OK
+        (done if ok else failed).append(conc)
+        if job is not None and ok:
+            stage_lm_eval_files(logs / f"eval_{plan.task}_conc{conc}", artifact, conc)
+    if job is not None and done:
+        meta = meta_env(
+            job,
+            model=bench.model,
+            conc=plan.concurrencies[0],
+            eval_concs=plan.concurrencies,
+            completed=done,
+            failed=failed,
+        )
+        write_meta_env(artifact, meta)
     return written

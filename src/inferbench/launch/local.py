@@ -13,7 +13,7 @@ from pathlib import Path
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InferbenchError
-from inferbench.launch.evalstep import run_evals
+from inferbench.launch.evalstep import read_job, run_evals
 from inferbench.launch.execute import ExecResult, Executor, JobRun
 from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.plan import BenchPoint, BenchSpec, Plan
@@ -66,7 +66,13 @@ def _drive(server: ServerProcess, job: JobRun, run_point: PointRunner, result: E
         result.points.append(outcome)
         job.on_point(outcome)
     if job.plan.bench.eval is not None and not job.stop.requested:
-        run_evals(server.base_url, job.plan.bench, job.job_dir.results, job.job_dir.logs)
+        run_evals(
+            server.base_url,
+            job.plan.bench,
+            job.job_dir.results,
+            job.job_dir.logs,
+            read_job(job.job_dir.job_json),
+        )
 
 
 @dataclass(frozen=True)
