@@ -1,0 +1,178 @@
+"""Run a staged benchmark script under recording stubs: the engine command lines it starts.
+
+This is how `plan` knows exactly what a script would run (its `if`s on ISL, CONC, EP_SIZE,
+its exports, its flag arrays) without reimplementing any of it: the script runs for real,
+with engines, downloads and GPU tools replaced (see stubs.py), the sa-bench call recorded by
+the shim instead of run, and a time limit. Paths under the temporary workspace are shown as
+`/workspace`, where InferenceX's launchers mount the tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import Field
+
+from inferbench.launch.plan import Frozen
+from inferbench.launch.treescript.stage import CONTAINER_WORKSPACE, stage_workspace
+from inferbench.launch.treescript.stubs import CAPTURE_DIR_VAR, write_stubs
+
+DEFAULT_TIMEOUT_S = 60.0
+# what bash and the stubs themselves change in every child's environment
+_NOISE = frozenset({"_", "SHLVL", "PWD", "OLDPWD", CAPTURE_DIR_VAR})
+
+RECORD_SHIM = f'''"""inferbench plan: records the sa-bench call instead of running it."""
+import os
+import sys
+import time
+
+folder = os.environ["{CAPTURE_DIR_VAR}"]
+name = os.path.join(folder, f"{{time.time_ns() // 1000}}-{{os.getpid()}}")
+with open(name + ".env", "wb") as handle:
+    handle.write(b"".join(f"{{k}}={{v}}".encode() + b"\\0" for k, v in os.environ.items()))
+with open(name + ".argv.tmp", "wb") as handle:
+    handle.write(b"".join(a.encode() + b"\\0" for a in ["bench", *sys.argv]))
+os.replace(name + ".argv.tmp", name + ".argv")
+'''
+
+
+class ScriptProcess(Frozen):
+    """One command the script ran: its argv and the variables the script set for it (what
+    differs from the environment the script was started with)."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        if len(self.argv) > 2 and self.argv[0].startswith("python") and self.argv[1] == "-m":
+            return self.argv[2]
+        return self.argv[0] if self.argv else ""
+
+
+class ScriptCapture(Frozen):
+    """What one run of a script at one concurrency started, in call order."""
+
+    concurrency: int
+    engines: tuple[ScriptProcess, ...] = ()
+    bench: tuple[ScriptProcess, ...] = ()  # the sa-bench calls (utils/bench_serving/...)
+    tools: tuple[tuple[str, ...], ...] = ()  # stubbed downloads, installs, GPU tools
+    exit_code: int | None = None  # None: cut at the time limit
+    log_tail: str = ""
+
+
+def _read_env(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in path.read_bytes().split(b"\0"):
+        key, sep, value = item.decode("utf-8", "replace").partition("=")
+        if sep:
+            out[key] = value
+    return out
+
+
+def _show(text: str, workspace: str) -> str:
+    return text.replace(workspace, CONTAINER_WORKSPACE)
+
+
+def read_records(
+    folder: Path, base: Mapping[str, str], workspace: str
+) -> tuple[list[ScriptProcess], list[ScriptProcess], list[tuple[str, ...]]]:
+    """(engines, bench calls, tools) recorded in `folder`, in call order."""
+    engines: list[ScriptProcess] = []
+    bench: list[ScriptProcess] = []
+    tools: list[tuple[str, ...]] = []
+    for argv_file in sorted(folder.glob("*.argv"), key=lambda p: p.name):
+        kind, *argv = argv_file.read_bytes().split(b"\0")[:-1]
+        args = tuple(_show(a.decode("utf-8", "replace"), workspace) for a in argv)
+        if kind == b"tool":
+            tools.append(args)
+            continue
+        env = _read_env(argv_file.with_name(argv_file.name.removesuffix(".argv") + ".env"))
+        changed = {
+            k: _show(v, workspace)
+            for k, v in sorted(env.items())
+            if k not in _NOISE and base.get(k) != v
+        }
+        process = ScriptProcess(argv=args, env=changed)
+        (bench if kind == b"bench" else engines).append(process)
+    return engines, bench, tools
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=2)
+
+
+def _tail(path: Path, limit: int = 4000) -> str:
+    data = path.read_bytes() if path.is_file() else b""
+    return data[-limit:].decode("utf-8", "replace")
+
+
+def capture_script(
+    root: Path,
+    script: str,
+    contract: Mapping[str, str],
+    concurrency: int,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ScriptCapture:
+    """Run `script` (tree-relative) with `contract` under stubs in a temporary folder.
+
+    `contract` is built for a workspace path; its values are rewritten to the temporary
+    workspace used here (its GITHUB_WORKSPACE names the one it was built for)."""
+    with tempfile.TemporaryDirectory(prefix="inferbench-plan-") as tmp:
+        base_dir = Path(tmp).resolve()
+        workspace = base_dir / "workspace"
+        ws = str(workspace)
+        stage_workspace(root, script, workspace, RECORD_SHIM)
+        records, stubs = base_dir / "records", base_dir / "bin"
+        for folder in (records, base_dir / "home", base_dir / "tmp"):
+            folder.mkdir()
+        system_path = os.environ.get("PATH", os.defpath)
+        write_stubs(stubs, system_path)
+        built_for = contract.get("GITHUB_WORKSPACE", CONTAINER_WORKSPACE)
+        env = {k: v.replace(built_for, ws) for k, v in contract.items()}
+        env.update(
+            PATH=f"{stubs}:{system_path}",
+            HOME=str(base_dir / "home"),
+            TMPDIR=str(base_dir / "tmp"),
+            LANG="C.UTF-8",
+        )
+        base = dict(env)
+        env[CAPTURE_DIR_VAR] = str(records)
+        log = base_dir / "script.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                ["bash", script],
+                cwd=workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            code: int | None
+            try:
+                code = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                code = None
+            finally:
+                _kill_group(proc)  # the engine stubs stay up like servers
+        engines, bench, tools = read_records(records, base, ws)
+        return ScriptCapture(
+            concurrency=concurrency,
+            engines=tuple(engines),
+            bench=tuple(bench),
+            tools=tuple(tools),
+            exit_code=code,
+            log_tail=_show(_tail(log), ws),
+        )

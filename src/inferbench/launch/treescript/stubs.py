@@ -1,0 +1,134 @@
+"""Stand-ins put first on PATH while a benchmark script is run to see what it starts.
+
+Engines (`vllm`, `sglang`, `trtllm-serve`, `mpirun`, `python3 -m <engine package>`) record
+their argv and environment, then stay up like a server until their process group is killed.
+What must not run on a planning machine (downloads, installs, GPU tools, `curl` health polls,
+`sleep`) records and succeeds at once; `curl` succeeding is the server answering ready. Every
+other `python3`/`python` call runs the real interpreter. A record is two files in the capture
+folder, named by time and pid so they sort in call order: `<n>.argv` (kind, then argv, NUL
+separated) and `<n>.env` (`env -0`).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from inferbench.fsio import make_executable
+
+CAPTURE_DIR_VAR = "INFERBENCH_CAPTURE_DIR"
+ENGINE_BINARIES = ("vllm", "sglang", "trtllm-serve", "mpirun")
+# `python3 -m <package>...` that starts a server (the sglang router too)
+ENGINE_PACKAGES = ("sglang", "sglang_router", "vllm", "atom", "tensorrt_llm", "dynamo")
+TOOLS = (
+    "hf",
+    "huggingface-cli",
+    "pip",
+    "pip3",
+    "uv",
+    "nvidia-smi",
+    "amd-smi",
+    "rocm-smi",
+    "curl",
+    "wget",
+    "apt-get",
+    "git",
+    "docker",
+    "sleep",
+)
+
+_RECORD = """record() {
+    local n="${EPOCHREALTIME/./}-$BASHPID"
+    printf '%s\\0' "$1" "$(basename "$0")" "${@:2}" > "${CAPTURE_DIR}/$n.argv.tmp"
+    env -0 > "${CAPTURE_DIR}/$n.env"
+    mv "${CAPTURE_DIR}/$n.argv.tmp" "${CAPTURE_DIR}/$n.argv"
+}
+""".replace("CAPTURE_DIR", CAPTURE_DIR_VAR)
+
+
+def _stub(body: str) -> str:
+    return f"#!/usr/bin/env bash\n# inferbench capture stub\n{_RECORD}{body}"
+
+
+def _engine(sleep: str) -> str:
+    return _stub(f'record engine "$@"\nexec {shlex.quote(sleep)} 86400\n')
+
+
+# What a tool's stand-in leaves behind, where scripts check for it:
+# - `uv venv DIR`: the tools benchmark_lib.sh checks for (aiperf, hf) in DIR/bin;
+# - `hf download REPO [--local-dir DIR]`: an empty but complete-looking checkpoint (config,
+#   tokenizer config, an index of no shards) in DIR or the Hugging Face cache, its path printed;
+# - `rocm-smi --showmemuse`: idle GPUs (what wait_for_amd_gpu_clean polls for).
+_TOOL_BODY = r"""record tool "$@"
+tool="$(basename "$0")"
+if [[ "$tool" == uv && "$1" == venv ]]; then
+    for a in "$@"; do dir="$a"; done
+    mkdir -p "$dir/bin"
+    for t in aiperf hf python; do cp "$0" "$dir/bin/$t"; done
+elif [[ ( "$tool" == hf || "$tool" == huggingface-cli ) && "$1" == download ]]; then
+    repo="$2" dir="" kind=models
+    shift 2
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+            --local-dir) dir="$2"; shift 2 ;;
+            --repo-type) kind="$2s"; shift 2 ;;
+            *) shift ;;
+        esac
+    done
+    if [[ -z "$dir" ]]; then
+        cache="${HF_HUB_CACHE:-${HF_HOME:-$HOME/.cache/huggingface}/hub}"
+        base="$cache/$kind--${repo//\//--}"
+        mkdir -p "$base/refs" "$base/snapshots/stub"
+        echo stub > "$base/refs/main"
+        dir="$base/snapshots/stub"
+    fi
+    mkdir -p "$dir"
+    for f in config.json tokenizer_config.json; do
+        [[ -e "$dir/$f" ]] || echo '{}' > "$dir/$f"
+    done
+    [[ -e "$dir/model.safetensors.index.json" ]] ||
+        echo '{"weight_map": {}}' > "$dir/model.safetensors.index.json"
+    echo "$dir"
+elif [[ "$tool" == rocm-smi && " $* " == *" --showmemuse "* ]]; then
+    echo "GPU[0]          : GPU Memory Allocated (VRAM%): 0"
+fi
+exit 0
+"""
+
+
+def _tool() -> str:
+    return _stub(_TOOL_BODY)
+
+
+def _python(real: str, sleep: str) -> str:
+    packages = "|".join(f"{p}|{p}.*" for p in ENGINE_PACKAGES)
+    return _stub(
+        'if [[ "$1" == -m ]]; then\n'
+        '    case "$2" in\n'
+        f"        {packages})\n"
+        f'            record engine "$@"; exec {shlex.quote(sleep)} 86400 ;;\n'
+        '        pip) record tool "$@"; exit 0 ;;\n'
+        "    esac\n"
+        "fi\n"
+        f'exec {shlex.quote(real)} "$@"\n'
+    )
+
+
+def real_python(path: str) -> str:
+    """The interpreter other `python3` calls reach: the system's, else inferbench's own."""
+    return shutil.which("python3", path=path) or sys.executable
+
+
+def write_stubs(folder: Path, path: str) -> None:
+    """Write the stubs into `folder` (to go first on PATH); `path` is the PATH they shadow."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sleep = shutil.which("sleep", path=path) or "/bin/sleep"
+    scripts = {name: _engine(sleep) for name in ENGINE_BINARIES}
+    scripts.update({name: _tool() for name in TOOLS})
+    python = _python(real_python(path), sleep)
+    scripts.update({"python3": python, "python": python})
+    for name, text in scripts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+        make_executable(folder / name)
