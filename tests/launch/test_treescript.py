@@ -8,6 +8,7 @@ import pytest
 
 from inferbench.errors import InputError
 from inferbench.launch.deployment import deployment_from_dicts
+from inferbench.launch.planner import PlanOptions
 from inferbench.launch.treescript.capture import capture_script
 from inferbench.launch.treescript.contract import result_filename, script_env
 from inferbench.launch.treescript.locate import (
@@ -16,6 +17,7 @@ from inferbench.launch.treescript.locate import (
     launcher_candidates,
     launchers_for,
 )
+from inferbench.launch.treescript.planning import script_plan
 from inferbench.launch.treescript.stage import map_workspace
 
 from .conftest import job_dict
@@ -145,3 +147,22 @@ def test_capture_stops_a_script_at_its_time_limit(tmp_path: Path) -> None:
     cap = capture_script(tmp_path, str(script.relative_to(tmp_path)), _env(_dep()), 4, timeout_s=1)
     assert cap.exit_code is None
     assert [e.argv for e in cap.engines] == [("vllm", "serve", "m")]
+
+
+def test_a_job_with_a_script_is_planned_through_it(tmp_path: Path) -> None:
+    write_tree(tmp_path)
+    dep = deployment_from_dicts(
+        [job_dict(runner="gpua", conc=c, **{"exp-name": "llama_1k1k"}) for c in (4, 16)]
+    )
+    plan = script_plan(dep, tmp_path, LABELS, PlanOptions())
+    assert plan is not None and plan.script is not None and plan.processes == ()
+    assert plan.script.script == "benchmarks/single_node/fixed_seq_len/llama_fp8_gpua.sh"
+    assert [p.concurrency for p in plan.script.points] == [4, 16]
+    text = plan.render_text()
+    assert "## script benchmarks/single_node/fixed_seq_len/llama_fp8_gpua.sh" in text
+    assert (
+        "MODEL_LEN=2304 SERVE_MODE=throughput vllm serve meta-llama/Llama-3.1-8B-Instruct "
+        "--host 0.0.0.0 --port 8888 --tensor-parallel-size 2 --max-num-seqs 16" in text
+    )
+    assert plan.warnings == ()
+    assert script_plan(_dep(precision="fp4"), tmp_path, LABELS, PlanOptions()) is None

@@ -138,6 +138,12 @@ _ENGINE_ARGS = typer.Option(
 _ENGINE_ENV = typer.Option(
     [], "--engine-env", help="NAME=VALUE for the engine server's environment (repeatable)."
 )
+_TREE_SCRIPT = typer.Option(
+    True,
+    "--tree-script/--no-tree-script",
+    help="Run single-node jobs through the tree's own benchmark script where it has one "
+    "(local backend, no --engine), as InferenceX does; --no-tree-script: inferbench's launch.",
+)
 _SRTCTL_ROOT = typer.Option(
     None, "--srtctl-root", help="srt-slurm checkout srtctl submits from (srtctl_root)."
 )
@@ -186,6 +192,7 @@ def register(app: typer.Typer) -> None:
         synth: str = typer.Option("", "--synth", help="Agentic jobs: `traces synth` spec."),
         engine_args: str = _ENGINE_ARGS,
         engine_env: list[str] = _ENGINE_ENV,
+        tree_script: bool = _TREE_SCRIPT,
     ) -> None:
         """Run the sweep: plan each job, start its servers, drive its points, keep results.
 
@@ -245,6 +252,7 @@ def register(app: typer.Typer) -> None:
                     synth=synth,
                     engine_args=_split_args(engine_args),
                     engine_env=_env_pairs(engine_env),
+                    tree_script=tree_script,
                 ),
                 filters=_filter_dict(sweep_filters),
                 srt_slurm=srt_slurm.resolve() if srt_slurm else None,
@@ -283,6 +291,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print plans as one JSON list."),
         engine_args: str = _ENGINE_ARGS,
         engine_env: list[str] = _ENGINE_ENV,
+        tree_script: bool = _TREE_SCRIPT,
     ) -> None:
         """Print the deployment plans of the selected jobs (nothing runs); exit 1 when one
         of them cannot be planned."""
@@ -302,6 +311,7 @@ def register(app: typer.Typer) -> None:
                 srtctl_root=_abs(srtctl_root),
                 engine_args=_split_args(engine_args),
                 engine_env=_env_pairs(engine_env),
+                tree_script=tree_script,
             ),
         )
         request = build_request(options, project, chosen, preview=True)

@@ -13,6 +13,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench.bench.preset import SA_BENCH
+from inferbench.launch.treescript.model import ScriptPlan
 
 
 class Frozen(BaseModel):
@@ -128,6 +129,7 @@ class Plan(Frozen):
     bench: BenchSpec
     notes: tuple[str, ...] = ()  # assumptions the planner made, for the reader
     warnings: tuple[str, ...] = ()  # what was asked for and will not happen (printed loudly)
+    script: ScriptPlan | None = None  # run through the tree's own benchmark script instead
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
@@ -139,6 +141,8 @@ class Plan(Frozen):
             lines.append(f"# config-key {self.config_key}")
         lines += [f"# WARNING: {warning}" for warning in self.warnings]
         lines += [f"# note: {note}" for note in self.notes]
+        if self.script is not None:
+            lines += self.script.render_lines()
         for proc in self.processes:
             lines.append(f"## process {proc.name} (health {proc.health_url or 'from stdout'})")
             if proc.cwd:

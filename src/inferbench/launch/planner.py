@@ -52,6 +52,8 @@ class PlanOptions:
     # a flag, so these override the derived ones) and added to its environment
     engine_args: tuple[str, ...] = ()
     engine_env: Mapping[str, str] = field(default_factory=dict)
+    # run a single-node job through the tree's own benchmark script when it has one (local)
+    tree_script: bool = True
 
 
 def eval_plan(dep: Deployment, options: PlanOptions) -> EvalPlan | None:

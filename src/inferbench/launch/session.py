@@ -146,12 +146,28 @@ def planner_for(
             popts = replace(popts, model_path=staged_model(cluster, dep))
         if options.backend is Backend.SLURM:
             return slurm_plan(dep, site, job_dir, engine, popts)
+        if engine is None and popts.tree_script and project is not None:
+            scripted = tree_script_plan(dep, project, popts, pick_ports=pick_ports)
+            if scripted is not None:  # InferenceX's own script for the job: run it
+                return scripted
         real = resolve_engine(dep, engine) is not Engine.SIM
         if pick_ports and real and popts.port is None:
             popts = replace(popts, port=free_port(popts.host))
         return local_plan(dep, engine, popts)
 
     return plan
+
+
+def tree_script_plan(
+    dep: Deployment, project: Project, popts: PlanOptions, *, pick_ports: bool
+) -> Plan | None:
+    """The plan through the tree's own benchmark script, when the tree has one for `dep`."""
+    from inferbench.launch.treescript.contract import DEFAULT_PORT
+    from inferbench.launch.treescript.planning import script_plan
+
+    labels = project.runners.registry.labels if project.runners is not None else {}
+    port = popts.port or (free_port(popts.host) if pick_ports else DEFAULT_PORT)
+    return script_plan(dep, project.root, labels, popts, port=port)
 
 
 def executor_for(options: RunOptions, *, preview: bool = False) -> Executor:

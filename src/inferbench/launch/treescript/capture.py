@@ -17,9 +17,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import Field
-
-from inferbench.launch.plan import Frozen
+from inferbench.launch.treescript.model import ScriptCapture, ScriptProcess
 from inferbench.launch.treescript.stage import CONTAINER_WORKSPACE, stage_workspace
 from inferbench.launch.treescript.stubs import CAPTURE_DIR_VAR, write_stubs
 
@@ -40,31 +38,6 @@ with open(name + ".argv.tmp", "wb") as handle:
     handle.write(b"".join(a.encode() + b"\\0" for a in ["bench", *sys.argv]))
 os.replace(name + ".argv.tmp", name + ".argv")
 '''
-
-
-class ScriptProcess(Frozen):
-    """One command the script ran: its argv and the variables the script set for it (what
-    differs from the environment the script was started with)."""
-
-    argv: tuple[str, ...]
-    env: dict[str, str] = Field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        if len(self.argv) > 2 and self.argv[0].startswith("python") and self.argv[1] == "-m":
-            return self.argv[2]
-        return self.argv[0] if self.argv else ""
-
-
-class ScriptCapture(Frozen):
-    """What one run of a script at one concurrency started, in call order."""
-
-    concurrency: int
-    engines: tuple[ScriptProcess, ...] = ()
-    bench: tuple[ScriptProcess, ...] = ()  # the sa-bench calls (utils/bench_serving/...)
-    tools: tuple[tuple[str, ...], ...] = ()  # stubbed downloads, installs, GPU tools
-    exit_code: int | None = None  # None: cut at the time limit
-    log_tail: str = ""
 
 
 def _read_env(path: Path) -> dict[str, str]:
