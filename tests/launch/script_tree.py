@@ -115,11 +115,33 @@ run_benchmark_serving \
     --result-dir /workspace/
 """
 
+MASTER = """llama-fp8-gpua-vllm:
+  image: vllm/vllm-openai:v0.10.2
+  model: meta-llama/Llama-3.1-8B-Instruct
+  model-prefix: llama
+  runner: gpua
+  precision: fp8
+  framework: vllm
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+      - isl: 256
+        osl: 32
+        search-space:
+          - {tp: 1, conc-list: [2, 4]}
+"""
+
 RUNNERS = """labels:
   gpua:
     - gpu-a_00
     - gpu-b_00
 """
+
+# the simulator as the script's engine, on the script's $PORT
+SIM_CMD = (
+    "{python} -m inferbench.cli.main sim serve --host 127.0.0.1 --port $PORT --model $MODEL "
+    "--gpu h100 --isl $ISL --osl $OSL --max-model-len $MAX_MODEL_LEN"
+)
 
 # what the script starts, unless a test swaps it: vLLM as InferenceX scripts call it
 VLLM_CMD = "vllm serve $MODEL --host 0.0.0.0 --port $PORT --tensor-parallel-size $TP " + (
@@ -133,6 +155,7 @@ def write_tree(root: Path, server_cmd: str = VLLM_CMD, name: str = "llama_fp8_gp
         "benchmarks/benchmark_lib.sh": LIB,
         "runners/launch_gpu-a.sh": LAUNCHER,
         "configs/runners.yaml": RUNNERS,
+        "configs/nvidia-master.yaml": MASTER,
         f"benchmarks/single_node/fixed_seq_len/{name}": SCRIPT.replace("{server_cmd}", server_cmd),
     }
     for rel, text in files.items():

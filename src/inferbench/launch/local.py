@@ -81,9 +81,16 @@ class LocalExecutor(Executor):
 
     run_point: PointRunner
     options: LocalOptions = field(default_factory=LocalOptions)
+    tree_root: Path | None = None  # the benchmark tree, for plans through its own script
 
     def run(self, job: JobRun, result: ExecResult) -> None:
         """Start the server, wait for health, run the points, always stop the server."""
+        if job.plan.script is not None:  # the tree's script starts and stops its server
+            from inferbench.launch.treescript.execute import run_script_job
+
+            root = self.tree_root or Path(".")
+            run_script_job(root, job, result, self.options.stop_grace_s)
+            return
         server = ServerProcess(
             job.plan.processes[0], job.job_dir.path, job.job_dir.logs / "server.log"
         )

@@ -172,7 +172,7 @@ def tree_script_plan(
 
 def executor_for(options: RunOptions, *, preview: bool = False) -> Executor:
     if options.backend is Backend.LOCAL:
-        return LocalExecutor(bench_point_runner(), options.local)
+        return LocalExecutor(bench_point_runner(), options.local, tree_root=options.root)
     if options.backend is Backend.SLURM:
         return SlurmExecutor(poll_s=options.slurm_poll_s)
     from inferbench.launch.srtctl import SrtctlExecutor, require_srtctl

@@ -143,6 +143,7 @@ def capture_script(
         engines, bench, tools = read_records(records, base, ws)
         return ScriptCapture(
             concurrency=concurrency,
+            env=dict(contract),
             engines=tuple(engines),
             bench=tuple(bench),
             tools=tuple(tools),

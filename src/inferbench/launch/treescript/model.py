@@ -33,6 +33,7 @@ class ScriptCapture(_Frozen):
     """What one run of a script at one concurrency started, in call order."""
 
     concurrency: int
+    env: dict[str, str] = Field(default_factory=dict)  # the contract, for /workspace
     engines: tuple[ScriptProcess, ...] = ()
     bench: tuple[ScriptProcess, ...] = ()  # the sa-bench calls (utils/bench_serving/...)
     tools: tuple[tuple[str, ...], ...] = ()  # stubbed downloads, installs, GPU tools
@@ -60,7 +61,8 @@ class ScriptPlan(_Frozen):
     points: tuple[ScriptCapture, ...] = ()
 
     def render_lines(self) -> list[str]:
-        """The script, then per concurrency the engine command lines (`plan`'s text)."""
+        """The script, then per concurrency the engine command lines (`plan`'s text; the
+        points whose capture may be short are the plan's warnings)."""
         head = f"launcher {self.launcher}, RUNNER_NAME={self.runner_name}"
         lines = [f"## script {self.script} ({head})"]
         lines += [f"# note: another launcher of the label picks {alt}" for alt in self.alternatives]
@@ -68,6 +70,4 @@ class ScriptPlan(_Frozen):
             for engine in point.engines:
                 lines.append(f"## conc {point.concurrency}: engine {engine.name}")
                 lines.append(engine.shell_line())
-            if point.problem:
-                lines.append(f"# WARNING conc {point.concurrency}: {point.problem}")
         return lines
