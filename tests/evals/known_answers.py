@@ -54,9 +54,11 @@ def _answer(prompt: str, known: int) -> str:
 
 @contextmanager
 def known_answer_server(
-    known: int = 7, fail_after: int | None = None
+    known: int = 7, fail_after: int | None = None, reasoning: bool = False
 ) -> Iterator[KnownAnswerServer]:
-    """Serve on 127.0.0.1; with `fail_after`, answer 500 to every request after that many."""
+    """Serve on 127.0.0.1; with `fail_after`, answer 500 to every request after that many;
+    with `reasoning`, chat answers come as a reasoning model's: `content` null, the answer in
+    `reasoning_content` (SGLang's and older vLLM's field)."""
     state = KnownAnswerServer(url="")
     lock = threading.Lock()
 
@@ -85,9 +87,13 @@ def known_answer_server(
                 return
             if self.path.endswith("/chat/completions"):
                 prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
+                answer = _answer(prompt, known)
+                message: dict[str, object] = {"role": "assistant", "content": answer}
+                if reasoning:
+                    message = {"role": "assistant", "content": None, "reasoning_content": answer}
                 choice: dict[str, object] = {
                     "index": 0,
-                    "message": {"role": "assistant", "content": _answer(prompt, known)},
+                    "message": message,
                     "finish_reason": "stop",
                 }
             else:

@@ -89,6 +89,19 @@ def test_known_answers_give_exactly_the_expected_score(tmp_path: Path) -> None:
 @needs_lm_eval
 @pytest.mark.slow
 @pytest.mark.integration
+def test_a_reasoning_models_answers_are_scored(tmp_path: Path) -> None:
+    """`content` null and the answer in `reasoning_content`: lm-eval alone scores 0; with the
+    patch inferbench puts on its path (as InferenceX's), the answers count."""
+    data = write_dataset(tmp_path / "gsm.jsonl")
+    with known_answer_server(known=7, reasoning=True) as srv:
+        result = run_eval(srv.url, "known", EvalSpec(dataset=data, concurrency=4), tmp_path)
+    assert result.status is EvalStatus.OK, result.reason
+    assert result.primary is not None and result.primary.value == pytest.approx(0.7)
+
+
+@needs_lm_eval
+@pytest.mark.slow
+@pytest.mark.integration
 def test_a_server_dying_mid_eval_is_a_recorded_failure(tmp_path: Path) -> None:
     data = write_dataset(tmp_path / "gsm.jsonl")
     spec = EvalSpec(dataset=data, concurrency=1, max_retries=0, timeout_s=10)

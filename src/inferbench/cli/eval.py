@@ -29,6 +29,12 @@ def eval_cmd(
         None, "--result-dir", help="folder: eval_<task>.json and lm-eval's logs"
     ),
     timeout: float | None = typer.Option(None, "--timeout", help="seconds for the whole eval"),
+    root: Path | None = typer.Option(
+        None,
+        "--root",
+        help="InferenceX tree: its utils/evals task files and lm-eval patch are used "
+        "(default: inferbench's copies)",
+    ),
 ) -> None:
     """Score an endpoint with lm-evaluation-harness, InferenceX's task definitions and settings.
 
@@ -51,6 +57,7 @@ def eval_cmd(
             "give --result-file or --result-dir, not both", location=Location(key="--result-file")
         )
     spec = EvalSpec(
+        tree=root.resolve() if root is not None else None,
         task=info.name,
         dataset=dataset,
         api=EvalApi(endpoint),

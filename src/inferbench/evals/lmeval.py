@@ -18,6 +18,7 @@ import subprocess
 import sys
 import urllib.request
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 
 from inferbench.evals.result import EvalResult, EvalScore, EvalStatus
@@ -88,14 +89,39 @@ def _data_files(info: TaskInfo, dataset: Path) -> dict[str, str]:
     raise EvalUnavailable(f"eval dataset {dataset} does not exist")
 
 
+TREE_TASKS = Path("utils") / "evals"  # an InferenceX tree's task files and their helpers
+TREE_PATCH = TREE_TASKS / "patches" / "lm_eval_sitecustomize.py"
+
+
+def task_source(spec: EvalSpec) -> Path:
+    """The folder the task file comes from: the tree's utils/evals when it has the task,
+    else the bundled copies (tests/upstream holds them equal to the tree's)."""
+    if spec.tree is not None and (spec.tree / TREE_TASKS / spec.info.file).is_file():
+        return spec.tree / TREE_TASKS
+    return task_dir()
+
+
+def prepare_patch(spec: EvalSpec, work: Path) -> Path:
+    """A folder holding lm-eval's `sitecustomize.py` (the tree's patch, else inferbench's),
+    put first on lm-eval's PYTHONPATH, as InferenceX's `_patch_lm_eval` does."""
+    source = spec.tree / TREE_PATCH if spec.tree is not None else None
+    if source is None or not source.is_file():
+        source = Path(str(resources.files("inferbench.evals") / "patches" / "sitecustomize.py"))
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, work / "sitecustomize.py")
+    return work
+
+
 def prepare_task(spec: EvalSpec, work: Path) -> Path:
     """The task file lm-eval reads, its data pointed at the local file or the cache."""
     info = spec.info
     work.mkdir(parents=True, exist_ok=True)
-    for helper in task_dir().glob("*.py"):
-        if helper.name != "__init__.py":
+    source = task_source(spec)
+    for helper in source.glob("*.py"):
+        if helper.name != "__init__.py" and not helper.name.startswith("test_"):
             shutil.copy(helper, work / helper.name)
-    text = (task_dir() / info.file).read_text()
+    name = info.file
+    text = (source / name).read_text()
     if spec.dataset is not None:
         files = _data_files(info, spec.dataset)
         lines = [
@@ -112,7 +138,7 @@ def prepare_task(spec: EvalSpec, work: Path) -> Path:
             f"downloaded at run time: give --eval-dataset FILE, or fetch it once with "
             f"huggingface-cli download --repo-type dataset {info.hf_dataset}"
         )
-    path = work / info.file
+    path = work / name
     path.write_text(text)
     return path
 
@@ -248,8 +274,11 @@ def run_eval(
         return result(EvalStatus.UNAVAILABLE, str(exc))
     raw_dir = out_dir / f"lm_eval_{info.name}"
     argv = lm_eval_argv(python, spec, base_url, model, task_file, raw_dir)
+    site = prepare_patch(spec, raw_dir / "site")
+    path = os.environ.get("PYTHONPATH")
     env = {
         **os.environ,
+        "PYTHONPATH": f"{site}{os.pathsep}{path}" if path else str(site),
         "HF_DATASETS_OFFLINE": "1",
         "HF_HUB_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",

@@ -98,6 +98,9 @@ class EvalSpec(BaseModel):
     limit: int | None = Field(default=None, gt=0, description="first N questions only")
     timeout_s: float = Field(default=1800.0, gt=0, description="per request, as InferenceX")
     max_retries: int = Field(default=5, ge=0)
+    # an InferenceX tree: its task files (utils/evals/) and its lm-eval patch are used
+    # instead of the bundled ones
+    tree: Path | None = None
 
     @property
     def max_output_tokens(self) -> int:

@@ -33,10 +33,17 @@ def read_job(path: Path) -> Job | None:
 
 
 def run_evals(
-    base_url: str, bench: BenchSpec, results: Path, logs: Path, job: Job | None = None
+    base_url: str,
+    bench: BenchSpec,
+    results: Path,
+    logs: Path,
+    job: Job | None = None,
+    *,
+    tree: Path | None = None,
 ) -> list[Path]:
     """Run the plan's evals; returns the result files written (or already there). With the
-    job, lm-eval's files also become its InferenceX artifact (`<run>/eval_results/<fp>/`)."""
+    job, lm-eval's files also become its InferenceX artifact (`<run>/eval_results/<fp>/`);
+    with the benchmark tree, its task files and lm-eval patch are used where it has them."""
     from inferbench.evals.inferencex import (
         ARTIFACTS_DIR,
         meta_env,
@@ -70,6 +77,7 @@ def run_evals(
             concurrency=conc,
             context_length=plan.context_length,
             limit=plan.limit,
+            tree=tree.resolve() if tree is not None else None,
         )
         result = run_eval(
             base_url,

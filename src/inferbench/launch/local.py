@@ -32,7 +32,13 @@ class LocalOptions:
     stop_grace_s: float = 10.0
 
 
-def _drive(server: ServerProcess, job: JobRun, run_point: PointRunner, result: ExecResult) -> None:
+def _drive(
+    server: ServerProcess,
+    job: JobRun,
+    run_point: PointRunner,
+    result: ExecResult,
+    tree: Path | None = None,
+) -> None:
     assert server.base_url is not None
     for point in job.todo:
         if job.stop.requested:  # the first Ctrl-C: this point and the rest stay to do
@@ -72,6 +78,7 @@ def _drive(server: ServerProcess, job: JobRun, run_point: PointRunner, result: E
             job.job_dir.results,
             job.job_dir.logs,
             read_job(job.job_dir.job_json),
+            tree=tree,
         )
 
 
@@ -103,7 +110,7 @@ class LocalExecutor(Executor):
             )
             result.timings_s["server_start"] = server.ready_at - server.started_at
             t1 = time.monotonic()
-            _drive(server, job, self.run_point, result)
+            _drive(server, job, self.run_point, result, self.tree_root)
             result.timings_s["bench"] = time.monotonic() - t1
         finally:
             t2 = time.monotonic()
