@@ -24,6 +24,7 @@ from inferbench.bench.invocation import BenchArgs, resolve
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
+from inferbench.cli.outputs import output_file, output_folder
 
 
 def _summary(console: Console, run: BenchRun) -> None:
@@ -138,8 +139,12 @@ def bench(
         None, "--backend", help="sa-bench/vLLM backend: vllm, openai, sglang, openai-chat, ..."
     ),
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
-    result_file: Path | None = typer.Option(None, "--result-file"),
-    result_dir: Path | None = typer.Option(None, "--result-dir"),
+    result_file: Path | None = typer.Option(
+        None, "--result-file", parser=output_file("--result-file")
+    ),
+    result_dir: Path | None = typer.Option(
+        None, "--result-dir", parser=output_folder("--result-dir")
+    ),
     result_filename: str | None = typer.Option(
         None, "--result-filename", help="sa-bench: the file in --result-dir"
     ),
@@ -147,7 +152,9 @@ def bench(
         False, "--save-result", help="sa-bench: write the result (sa-bench's name if none given)"
     ),
     label: str | None = typer.Option(None, "--label", help="vLLM: prefix of the default name"),
-    detail_file: Path | None = typer.Option(None, "--detail-file", help="per-request JSONL"),
+    detail_file: Path | None = typer.Option(
+        None, "--detail-file", parser=output_file("--detail-file"), help="per-request JSONL"
+    ),
     detail: bool = typer.Option(
         False, "--detail", "--save-detailed", help="ttfts/itls/texts in the result file"
     ),

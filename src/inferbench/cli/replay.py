@@ -17,6 +17,7 @@ from inferbench.bench.result import write_point_result
 from inferbench.bench.settings import ClientOptions, Endpoint
 from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces
+from inferbench.cli.outputs import output_file
 
 
 def register(app: typer.Typer) -> None:
@@ -84,7 +85,9 @@ def replay(
     request_timeout: float = typer.Option(600.0, "--request-timeout", help="seconds"),
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
     seed: int = typer.Option(0, "--seed"),
-    result_file: Path | None = typer.Option(None, "--result-file"),
+    result_file: Path | None = typer.Option(
+        None, "--result-file", parser=output_file("--result-file")
+    ),
 ) -> None:
     """Replay agentic sessions turn by turn and write one result file."""
     ep = validated(Endpoint, "--base-url", base_url=base_url, model=model, api_key_env=api_key_env)

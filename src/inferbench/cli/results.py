@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from inferbench.cli.outputs import output_file
 from inferbench.errors import InputError, Location
 from inferbench.results.store import (
     DEFAULT_DB_URL,
@@ -239,7 +240,9 @@ def show(
 
 def export(
     fmt: str = typer.Option(..., "--format", help="csv, json or parquet"),
-    output: Path = typer.Option(..., "--output", help="File to write."),
+    output: Path = typer.Option(
+        ..., "--output", parser=output_file("--output"), help="File to write (- is stdout)."
+    ),
     db: str = DB_OPTION,
     run: str | None = typer.Option(None, "--run"),
     tag: str | None = typer.Option(None, "--tag"),

@@ -12,7 +12,8 @@ from rich.table import Table
 from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces, parse_synth
 from inferbench.bench.traces.synth import synth_jsonl
-from inferbench.fsio import atomic_write_bytes
+from inferbench.cli.outputs import output_file
+from inferbench.fsio import write_output
 
 traces_app = typer.Typer(help="Agentic traces: synth, show.", no_args_is_help=True)
 
@@ -23,7 +24,9 @@ def register(app: typer.Typer) -> None:
 
 @traces_app.command("synth")
 def synth(
-    output: Path = typer.Option(..., "--output", "-o", help="JSONL file to write"),
+    output: Path = typer.Option(
+        ..., "--output", "-o", parser=output_file("--output"), help="JSONL file to write"
+    ),
     spec: str = typer.Option(
         "",
         "--spec",
@@ -38,7 +41,7 @@ def synth(
         f"{k}={v}" for k, v in (("sessions", sessions), ("seed", seed)) if v is not None
     ]
     parsed = parse_synth(",".join(p for p in parts if p))
-    atomic_write_bytes(output, synth_jsonl(parsed))
+    write_output(output, synth_jsonl(parsed), "--output")
     Console(stderr=True).print(
         f"wrote {output} ({parsed.sessions} sessions, seed {parsed.seed})", markup=False
     )
