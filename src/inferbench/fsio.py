@@ -139,7 +139,7 @@ def check_output_folder(path: Path | str, option: str | None = None) -> Path:
         raise _refuse(text, option, f"cannot use it: {exc.strerror}", _HINTS[exc.errno]) from None
     if not stat.S_ISDIR(st.st_mode):
         kind = "a file" if stat.S_ISREG(st.st_mode) else describe_file_type(st.st_mode)
-        raise _refuse(text, option, f"is {kind}, not a folder", "name a folder (new or existing)")
+        raise _refuse(text, option, f"is {kind}, not a folder", "name a new or existing folder")
     return Path(text)
 
 

@@ -505,5 +505,84 @@ def result_cases() -> Iterator[Case]:
         )
 
 
+# -- output options: what a file or folder option is given instead of a writable path ------
+SIM_POINT = ("--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--isl", "64",
+             "--osl", "8", "--num-prompts", "4")  # fmt: skip
+BENCH = ("bench", "--base-url", "http://127.0.0.1:9", "--model", "m", "--isl", "8", "--osl", "4")
+FILE_OUTPUTS: list[tuple[str, tuple[str, ...], str]] = [
+    # (id, command line before the option, the option)
+    ("sweep", ("sweep", "--root", "{tree}", "--format", "json"), "--output"),
+    ("traces-synth", ("traces", "synth", "--sessions", "2"), "--output"),
+    ("sim-calibrate", ("sim", "calibrate", "{tmp}/points.yaml"), "--output"),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT, "--concurrency", "2"), "--result-file"),
+    ("sim-serve", ("sim", "serve", "--port", "0", *SIM_POINT), "--record-sends"),
+    (
+        "results-export",
+        ("results", "export", "--format", "json", "--db", "sqlite:///{tmp}/r.sqlite"),
+        "--output",
+    ),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--result-file"),
+    ("bench-detail", (*BENCH, "--num-prompts", "1"), "--detail-file"),
+    (
+        "replay",
+        ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1"),
+        "--result-file",
+    ),
+    ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--result-file"),
+]
+FOLDER_OUTPUTS: list[tuple[str, tuple[str, ...], str]] = [
+    ("bench", (*BENCH, "--num-prompts", "1"), "--result-dir"),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT, "--concurrency", "2"), "--result-dir"),
+    ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--result-dir"),
+    ("report", ("report", "--db", "sqlite:///{tmp}/r.sqlite"), "--output"),
+    ("clusters-import", ("clusters", "import", "--root", "{tree}"), "--output"),
+    ("run", ("run", "--root", "{tree}", "--dry-run"), "--runs-dir"),
+    ("demo", ("demo",), "--runs-dir"),
+]
+# a folder for a file, no name, a path through a file, a missing device (never created)
+FILE_OUTPUT_BAD = ("{tmp}", "", "{tmp}/a-file/out.json", "/dev/no-such-device-ib")
+FOLDER_OUTPUT_BAD = ("", "{tmp}/a-file", "/dev/null", "{tmp}/a-file/sub")
+
+
+def output_cases() -> Iterator[Case]:
+    files: dict[str, str | bytes] = {"a-file": "mine\n"}
+    for case_id, base, option in FILE_OUTPUTS:
+        tree = "{tree}" in base
+        for value in FILE_OUTPUT_BAD:
+            yield Case(f"output:{case_id}{option}={value!r}", (*base, option, value),
+                       (option,), tree=tree, files=files)  # fmt: skip
+    for case_id, base, option in FOLDER_OUTPUTS:
+        tree = "{tree}" in base
+        for value in FOLDER_OUTPUT_BAD:
+            yield Case(f"output-dir:{case_id}{option}={value!r}", (*base, option, value),
+                       (option,), tree=tree, files=files)  # fmt: skip
+    # the write itself fails (ENOSPC): one line naming the file, a fix, exit 2
+    for case_id, base, option in FILE_OUTPUTS[:2]:
+        yield Case(f"output:{case_id}{option}=/dev/full", (*base, option, "/dev/full"),
+                   ("/dev/full",), tree="{tree}" in base)  # fmt: skip
+    yield Case(
+        "output:results-export=/dev/full",
+        ("results", "export", "--format", "csv", "--db", "sqlite:///{tmp}/r.sqlite",
+         "--output", "/dev/full"),
+        ("/dev/full",),
+        files={"r.sqlite": b""},
+    )  # fmt: skip
+    # names that become files in --result-dir stay there
+    for name in ("../x", "a/b", "", "..", "."):
+        yield Case(f"output:bench--result-filename={name!r}",
+                   (*BENCH, "--num-prompts", "1", "--result-dir", "{tmp}/d",
+                    "--result-filename", name), ("--result-filename",))  # fmt: skip
+    yield Case("output:bench--label='../x'",
+               (*BENCH, "--num-prompts", "1", "--save-result", "--label", "../x"),
+               ("--label",))  # fmt: skip
+    # a stream takes one point: per-point names beside /dev/stdout would be files in /dev
+    yield Case("output:bench-stream-2-points",
+               (*BENCH, "--num-prompts", "1", "--concurrency", "1,2", "--result-file", "-"),
+               ("--result-file",))  # fmt: skip
+    yield Case("output:sim-estimate-stream-2-points",
+               ("sim", "estimate", *SIM_POINT, "--concurrency", "2,4", "--result-file",
+                "/dev/stdout"), ("--result-file",))  # fmt: skip
+
+
 def all_cases() -> list[Case]:
-    return [*tree_cases(), *option_cases(), *result_cases()]
+    return [*tree_cases(), *option_cases(), *result_cases(), *output_cases()]

@@ -317,7 +317,6 @@ def _plain_name(option: str, name: str | None) -> None:
     if name in ("", ".", "..") or "/" in name or "\0" in name:
         raise InputError(
             f"{option} {name!r} is not a plain file name",
-            location=Location(key=option),
             hint="give a name without / or .. (the folder is --result-dir)",
         )
 
