@@ -45,10 +45,11 @@ def _identity(value: str | None) -> dict[str, Any] | None:
     if path.suffix in (".yaml", ".yml"):
         from ruamel.yaml import YAML, YAMLError
 
-        if not path.is_file():
-            raise InputError("identity file not found", location=Location(file=path))
+        from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
+
+        text = read_text_file(path, MAX_CONFIG_BYTES, what="identity file", option="--identity")
         try:
-            loaded = YAML(typ="safe").load(path.read_text())
+            loaded = YAML(typ="safe").load(text)
         except YAMLError as exc:
             raise InputError(f"invalid YAML: {exc}", location=Location(file=path)) from None
         if not isinstance(loaded, dict):

@@ -22,6 +22,7 @@ from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml, parse_pa
 from inferbench.core.hfid import check_model_id
 from inferbench.engines.layout import WorkerLayout, worker_layout
 from inferbench.errors import ConfigError, Location
+from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
 SpecDecoding = Literal["mtp", "draft_model", "none"]
 KvP2PTransfer = Literal["nixl", "mooncake", "mori", "ucx"]
@@ -430,7 +431,7 @@ def read_master_keys(path: Path) -> list[str]:
     """The config keys of a master file without reading its entries: the keys written at
     column 0 (a master file is one block mapping). For archived files, whose entries may
     follow an older schema and are never swept: parsing them whole costs more than a check."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_text_file(path, MAX_CONFIG_BYTES, error=ConfigError, errors="replace")
     return [next(g for g in m.groups() if g is not None) for m in _TOP_LEVEL_KEY.finditer(text)]
 
 
