@@ -93,9 +93,7 @@ def test_a_fifo_or_device_in_the_tree_is_named_never_opened(tree: Path) -> None:
     assert with_device is not None and with_device not in (key, with_fifo)
 
 
-def test_only_the_files_a_check_reads_are_read(
-    tree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_only_the_files_a_check_reads_are_read(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A big file no check reads (a model, a log) is hashed by name and size, unread; a big
     file a check reads makes the tree uncached without being read past the budget."""
     big = tree / "weights.bin"

@@ -584,5 +584,43 @@ def output_cases() -> Iterator[Case]:
                 "/dev/stdout"), ("--result-file",))  # fmt: skip
 
 
+# -- inputs that are no regular file: refused by name, unread (a device never ends) ---------
+INPUT_READERS: list[tuple[str, tuple[str, ...], str]] = [
+    # (id, command line before the input, the option naming it ("" for an argument))
+    ("bench-config", ("bench", "--model", "m"), "--config"),
+    (
+        "bench-dataset",
+        (*BENCH, "--num-prompts", "1", "--concurrency", "1", "--dataset-name", "custom"),
+        "--dataset",
+    ),  # fmt: skip
+    ("sim-calibration", ("sim", "estimate", *SIM_POINT, "--concurrency", "1"), "--calibration"),
+    ("sim-job", ("sim", "estimate"), "--job"),
+    ("sim-recipe", ("sim", "estimate", "--concurrency", "1"), "--recipe"),
+    ("sim-calibrate-points", ("sim", "calibrate", "-o", "{tmp}/c.yaml"), ""),
+    ("results-ingest", ("results", "ingest", "--db", "sqlite:///{tmp}/r.sqlite"), ""),
+    (
+        "replay-trace",
+        ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1"),
+        "--trace",
+    ),
+    ("traces-show", ("traces", "show"), "--trace"),
+    ("report-prices", ("report", "--db", "sqlite:///{tmp}/r.sqlite"), "--prices"),
+    ("check-root", ("check",), ""),
+    ("sweep-root", ("sweep",), "--root"),
+]
+FOLDER_INPUTS = {"results-ingest", "replay-trace", "traces-show", "check-root", "sweep-root"}
+
+
+def input_cases() -> Iterator[Case]:
+    for case_id, base, option in INPUT_READERS:
+        values = ["/dev/zero", "/dev/null"]
+        if case_id not in FOLDER_INPUTS:
+            values.append("{tmp}")
+        for value in values:
+            args = (*base, option, value) if option else (*base, value)
+            where = ("is a directory",) if value == "{tmp}" else (value,)
+            yield Case(f"input:{case_id}={value!r}", args, where)
+
+
 def all_cases() -> list[Case]:
-    return [*tree_cases(), *option_cases(), *result_cases(), *output_cases()]
+    return [*tree_cases(), *option_cases(), *result_cases(), *output_cases(), *input_cases()]

@@ -39,6 +39,7 @@ from inferbench.config.runners import Runners, load_runners
 from inferbench.config.settings import RecipeRef
 from inferbench.config.validate import unknown_key_hint
 from inferbench.errors import ConfigError, Location
+from inferbench.fsio import describe_file_type
 from inferbench.fsread import MAX_CONFIG_BYTES, check_regular, read_text_file
 
 if TYPE_CHECKING:
@@ -311,7 +312,14 @@ def load_project(root: Path) -> Project:
     input raises ConfigError; the other parts are read on first use, see `Project`)."""
     root = Path(root)
     if not root.is_dir():
-        raise ConfigError("not a directory", location=Location(root))
+        what = "not found" if not os.path.lexists(root) else "not a directory"
+        if os.path.exists(root) and not root.is_file():
+            what = f"is {describe_file_type(os.stat(root).st_mode)}, not a directory"
+        raise ConfigError(
+            what,
+            location=Location(root),
+            hint="give the root folder of a benchmark tree (an InferenceX checkout)",
+        )
     layout, layout_file = read_layout(root)
     master_files = _glob(root, layout.masters)
     if not master_files and layout_file is None:
