@@ -622,5 +622,63 @@ def input_cases() -> Iterator[Case]:
             yield Case(f"input:{case_id}={value!r}", args, where)
 
 
+# -- numbers past the documented bounds, and past 64 bits -------------------------------------
+BOUNDED: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
+    # (id, command line before the option, option, values past its bound)
+    ("bench", (*BENCH[:-4], "--concurrency", "1"), "--num-prompts", ("1000001", "1000000000")),
+    ("bench", (*BENCH[:-2], "--num-prompts", "1"), "--isl", ("10000001", "18446744073709551616")),
+    ("bench", (*BENCH[:-2], "--num-prompts", "1"), "--random-input-len", ("1000000000",)),
+    ("bench", (*BENCH[:-4], "--num-prompts", "1", "--isl", "8"), "--osl", ("1000000000",)),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--concurrency",
+     ("10000001", "4,18446744073709551616")),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--workers", ("1025", "1000000")),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--warmups", ("1000000000",)),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT[:-2], "--concurrency", "1"), "--num-prompts",
+     ("1000001", "1000000000")),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT[:4], "--osl", "8", "--concurrency", "1"),
+     "--isl", ("1000000000",)),
+    ("traces-synth", ("traces", "synth", "-o", "{tmp}/t.jsonl"), "--sessions",
+     ("100001", "100000000")),
+    ("traces-synth", ("traces", "synth", "-o", "{tmp}/t.jsonl"), "--spec",
+     ("sessions=100000000", "sessions=100000,turns=1000", "output=1000000000",
+      "max_turns=100000")),
+    ("replay", ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1",
+                "--synth", "sessions=1"), "--sessions", ("100001",)),
+    ("replay", ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m",
+                "--synth", "sessions=1"), "--lanes", ("10000001",)),
+]  # fmt: skip
+WIDE_INTS = {
+    "conc-list-2**64": (r"conc-list: \[4, 16, 64\]", "conc-list: [4, 18446744073709551616]"),
+    "conc-end-2**63": (r"conc-end: 64\b", "conc-end: 9223372036854775808"),
+    "conc-end-1e7+1": (r"conc-end: 64\b", "conc-end: 10000001"),
+    "conc-start-2**64": (r"conc-start: 4\b", "conc-start: 18446744073709551616"),
+    "tp-2**63": (r"tp: 4\b", "tp: 9223372036854775808"),
+    "isl-2**64": (r"isl: 1024\b", "isl: 18446744073709551616"),
+}
+
+
+def bound_cases() -> Iterator[Case]:
+    for case_id, base, option, values in BOUNDED:
+        for value in values:
+            where = (option, "--synth") if option == "--spec" else (option,)
+            yield Case(f"bound:{case_id}{option}={value}", (*base, option, value), where)
+    text = (EXAMPLES / MASTER).read_text()
+    for name, (pattern, repl) in WIDE_INTS.items():
+        broken = Edit(pattern, repl).apply(MASTER, text)
+        files: dict[str, str | bytes] = {f"tree/{MASTER}": broken}
+        # check: a finding or an error naming the file; sweep: an error naming it (never rc 70)
+        yield Case(f"check:wide-int:{name}", ("check", "{tree}"), ("nvidia-master.yaml",),
+                   frozenset({1, 2}), tree=True, files=files)  # fmt: skip
+        yield Case(f"sweep:wide-int:{name}", ("sweep", "--root", "{tree}", "--format", "json"),
+                   ("nvidia-master.yaml",), tree=True, files=files)  # fmt: skip
+
+
 def all_cases() -> list[Case]:
-    return [*tree_cases(), *option_cases(), *result_cases(), *output_cases(), *input_cases()]
+    return [
+        *tree_cases(),
+        *option_cases(),
+        *result_cases(),
+        *output_cases(),
+        *input_cases(),
+        *bound_cases(),
+    ]

@@ -18,6 +18,7 @@ from rich.table import Table
 from inferbench.bench.naming import check_point_output, point_stem, result_path
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file, output_folder
+from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
 from inferbench.errors import InputError
 
 if TYPE_CHECKING:
@@ -46,14 +47,23 @@ class DeploymentOptions:
     model_spec: Annotated[
         str | None, typer.Option("--model-spec", help="Catalog model to simulate (overrides).")
     ] = None
-    isl: Annotated[int | None, typer.Option("--isl", help="Input length (overrides).")] = None
-    osl: Annotated[int | None, typer.Option("--osl", help="Output length (overrides).")] = None
+    isl: Annotated[
+        int | None, typer.Option("--isl", max=MAX_TOKENS, help="Input length (overrides).")
+    ] = None
+    osl: Annotated[
+        int | None, typer.Option("--osl", max=MAX_TOKENS, help="Output length (overrides).")
+    ] = None
     concurrency: Annotated[
         str | None,
         typer.Option("--concurrency", help="Concurrencies, e.g. 64 or 4x8x16 (overrides)."),
     ] = None
     num_prompts: Annotated[
-        int | None, typer.Option("--num-prompts", help="Requests per concurrency (overrides).")
+        int | None,
+        typer.Option(
+            "--num-prompts",
+            max=MAX_PROMPTS,
+            help=f"Requests per concurrency (overrides; at most {MAX_PROMPTS:,}).",
+        ),
     ] = None
     catalog: Annotated[
         list[Path], typer.Option("--catalog", help="Extra catalog YAML (repeatable).")
@@ -77,7 +87,8 @@ class DeploymentOptions:
         int, typer.Option("--max-num-batched-tokens", help="Engine token budget (flags mode).")
     ] = 8192
     max_model_len: Annotated[
-        int | None, typer.Option("--max-model-len", help="Engine max-model-len (flags mode).")
+        int | None,
+        typer.Option("--max-model-len", max=MAX_TOKENS, help="Engine max-model-len (flags mode)."),
     ] = None
     memory_fraction: Annotated[
         float | None,
@@ -236,7 +247,9 @@ def estimate_cmd(
     duration: float | None = typer.Option(
         None, "--duration", help="agentic jobs: virtual seconds per point (default 600)"
     ),
-    sessions: int | None = typer.Option(None, "--sessions", help="agentic jobs: sessions"),
+    sessions: int | None = typer.Option(
+        None, "--sessions", max=MAX_SESSIONS, help="agentic jobs: sessions"
+    ),
 ) -> None:
     """Estimate a deployment offline (virtual clock): throughput per GPU, TTFT, TPOT."""
     from inferbench.sim.estimate import estimate
