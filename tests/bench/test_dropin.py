@@ -232,5 +232,5 @@ def test_sim_estimate_follows_the_same_rule(tmp_path: Path) -> None:
     ]
     app([*small, "--result-dir", str(tmp_path / "d")], standalone_mode=False)
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["conc2.json", "conc4.json"]
-    with pytest.raises(InputError, match="is a folder"):
+    with pytest.raises(InputError, match="--result-file .*: is a directory"):
         app([*small, "--result-file", str(tmp_path / "d")], standalone_mode=False)

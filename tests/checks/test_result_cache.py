@@ -74,3 +74,46 @@ def test_a_damaged_entry_is_checked_again(tree: Path, monkeypatch: pytest.Monkey
 
     parse_cache.store(key, ("not", "a", "report"), result_cache.FOLDER)
     assert check_tree(tree) == _uncached(tree, monkeypatch)
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_or_device_in_the_tree_is_named_never_opened(tree: Path) -> None:
+    """A FIFO nobody writes to would block a reader forever: the key must come back."""
+    import stat
+
+    key = result_cache.result_key(tree, CheckOptions())
+    os.mkfifo(tree / "benchmarks" / "pipe.yaml")  # even where a check reads YAML
+    with_fifo = result_cache.result_key(tree, CheckOptions())
+    assert with_fifo is not None and with_fifo != key
+    try:
+        os.mknod(tree / "zero", 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # like /dev/zero
+    except PermissionError:
+        pytest.skip("mknod needs root (CI and the dev container run as root)")
+    with_device = result_cache.result_key(tree, CheckOptions())
+    assert with_device is not None and with_device not in (key, with_fifo)
+
+
+def test_only_the_files_a_check_reads_are_read(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big file no check reads (a model, a log) is hashed by name and size, unread; a big
+    file a check reads makes the tree uncached without being read past the budget."""
+    big = tree / "weights.bin"
+    with big.open("wb") as handle:
+        handle.truncate(result_cache.MAX_BYTES + 1)  # sparse: costs no disk
+    opened: list[str] = []
+    real_read = result_cache.read_file
+
+    def spy(path: str, limit: int) -> bytes:
+        opened.append(os.path.basename(path))
+        return real_read(path, limit)
+
+    monkeypatch.setattr(result_cache, "read_file", spy)
+    key = result_cache.result_key(tree, CheckOptions())
+    assert key is not None and "weights.bin" not in opened
+    assert "nvidia-master.yaml" in opened  # what a check reads is hashed by content
+    with big.open("ab") as handle:
+        handle.write(b"x")  # another size: another key
+    assert result_cache.result_key(tree, CheckOptions()) != key
+    big.rename(tree / "configs" / "huge.yaml")  # a file a check reads: past the budget
+    opened.clear()
+    assert result_cache.result_key(tree, CheckOptions()) is None
+    assert "huge.yaml" not in opened  # refused by its size, not read

@@ -505,5 +505,180 @@ def result_cases() -> Iterator[Case]:
         )
 
 
+# -- output options: what a file or folder option is given instead of a writable path ------
+SIM_POINT = ("--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--isl", "64",
+             "--osl", "8", "--num-prompts", "4")  # fmt: skip
+BENCH = ("bench", "--base-url", "http://127.0.0.1:9", "--model", "m", "--isl", "8", "--osl", "4")
+FILE_OUTPUTS: list[tuple[str, tuple[str, ...], str]] = [
+    # (id, command line before the option, the option)
+    ("sweep", ("sweep", "--root", "{tree}", "--format", "json"), "--output"),
+    ("traces-synth", ("traces", "synth", "--sessions", "2"), "--output"),
+    ("sim-calibrate", ("sim", "calibrate", "{tmp}/points.yaml"), "--output"),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT, "--concurrency", "2"), "--result-file"),
+    ("sim-serve", ("sim", "serve", "--port", "0", *SIM_POINT), "--record-sends"),
+    (
+        "results-export",
+        ("results", "export", "--format", "json", "--db", "sqlite:///{tmp}/r.sqlite"),
+        "--output",
+    ),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--result-file"),
+    ("bench-detail", (*BENCH, "--num-prompts", "1"), "--detail-file"),
+    (
+        "replay",
+        ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1"),
+        "--result-file",
+    ),
+    ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--result-file"),
+]
+FOLDER_OUTPUTS: list[tuple[str, tuple[str, ...], str]] = [
+    ("bench", (*BENCH, "--num-prompts", "1"), "--result-dir"),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT, "--concurrency", "2"), "--result-dir"),
+    ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--result-dir"),
+    ("report", ("report", "--db", "sqlite:///{tmp}/r.sqlite"), "--output"),
+    ("clusters-import", ("clusters", "import", "--root", "{tree}"), "--output"),
+    ("run", ("run", "--root", "{tree}", "--dry-run"), "--runs-dir"),
+    ("demo", ("demo",), "--runs-dir"),
+]
+# a folder for a file, no name, a path through a file, a missing device (never created)
+FILE_OUTPUT_BAD = ("{tmp}", "", "{tmp}/a-file/out.json", "/dev/no-such-device-ib")
+FOLDER_OUTPUT_BAD = ("", "{tmp}/a-file", "/dev/null", "{tmp}/a-file/sub")
+
+
+def output_cases() -> Iterator[Case]:
+    files: dict[str, str | bytes] = {"a-file": "mine\n"}
+    for case_id, base, option in FILE_OUTPUTS:
+        tree = "{tree}" in base
+        for value in FILE_OUTPUT_BAD:
+            yield Case(f"output:{case_id}{option}={value!r}", (*base, option, value),
+                       (option,), tree=tree, files=files)  # fmt: skip
+    for case_id, base, option in FOLDER_OUTPUTS:
+        tree = "{tree}" in base
+        for value in FOLDER_OUTPUT_BAD:
+            yield Case(f"output-dir:{case_id}{option}={value!r}", (*base, option, value),
+                       (option,), tree=tree, files=files)  # fmt: skip
+    # the write itself fails (ENOSPC): one line naming the file, a fix, exit 2
+    for case_id, base, option in FILE_OUTPUTS[:2]:
+        yield Case(f"output:{case_id}{option}=/dev/full", (*base, option, "/dev/full"),
+                   ("/dev/full",), tree="{tree}" in base)  # fmt: skip
+    yield Case(
+        "output:results-export=/dev/full",
+        ("results", "export", "--format", "csv", "--db", "sqlite:///{tmp}/r.sqlite",
+         "--output", "/dev/full"),
+        ("/dev/full",),
+        files={"r.sqlite": b""},
+    )  # fmt: skip
+    # names that become files in --result-dir stay there
+    for name in ("../x", "a/b", "", "..", "."):
+        yield Case(f"output:bench--result-filename={name!r}",
+                   (*BENCH, "--num-prompts", "1", "--result-dir", "{tmp}/d",
+                    "--result-filename", name), ("--result-filename",))  # fmt: skip
+    yield Case("output:bench--label='../x'",
+               (*BENCH, "--num-prompts", "1", "--save-result", "--label", "../x"),
+               ("--label",))  # fmt: skip
+    # a stream takes one point: per-point names beside /dev/stdout would be files in /dev
+    yield Case("output:bench-stream-2-points",
+               (*BENCH, "--num-prompts", "1", "--concurrency", "1,2", "--result-file", "-"),
+               ("--result-file",))  # fmt: skip
+    yield Case("output:sim-estimate-stream-2-points",
+               ("sim", "estimate", *SIM_POINT, "--concurrency", "2,4", "--result-file",
+                "/dev/stdout"), ("--result-file",))  # fmt: skip
+
+
+# -- inputs that are no regular file: refused by name, unread (a device never ends) ---------
+INPUT_READERS: list[tuple[str, tuple[str, ...], str]] = [
+    # (id, command line before the input, the option naming it ("" for an argument))
+    ("bench-config", ("bench", "--model", "m"), "--config"),
+    (
+        "bench-dataset",
+        (*BENCH, "--num-prompts", "1", "--concurrency", "1", "--dataset-name", "custom"),
+        "--dataset",
+    ),  # fmt: skip
+    ("sim-calibration", ("sim", "estimate", *SIM_POINT, "--concurrency", "1"), "--calibration"),
+    ("sim-job", ("sim", "estimate"), "--job"),
+    ("sim-recipe", ("sim", "estimate", "--concurrency", "1"), "--recipe"),
+    ("sim-calibrate-points", ("sim", "calibrate", "-o", "{tmp}/c.yaml"), ""),
+    ("results-ingest", ("results", "ingest", "--db", "sqlite:///{tmp}/r.sqlite"), ""),
+    (
+        "replay-trace",
+        ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1"),
+        "--trace",
+    ),
+    ("traces-show", ("traces", "show"), "--trace"),
+    ("report-prices", ("report", "--db", "sqlite:///{tmp}/r.sqlite"), "--prices"),
+    ("check-root", ("check",), ""),
+    ("sweep-root", ("sweep",), "--root"),
+]
+FOLDER_INPUTS = {"results-ingest", "replay-trace", "traces-show", "check-root", "sweep-root"}
+
+
+def input_cases() -> Iterator[Case]:
+    for case_id, base, option in INPUT_READERS:
+        values = ["/dev/zero", "/dev/null"]
+        if case_id not in FOLDER_INPUTS:
+            values.append("{tmp}")
+        for value in values:
+            args = (*base, option, value) if option else (*base, value)
+            where = ("is a directory",) if value == "{tmp}" else (value,)
+            yield Case(f"input:{case_id}={value!r}", args, where)
+
+
+# -- numbers past the documented bounds, and past 64 bits -------------------------------------
+BOUNDED: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
+    # (id, command line before the option, option, values past its bound)
+    ("bench", (*BENCH[:-4], "--concurrency", "1"), "--num-prompts", ("1000001", "1000000000")),
+    ("bench", (*BENCH[:-2], "--num-prompts", "1"), "--isl", ("10000001", "18446744073709551616")),
+    ("bench", (*BENCH[:-2], "--num-prompts", "1"), "--random-input-len", ("1000000000",)),
+    ("bench", (*BENCH[:-4], "--num-prompts", "1", "--isl", "8"), "--osl", ("1000000000",)),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--concurrency",
+     ("10000001", "4,18446744073709551616")),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--workers", ("1025", "1000000")),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--warmups", ("1000000000",)),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT[:-2], "--concurrency", "1"), "--num-prompts",
+     ("1000001", "1000000000")),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT[:4], "--osl", "8", "--concurrency", "1"),
+     "--isl", ("1000000000",)),
+    ("traces-synth", ("traces", "synth", "-o", "{tmp}/t.jsonl"), "--sessions",
+     ("100001", "100000000")),
+    ("traces-synth", ("traces", "synth", "-o", "{tmp}/t.jsonl"), "--spec",
+     ("sessions=100000000", "sessions=100000,turns=1000", "output=1000000000",
+      "max_turns=100000")),
+    ("replay", ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1",
+                "--synth", "sessions=1"), "--sessions", ("100001",)),
+    ("replay", ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m",
+                "--synth", "sessions=1"), "--lanes", ("10000001",)),
+]  # fmt: skip
+WIDE_INTS = {
+    "conc-list-2**64": (r"conc-list: \[4, 16, 64\]", "conc-list: [4, 18446744073709551616]"),
+    "conc-end-2**63": (r"conc-end: 64\b", "conc-end: 9223372036854775808"),
+    "conc-end-1e7+1": (r"conc-end: 64\b", "conc-end: 10000001"),
+    "conc-start-2**64": (r"conc-start: 4\b", "conc-start: 18446744073709551616"),
+    "tp-2**63": (r"tp: 4\b", "tp: 9223372036854775808"),
+    "isl-2**64": (r"isl: 1024\b", "isl: 18446744073709551616"),
+}
+
+
+def bound_cases() -> Iterator[Case]:
+    for case_id, base, option, values in BOUNDED:
+        for value in values:
+            where = (option, "--synth") if option == "--spec" else (option,)
+            yield Case(f"bound:{case_id}{option}={value}", (*base, option, value), where)
+    text = (EXAMPLES / MASTER).read_text()
+    for name, (pattern, repl) in WIDE_INTS.items():
+        broken = Edit(pattern, repl).apply(MASTER, text)
+        files: dict[str, str | bytes] = {f"tree/{MASTER}": broken}
+        # check: a finding or an error naming the file; sweep: an error naming it (never rc 70)
+        yield Case(f"check:wide-int:{name}", ("check", "{tree}"), ("nvidia-master.yaml",),
+                   frozenset({1, 2}), tree=True, files=files)  # fmt: skip
+        yield Case(f"sweep:wide-int:{name}", ("sweep", "--root", "{tree}", "--format", "json"),
+                   ("nvidia-master.yaml",), tree=True, files=files)  # fmt: skip
+
+
 def all_cases() -> list[Case]:
-    return [*tree_cases(), *option_cases(), *result_cases()]
+    return [
+        *tree_cases(),
+        *option_cases(),
+        *result_cases(),
+        *output_cases(),
+        *input_cases(),
+        *bound_cases(),
+    ]

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from inferbench.errors import InputError, Location
+from inferbench.fsread import read_file
 
 MAX_BYTES = 1 << 20  # a benchmark definition is a few lines; refuse anything absurd
 
@@ -35,19 +36,8 @@ def load_bench_config(
     reads as pairs joined by the separator given (`goodput: {ttft: 2000}` -> `ttft:2000`).
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read config file: {exc.strerror}",
-            location=Location(path, key="--config"),
-            hint="give the path of a benchmark YAML file (see docs/bench.md)",
-        ) from None
-    if len(raw) > MAX_BYTES:
-        raise InputError(
-            f"config file is {len(raw):,} bytes; a benchmark definition is small",
-            location=Location(file=path),
-        )
+    # a FIFO or /dev/zero is refused unread; a regular file is read up to the cap only
+    raw = read_file(path, MAX_BYTES, what="config file", option="--config")
     try:
         node = yaml.compose(raw.decode("utf-8"), Loader=yaml.SafeLoader)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:

@@ -26,6 +26,7 @@ from inferbench.bench.workload import (
     draw_lengths,
 )
 from inferbench.errors import InputError, Location
+from inferbench.fsread import MAX_DATA_BYTES, read_file
 
 _PREFIX_STREAM = 1 << 40  # separates the shared-prefix random streams from per-request ones
 
@@ -171,12 +172,7 @@ def _text_of_length(
 
 
 def _file_rows(spec: FileWorkload) -> list[tuple[list[int] | str, int | None]]:
-    try:
-        raw = spec.path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read dataset: {exc.strerror}", location=Location(file=spec.path)
-        ) from None
+    raw = read_file(spec.path, MAX_DATA_BYTES, what="dataset", option="--dataset")
     rows = _sharegpt_rows(spec, raw) if spec.format == "sharegpt" else _jsonl_rows(spec, raw)
     if not rows:
         raise InputError("dataset has no usable prompts", location=Location(file=spec.path))

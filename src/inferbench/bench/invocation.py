@@ -40,7 +40,7 @@ from inferbench.bench.dialect import (
     sa_bench_filename,
 )
 from inferbench.bench.metrics import Slo
-from inferbench.bench.naming import result_path
+from inferbench.bench.naming import check_point_output, result_path
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import SaBenchFields
 from inferbench.bench.schedule import LoadPoint
@@ -310,6 +310,17 @@ def _slo(args: BenchArgs) -> Slo | None:
     return slo or goodput
 
 
+def _plain_name(option: str, name: str | None) -> None:
+    """A name that becomes a file in --result-dir stays there: no folders, no `..`."""
+    if name is None:
+        return
+    if name in ("", ".", "..") or "/" in name or "\0" in name:
+        raise InputError(
+            f"{option} {name!r} is not a plain file name",
+            hint="give a name without / or .. (the folder is --result-dir)",
+        )
+
+
 def _outputs(args: BenchArgs) -> tuple[Path | None, Path | None, SaBenchName | None]:
     """(result file, result dir, sa-bench's own naming) from either spelling."""
     if args.result_file is not None and (args.result_filename or args.result_dir):
@@ -318,6 +329,8 @@ def _outputs(args: BenchArgs) -> tuple[Path | None, Path | None, SaBenchName | N
             location=Location(key="--result-file"),
             hint="use one of the two spellings",
         )
+    _plain_name("--result-filename", args.result_filename)
+    _plain_name("--label", args.label)
     if args.result_filename is not None:
         return (args.result_dir or Path(".")) / args.result_filename, None, None
     if args.save_result and args.result_file is None:
@@ -408,10 +421,14 @@ def resolve(args: BenchArgs) -> BenchInvocation:
         metadata=parse_metadata(list(args.metadata), SaBenchFields.field_keys()),
     )
     result_file, result_dir, sa_bench_name = _outputs(args)
+    points = _points(args)
+    named = "--result-filename" if args.result_filename is not None else "--result-file"
+    check_point_output(result_file, named, len(points))
+    check_point_output(args.detail_file, "--detail-file", len(points))
     return BenchInvocation(
         endpoint=endpoint,
         workload=workload,
-        points=_points(args),
+        points=points,
         options=options,
         result_file=result_file,
         result_dir=result_dir,

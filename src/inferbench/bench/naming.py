@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from inferbench.errors import InputError
+from inferbench.fsio import is_stream, output_target
+
 
 def point_stem(concurrency: int | None, request_rate: float | None = None) -> str:
     """`conc64`, `rate2.5` or `rate2.5_conc64`: the file stem of one point."""
@@ -39,3 +42,18 @@ def result_path(
     if not many:
         return result_file
     return result_file.with_name(f"{result_file.stem}_{stem}{result_file.suffix or '.json'}")
+
+
+def check_point_output(path: Path | None, option: str, points: int) -> None:
+    """Refuse, before anything runs, a file option that cannot take `points` results: one
+    that is no file at all, or a stream (stdout, a FIFO, a device) for several points, whose
+    per-point names (`out_conc4.json`) would be files beside a device or in /dev."""
+    if path is None:
+        return
+    output_target(path, option)
+    if points > 1 and is_stream(path):
+        raise InputError(
+            f"{option} {path} is a stream, and {points} points need a file each",
+            hint=f"name a file ({option} out.json writes out_conc4.json, ...), or measure"
+            " one point",
+        )

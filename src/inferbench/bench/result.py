@@ -25,6 +25,7 @@ from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
 from inferbench.bench.workload import Workload
 from inferbench.errors import InputError, Location
 from inferbench.fsio import atomic_write_bytes
+from inferbench.fsread import MAX_RESULT_BYTES, read_file
 
 SCHEMA_VERSION = 1
 
@@ -175,14 +176,7 @@ def write_point_result(path: Path, result: PointResult) -> None:
 def read_point_result(path: Path) -> PointResult:
     """Read a result file; a corrupt or foreign file is an InputError naming what is wrong."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read result file: {exc.strerror}",
-            location=Location(file=path),
-            hint="check that the path is a readable file",
-        ) from None
+    raw = read_file(path, MAX_RESULT_BYTES, what="result file")
     try:
         top = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

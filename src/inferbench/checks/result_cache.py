@@ -2,26 +2,34 @@
 
 CI re-runs `check` on a tree that did not change (a re-run, another job of the same commit),
 and reading the tree is most of what a check costs. The key is a sha256 over: the content and
-path of every file under the tree's root (`.git` left out) and, with --srt-slurm, under its
-`recipes/`; every folder name there (an empty folder can decide a finding); inferbench's own
-files; the files of the libraries whose messages reach findings (pydantic, pydantic-core,
-PyYAML: name, size and mtime); the Python version; the working directory and the paths as
-given (findings name files by them); and the options. Any change to any of them is a new key,
-so a stored result is exactly what an uncached run would print.
+path of every file a check may read under the tree's root (`.git` left out) and, with
+--srt-slurm, under its `recipes/` (the layout's globs: masters, runners, clusters, launchers,
+changelog, inferbench.toml, and every YAML and shell file, which a CONFIG_FILE or a launcher
+link may name); the name and size of every other file, and the name and type of a FIFO,
+device or socket, which are never opened; every folder name there (an empty folder can
+decide a finding); inferbench's own files; the files of the libraries whose messages reach
+findings (pydantic, pydantic-core, PyYAML: name, size and mtime); the Python version; the
+working directory and the paths as given (findings name files by them); and the options.
+Any change to any of them is a new key, so a stored result is exactly what an uncached run
+would print.
 
 Not cached: `--base` (it reads git history) and `--srtctl` (the installed srtctl decides).
 Nothing is cached for a tree with a symlink in it (it may lead out of what is hashed), or
-one past MAX_FILES files or MAX_BYTES bytes (hashing it would cost more than it saves).
+one whose read files are past MAX_FILES files or MAX_BYTES bytes (hashing it would cost more
+than it saves; a file is never read past what is left of that budget).
 Entries live beside the parse cache (`config.parse_cache`, folder `check-v1/`) and share its
 switches: `INFERBENCH_NO_CACHE=1` turns both off.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import importlib.util
 import os
+import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,12 +37,19 @@ from typing import Any
 from inferbench.checks.finding import Finding, Severity
 from inferbench.checks.report import CheckOptions, CheckReport
 from inferbench.config import parse_cache
+from inferbench.config.project import CONFIG_FILE_NAME, read_layout
+from inferbench.errors import InputError
+from inferbench.fsio import describe_file_type
+from inferbench.fsread import read_file
 
 VERSION = b"inferbench-check-1"  # bump when a stored entry's shape changes
 FOLDER = "check-v1"
 MAX_FILES = 20_000
 MAX_BYTES = 64 * 2**20
 _LIBRARIES = ("pydantic", "pydantic_core", "yaml")
+# Files a check may read wherever they are: a CONFIG_FILE names any YAML file of the tree,
+# a launcher checked out as a git symlink names another shell file.
+_READ_SUFFIXES = (".yaml", ".yml", ".sh")
 
 
 @dataclass(frozen=True)
@@ -99,13 +114,34 @@ def result_key(root: Path, options: CheckOptions) -> str | None:
             if not tree.is_dir() or tree.is_symlink():
                 return None
             _add(digest, os.path.realpath(tree).encode())
-            _hash_tree(digest, tree, budget)
+            _hash_tree(digest, tree, budget, read=_read_by_check(Path(root)))
         _hash_tree(digest, Path(__file__).resolve().parents[1], budget, skip="__pycache__")
         for name in _LIBRARIES:
             _stat_library(digest, name)
-    except (_NotCacheable, OSError):
+    except (_NotCacheable, OSError, InputError):
         return None
     return digest.hexdigest()
+
+
+def _read_by_check(root: Path) -> Callable[[str], bool]:
+    """Whether a check may read the file at this path (relative to a tree's root)."""
+    layout, _ = read_layout(root)  # a bad inferbench.toml: InputError, not cached
+    patterns = (
+        *layout.masters,
+        *layout.deprecated,
+        *layout.launchers,
+        *layout.clusters,
+        layout.runners,
+        layout.changelog,
+        CONFIG_FILE_NAME,
+    )
+
+    def read(rel: str) -> bool:
+        return rel.endswith(_READ_SUFFIXES) or any(
+            fnmatch.fnmatchcase(rel, pattern) for pattern in patterns
+        )
+
+    return read
 
 
 def _add(digest: Any, part: bytes) -> None:
@@ -113,7 +149,15 @@ def _add(digest: Any, part: bytes) -> None:
     digest.update(part)
 
 
-def _hash_tree(digest: Any, top: Path, budget: list[int], skip: str = ".git") -> None:
+def _hash_tree(
+    digest: Any,
+    top: Path,
+    budget: list[int],
+    skip: str = ".git",
+    read: Callable[[str], bool] | None = None,
+) -> None:
+    """Hash the folders and files under `top`: the content of each regular file `read`
+    selects (all with None), within `budget` [files, bytes]; of the others, what they are."""
     for folder, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d != skip)
         for name in (*dirs, *files):
@@ -123,12 +167,19 @@ def _hash_tree(digest: Any, top: Path, budget: list[int], skip: str = ".git") ->
         for name in dirs:
             _add(digest, b"n" + name.encode())
         for name in sorted(files):
-            with open(os.path.join(folder, name), "rb") as handle:
-                data = handle.read()
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode):  # a FIFO or device: named, never opened
+                _add(digest, f"s{name}:{describe_file_type(info.st_mode)}".encode())
+                continue
+            if read is not None and not read(os.path.relpath(path, top)):
+                _add(digest, f"u{name}:{info.st_size}".encode())  # no check reads it
+                continue
             budget[0] -= 1
-            budget[1] -= len(data)
-            if budget[0] < 0 or budget[1] < 0:
+            if budget[0] < 0 or info.st_size > budget[1]:
                 raise _NotCacheable
+            data = read_file(path, budget[1])  # over what is left (it grew): InputError
+            budget[1] -= len(data)
             _add(digest, b"f" + name.encode())
             _add(digest, hashlib.sha256(data).digest())
 

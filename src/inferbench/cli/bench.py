@@ -24,6 +24,8 @@ from inferbench.bench.invocation import BenchArgs, resolve
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
+from inferbench.cli.outputs import output_file, output_folder
+from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS, MAX_WORKERS
 
 
 def _summary(console: Console, run: BenchRun) -> None:
@@ -116,20 +118,32 @@ def bench(
         None, "--served-model-name", help="Model name the API serves, when not --model"
     ),
     isl: int | None = typer.Option(
-        None, "--isl", "--random-input-len", "--input-len", help="Input length (tokens)"
+        None,
+        "--isl",
+        "--random-input-len",
+        "--input-len",
+        max=MAX_TOKENS,
+        help=f"Input length (tokens, at most {MAX_TOKENS:,})",
     ),
     osl: int | None = typer.Option(
-        None, "--osl", "--random-output-len", "--output-len", help="Output length (tokens)"
+        None,
+        "--osl",
+        "--random-output-len",
+        "--output-len",
+        max=MAX_TOKENS,
+        help=f"Output length (tokens, at most {MAX_TOKENS:,})",
     ),
     concurrency: str | None = typer.Option(
         None, "--concurrency", "--max-concurrency", help="4,8,16 or 4x8x16"
     ),
-    num_prompts: int | None = typer.Option(None, "--num-prompts"),
+    num_prompts: int | None = typer.Option(
+        None, "--num-prompts", max=MAX_PROMPTS, help=f"requests per point (at most {MAX_PROMPTS:,})"
+    ),
     request_rate: float | None = typer.Option(
         None, "--request-rate", help="req/s (open loop); inf = closed loop at --concurrency"
     ),
     burstiness: float = typer.Option(1.0, "--burstiness", help="gamma shape; 1 = Poisson"),
-    warmups: int | None = typer.Option(None, "--warmups", "--num-warmups"),
+    warmups: int | None = typer.Option(None, "--warmups", "--num-warmups", max=MAX_PROMPTS),
     duration: float | None = typer.Option(None, "--duration", help="seconds per point"),
     endpoint: str | None = typer.Option(
         None, "--endpoint", help="completions | chat (or /v1/completions, /v1/chat/completions)"
@@ -138,8 +152,12 @@ def bench(
         None, "--backend", help="sa-bench/vLLM backend: vllm, openai, sglang, openai-chat, ..."
     ),
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
-    result_file: Path | None = typer.Option(None, "--result-file"),
-    result_dir: Path | None = typer.Option(None, "--result-dir"),
+    result_file: Path | None = typer.Option(
+        None, "--result-file", parser=output_file("--result-file")
+    ),
+    result_dir: Path | None = typer.Option(
+        None, "--result-dir", parser=output_folder("--result-dir")
+    ),
     result_filename: str | None = typer.Option(
         None, "--result-filename", help="sa-bench: the file in --result-dir"
     ),
@@ -147,7 +165,9 @@ def bench(
         False, "--save-result", help="sa-bench: write the result (sa-bench's name if none given)"
     ),
     label: str | None = typer.Option(None, "--label", help="vLLM: prefix of the default name"),
-    detail_file: Path | None = typer.Option(None, "--detail-file", help="per-request JSONL"),
+    detail_file: Path | None = typer.Option(
+        None, "--detail-file", parser=output_file("--detail-file"), help="per-request JSONL"
+    ),
     detail: bool = typer.Option(
         False, "--detail", "--save-detailed", help="ttfts/itls/texts in the result file"
     ),
@@ -182,16 +202,24 @@ def bench(
     range_ratio: float | None = typer.Option(None, "--range-ratio", "--random-range-ratio"),
     range_mode: str | None = typer.Option(None, "--range-mode", help="inferencex|vllm|sglang"),
     prefix_groups: int | None = typer.Option(
-        None, "--prefix-groups", help="shared-prefix groups (requests cycle through them)"
+        None,
+        "--prefix-groups",
+        max=MAX_PROMPTS,
+        help="shared-prefix groups (requests cycle through them)",
     ),
     prefix_len: int | None = typer.Option(
-        None, "--prefix-len", help="tokens of each group's shared prefix (--isl: the suffix)"
+        None,
+        "--prefix-len",
+        max=MAX_TOKENS,
+        help="tokens of each group's shared prefix (--isl: the suffix)",
     ),
     random_prefix_len: int | None = typer.Option(
-        None, "--random-prefix-len", help="one prefix shared by every prompt"
+        None, "--random-prefix-len", max=MAX_TOKENS, help="one prefix shared by every prompt"
     ),
     seed: int = typer.Option(0, "--seed"),
-    workers: int | None = typer.Option(None, "--workers", help="client processes (default auto)"),
+    workers: int | None = typer.Option(
+        None, "--workers", max=MAX_WORKERS, help="client processes (default auto)"
+    ),
     ignore_eos: bool = typer.Option(False, "--ignore-eos", help="the default; sa-bench's flag"),
     no_ignore_eos: bool = typer.Option(False, "--no-ignore-eos"),
     temperature: float = typer.Option(0.0, "--temperature"),
@@ -219,7 +247,7 @@ def bench(
     best_of: int = typer.Option(1, "--best-of", hidden=True),
     use_beam_search: bool = typer.Option(False, "--use-beam-search", hidden=True),
     lora_modules: list[str] = typer.Option([], "--lora-modules", hidden=True),
-    sharegpt_output_len: int | None = typer.Option(None, "--sharegpt-output-len"),
+    sharegpt_output_len: int | None = typer.Option(None, "--sharegpt-output-len", max=MAX_TOKENS),
 ) -> None:
     """Stream requests at an OpenAI-compatible server and write one result file per point.
 

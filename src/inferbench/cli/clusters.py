@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from inferbench.checks.render import display_path
+from inferbench.cli.outputs import output_folder
 from inferbench.config.cluster_import import (
     WriteStatus,
     import_cluster,
@@ -38,7 +39,10 @@ def import_command(
         [], "--cluster", help="Only this cluster (repeatable); default: every launcher."
     ),
     output: Path | None = typer.Option(
-        None, "--output", help="Folder for the cluster files (default: the tree's clusters/)."
+        None,
+        "--output",
+        parser=output_folder("--output"),
+        help="Folder for the cluster files (default: the tree's clusters/).",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite a different existing file."),
 ) -> None:

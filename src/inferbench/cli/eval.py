@@ -9,7 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from inferbench.cli.outputs import output_file, output_folder
 from inferbench.errors import InputError, Location
+from inferbench.fsio import is_stream
 
 
 def eval_cmd(
@@ -24,9 +26,14 @@ def eval_cmd(
     context_length: int = typer.Option(16384, "--context-length", help="max_length (tokens)"),
     num_fewshot: int | None = typer.Option(None, "--num-fewshot", help="task default if unset"),
     limit: int | None = typer.Option(None, "--limit", help="first N questions only"),
-    result_file: Path | None = typer.Option(None, "--result-file", help="the eval's JSON"),
+    result_file: Path | None = typer.Option(
+        None, "--result-file", parser=output_file("--result-file"), help="the eval's JSON"
+    ),
     result_dir: Path | None = typer.Option(
-        None, "--result-dir", help="folder: eval_<task>.json and lm-eval's logs"
+        None,
+        "--result-dir",
+        parser=output_folder("--result-dir"),
+        help="folder: eval_<task>.json and lm-eval's logs",
     ),
     timeout: float | None = typer.Option(None, "--timeout", help="seconds for the whole eval"),
     root: Path | None = typer.Option(
@@ -66,7 +73,9 @@ def eval_cmd(
         num_fewshot=num_fewshot,
         limit=limit,
     )
-    folder = result_dir or (result_file.parent if result_file else Path("."))
+    # lm-eval's logs go beside the result file; not into /dev beside /dev/stdout
+    beside = result_file is not None and not is_stream(result_file)
+    folder = result_dir or (result_file.parent if result_file and beside else Path("."))
     console = Console(stderr=True, highlight=False)
     with console.status(f"lm-eval {info.name} against {base_url} ..."):
         result = run_eval(base_url, model, spec, folder, wall_timeout_s=timeout)

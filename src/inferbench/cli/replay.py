@@ -17,6 +17,8 @@ from inferbench.bench.result import write_point_result
 from inferbench.bench.settings import ClientOptions, Endpoint
 from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces
+from inferbench.cli.outputs import output_file
+from inferbench.core.limits import MAX_CONCURRENCY, MAX_SESSIONS, MAX_TOKENS
 
 
 def register(app: typer.Typer) -> None:
@@ -71,20 +73,26 @@ def replay(
     dataset: str | None = typer.Option(None, "--dataset", help="ORG/NAME in the local HF cache"),
     hf_cache: Path | None = typer.Option(None, "--hf-cache", help="hub cache root"),
     synth: str | None = typer.Option(None, "--synth", help="k=v,... (see traces synth)"),
-    lanes: int = typer.Option(..., "--lanes", "--concurrency", help="concurrent trajectory lanes"),
+    lanes: int = typer.Option(
+        ..., "--lanes", "--concurrency", max=MAX_CONCURRENCY, help="concurrent trajectory lanes"
+    ),
     duration: float | None = typer.Option(None, "--duration", help="window length, seconds"),
-    sessions: int | None = typer.Option(None, "--sessions", help="measured sessions in all"),
-    warmup_sessions: int = typer.Option(0, "--warmup-sessions", help="per lane"),
+    sessions: int | None = typer.Option(
+        None, "--sessions", max=MAX_SESSIONS, help="measured sessions in all"
+    ),
+    warmup_sessions: int = typer.Option(0, "--warmup-sessions", max=MAX_SESSIONS, help="per lane"),
     max_idle: float = typer.Option(300.0, "--max-idle", help="cap on each idle gap, seconds"),
     delay_scale: float = typer.Option(1.0, "--delay-scale", help="multiplies recorded gaps"),
     no_cache_bust: bool = typer.Option(False, "--no-cache-bust", help="same tokens every run"),
-    max_model_len: int | None = typer.Option(None, "--max-model-len"),
+    max_model_len: int | None = typer.Option(None, "--max-model-len", max=MAX_TOKENS),
     context_rule: ContextRule = typer.Option(ContextRule.TRIM, "--context-rule"),
     max_failure_rate: float = typer.Option(SA_BENCH.max_failure_rate, "--max-failure-rate"),
     request_timeout: float = typer.Option(600.0, "--request-timeout", help="seconds"),
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
     seed: int = typer.Option(0, "--seed"),
-    result_file: Path | None = typer.Option(None, "--result-file"),
+    result_file: Path | None = typer.Option(
+        None, "--result-file", parser=output_file("--result-file")
+    ),
 ) -> None:
     """Replay agentic sessions turn by turn and write one result file."""
     ep = validated(Endpoint, "--base-url", base_url=base_url, model=model, api_key_env=api_key_env)

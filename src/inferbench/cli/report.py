@@ -7,12 +7,18 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from inferbench.cli.outputs import output_folder
 from inferbench.results.store import DEFAULT_DB_URL
 
 
 def report(
     db: str = typer.Option(DEFAULT_DB_URL, "--db", envvar="INFERBENCH_DB", help="Database URL."),
-    output: Path = typer.Option(Path("runs/report"), "--output", help="Folder to write into."),
+    output: Path = typer.Option(
+        Path("runs/report"),
+        "--output",
+        parser=output_folder("--output"),
+        help="Folder to write into.",
+    ),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Also write PNG plots."),
     prices: Path | None = typer.Option(
         None, "--prices", help="$/GPU-hour YAML for the cost metrics (default: the cited list)."

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from inferbench.cli.outputs import output_file
 from inferbench.errors import InputError, Location
 from inferbench.results.store import (
     DEFAULT_DB_URL,
@@ -44,10 +45,11 @@ def _identity(value: str | None) -> dict[str, Any] | None:
     if path.suffix in (".yaml", ".yml"):
         from ruamel.yaml import YAML, YAMLError
 
-        if not path.is_file():
-            raise InputError("identity file not found", location=Location(file=path))
+        from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
+
+        text = read_text_file(path, MAX_CONFIG_BYTES, what="identity file", option="--identity")
         try:
-            loaded = YAML(typ="safe").load(path.read_text())
+            loaded = YAML(typ="safe").load(text)
         except YAMLError as exc:
             raise InputError(f"invalid YAML: {exc}", location=Location(file=path)) from None
         if not isinstance(loaded, dict):
@@ -239,7 +241,9 @@ def show(
 
 def export(
     fmt: str = typer.Option(..., "--format", help="csv, json or parquet"),
-    output: Path = typer.Option(..., "--output", help="File to write."),
+    output: Path = typer.Option(
+        ..., "--output", parser=output_file("--output"), help="File to write (- is stdout)."
+    ),
     db: str = DB_OPTION,
     run: str | None = typer.Option(None, "--run"),
     tag: str | None = typer.Option(None, "--tag"),

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from inferbench.cli.filters import FilterOptions, eval_mode
 from inferbench.cli.options import with_options
+from inferbench.cli.outputs import output_folder
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.launch.deployment import Deployment
@@ -160,7 +161,12 @@ def register(app: typer.Typer) -> None:
         backend: Backend = _BACKEND,
         engine: Engine = _ENGINE,
         cluster: str = _CLUSTER,
-        runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where runs are kept."),
+        runs_dir: Path = typer.Option(
+            Path("runs"),
+            "--runs-dir",
+            parser=output_folder("--runs-dir"),
+            help="Where runs are kept.",
+        ),
         resume: str = typer.Option(
             None, "--resume", help="Continue this run id, with its own settings (run.json)."
         ),
@@ -320,7 +326,12 @@ def register(app: typer.Typer) -> None:
 
     @app.command("demo")
     def demo_cmd(
-        runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where runs are kept."),
+        runs_dir: Path = typer.Option(
+            Path("runs"),
+            "--runs-dir",
+            parser=output_folder("--runs-dir"),
+            help="Where runs are kept.",
+        ),
         root: Path = typer.Option(None, "--root", help="Tree to demo (default: examples/)."),
     ) -> None:
         """The main job: check examples/, run a small sweep on the simulator, store, report."""

@@ -15,9 +15,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from inferbench.bench.naming import point_stem, result_path
+from inferbench.bench.naming import check_point_output, point_stem, result_path
 from inferbench.cli.options import with_options
-from inferbench.errors import InputError, Location
+from inferbench.cli.outputs import output_file, output_folder
+from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
+from inferbench.errors import InputError
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import SimDeployment
@@ -45,14 +47,23 @@ class DeploymentOptions:
     model_spec: Annotated[
         str | None, typer.Option("--model-spec", help="Catalog model to simulate (overrides).")
     ] = None
-    isl: Annotated[int | None, typer.Option("--isl", help="Input length (overrides).")] = None
-    osl: Annotated[int | None, typer.Option("--osl", help="Output length (overrides).")] = None
+    isl: Annotated[
+        int | None, typer.Option("--isl", max=MAX_TOKENS, help="Input length (overrides).")
+    ] = None
+    osl: Annotated[
+        int | None, typer.Option("--osl", max=MAX_TOKENS, help="Output length (overrides).")
+    ] = None
     concurrency: Annotated[
         str | None,
         typer.Option("--concurrency", help="Concurrencies, e.g. 64 or 4x8x16 (overrides)."),
     ] = None
     num_prompts: Annotated[
-        int | None, typer.Option("--num-prompts", help="Requests per concurrency (overrides).")
+        int | None,
+        typer.Option(
+            "--num-prompts",
+            max=MAX_PROMPTS,
+            help=f"Requests per concurrency (overrides; at most {MAX_PROMPTS:,}).",
+        ),
     ] = None
     catalog: Annotated[
         list[Path], typer.Option("--catalog", help="Extra catalog YAML (repeatable).")
@@ -76,7 +87,8 @@ class DeploymentOptions:
         int, typer.Option("--max-num-batched-tokens", help="Engine token budget (flags mode).")
     ] = 8192
     max_model_len: Annotated[
-        int | None, typer.Option("--max-model-len", help="Engine max-model-len (flags mode).")
+        int | None,
+        typer.Option("--max-model-len", max=MAX_TOKENS, help="Engine max-model-len (flags mode)."),
     ] = None
     memory_fraction: Annotated[
         float | None,
@@ -214,10 +226,14 @@ def estimate_cmd(
     result_file: Path | None = typer.Option(
         None,
         "--result-file",
+        parser=output_file("--result-file"),
         help="Result file; with several concurrencies out.json -> out_conc4.json, ...",
     ),
     result_dir: Path | None = typer.Option(
-        None, "--result-dir", help="Folder of result files, one per point: conc4.json, ..."
+        None,
+        "--result-dir",
+        parser=output_folder("--result-dir"),
+        help="Folder of result files, one per point: conc4.json, ...",
     ),
     sweep_topologies: bool = typer.Option(
         False, "--sweep-topologies", help="Enumerate xPyD and TP/EP/DP layouts; print the Pareto."
@@ -231,19 +247,16 @@ def estimate_cmd(
     duration: float | None = typer.Option(
         None, "--duration", help="agentic jobs: virtual seconds per point (default 600)"
     ),
-    sessions: int | None = typer.Option(None, "--sessions", help="agentic jobs: sessions"),
+    sessions: int | None = typer.Option(
+        None, "--sessions", max=MAX_SESSIONS, help="agentic jobs: sessions"
+    ),
 ) -> None:
     """Estimate a deployment offline (virtual clock): throughput per GPU, TTFT, TPOT."""
     from inferbench.sim.estimate import estimate
     from inferbench.sim.summary import point, write_result
 
-    if result_file is not None and result_file.is_dir():
-        raise InputError(
-            f"--result-file {result_file} is a folder",
-            location=Location(key="--result-file"),
-            hint=f"use --result-dir {result_file} for one file per point",
-        )
     dep = _deployment(deployment)
+    check_point_output(result_file, "--result-file", len(dep.workload.concurrencies))
     console = Console(highlight=False)
     _print_warnings(dep, console)
     if gpu_budget is not None and gpu_budget < 1:
@@ -356,7 +369,9 @@ def calibrate_cmd(
     points: Path | None = typer.Argument(
         None, help="Points file: deployments (sweep jobs) with measured figures or result files."
     ),
-    output: Path = typer.Option(..., "--output", "-o", help="Calibration file to write."),
+    output: Path = typer.Option(
+        ..., "--output", "-o", parser=output_file("--output"), help="Calibration file to write."
+    ),
     store: str | None = typer.Option(
         None, "--store", help="Read measured points from this results store URL instead."
     ),
@@ -368,7 +383,7 @@ def calibrate_cmd(
 ) -> None:
     """Fit efficiency parameters per (GPU, engine) from measured points; write a calibration
     file for `sim estimate --calibration` and `sim serve --calibration`."""
-    from inferbench.fsio import atomic_write_bytes
+    from inferbench.fsio import write_output
     from inferbench.sim.calibrate import (
         METRICS,
         dump_calibration,
@@ -405,7 +420,7 @@ def calibrate_cmd(
                 row += ["", ""]
             table.add_row(*row)
     Console(highlight=False).print(table)
-    atomic_write_bytes(output, dump_calibration(cal).encode())
+    write_output(output, dump_calibration(cal).encode(), "--output")
     Console(highlight=False).print(f"wrote {output} ({len(cal.entries)} entries)", markup=False)
 
 
@@ -416,7 +431,10 @@ def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
     port: int = typer.Option(8000, "--port", help="Port (0 picks a free one and prints it)."),
     record_sends: Path | None = typer.Option(
-        None, "--record-sends", help="JSONL of chunk send times."
+        None,
+        "--record-sends",
+        parser=output_file("--record-sends"),
+        help="JSONL of chunk send times.",
     ),
     fault_error_rate: float = typer.Option(
         0.0, "--fault-error-rate", help="Share of requests answered 500."

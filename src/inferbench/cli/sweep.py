@@ -12,9 +12,10 @@ from rich.console import Console
 
 from inferbench.cli.filters import FilterOptions, eval_mode, split_values
 from inferbench.cli.options import with_options
+from inferbench.cli.outputs import output_file
 from inferbench.core.job import Scenario
 from inferbench.errors import InputError
-from inferbench.fsio import atomic_write_text
+from inferbench.fsio import write_output
 
 Format = Literal["table", "json", "github"]
 _FORMATS = ("table", "json", "github")
@@ -39,7 +40,7 @@ def _emit(text: str, output: Path | None) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
     else:
-        atomic_write_text(output, text if text.endswith("\n") else text + "\n")
+        write_output(output, (text if text.endswith("\n") else text + "\n").encode(), "--output")
 
 
 @with_options
@@ -61,7 +62,9 @@ def sweep(
         help="Only the jobs the changelog lines added since REV ask for (as InferenceX's CI).",
     ),
     fmt: str = typer.Option("table", "--format", help="table, json or github."),
-    output: Path = typer.Option(None, "--output", help="Write to FILE instead of stdout."),
+    output: Path = typer.Option(
+        None, "--output", parser=output_file("--output"), help="Write to FILE (- is stdout)."
+    ),
 ) -> None:
     """Expand the benchmark tree into sweep jobs."""
     if fmt not in _FORMATS:

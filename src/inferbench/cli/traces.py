@@ -12,7 +12,9 @@ from rich.table import Table
 from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces, parse_synth
 from inferbench.bench.traces.synth import synth_jsonl
-from inferbench.fsio import atomic_write_bytes
+from inferbench.cli.outputs import output_file
+from inferbench.core.limits import MAX_SESSIONS, MAX_TOKENS
+from inferbench.fsio import write_output
 
 traces_app = typer.Typer(help="Agentic traces: synth, show.", no_args_is_help=True)
 
@@ -23,14 +25,21 @@ def register(app: typer.Typer) -> None:
 
 @traces_app.command("synth")
 def synth(
-    output: Path = typer.Option(..., "--output", "-o", help="JSONL file to write"),
+    output: Path = typer.Option(
+        ..., "--output", "-o", parser=output_file("--output"), help="JSONL file to write"
+    ),
     spec: str = typer.Option(
         "",
         "--spec",
         help="k=v,...: sessions, seed, turns, first_input, input, output, sigma,"
         " delay, max_context, subagent_p, subagent_max, subagent_turns, shared_prefix",
     ),
-    sessions: int | None = typer.Option(None, "--sessions", help="shortcut for sessions="),
+    sessions: int | None = typer.Option(
+        None,
+        "--sessions",
+        max=MAX_SESSIONS,
+        help=f"shortcut for sessions= (at most {MAX_SESSIONS:,})",
+    ),
     seed: int | None = typer.Option(None, "--seed", help="shortcut for seed="),
 ) -> None:
     """Write seeded synthetic sessions in inferbench's JSONL trace format."""
@@ -38,7 +47,7 @@ def synth(
         f"{k}={v}" for k, v in (("sessions", sessions), ("seed", seed)) if v is not None
     ]
     parsed = parse_synth(",".join(p for p in parts if p))
-    atomic_write_bytes(output, synth_jsonl(parsed))
+    write_output(output, synth_jsonl(parsed), "--output")
     Console(stderr=True).print(
         f"wrote {output} ({parsed.sessions} sessions, seed {parsed.seed})", markup=False
     )
@@ -50,7 +59,7 @@ def show(
     dataset: str | None = typer.Option(None, "--dataset", help="ORG/NAME in the local HF cache"),
     hf_cache: Path | None = typer.Option(None, "--hf-cache", help="hub cache root"),
     synth: str | None = typer.Option(None, "--synth", help="k=v,... (see traces synth)"),
-    max_model_len: int | None = typer.Option(None, "--max-model-len"),
+    max_model_len: int | None = typer.Option(None, "--max-model-len", max=MAX_TOKENS),
     context_rule: ContextRule = typer.Option(ContextRule.TRIM, "--context-rule"),
 ) -> None:
     """Read traces (checking every line) and print what they hold."""

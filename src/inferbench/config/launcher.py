@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inferbench.errors import ConfigError, Location
+from inferbench.errors import ConfigError
+from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
 ROUTING_VARS = ("MODEL_PREFIX", "PRECISION", "FRAMEWORK")
 EXPORTS = {"MODEL_PATH": "model_path", "SRT_SLURM_MODEL_PREFIX": "alias"}
@@ -446,10 +447,7 @@ def read_launcher(path: Path) -> LauncherTable:
     """Read one launcher; a symlink is read through to its target."""
     path = Path(path)
     real = path.resolve()
-    try:
-        text = real.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read launcher: {exc}", location=Location(path)) from None
+    text = read_text_file(real, MAX_CONFIG_BYTES, error=ConfigError, what="launcher")
     target = _git_symlink_target(real, text)
     if target is not None:
         return read_launcher(target)

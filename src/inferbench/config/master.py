@@ -20,13 +20,19 @@ from inferbench.config.settings import AdditionalSettings, RecipeRef
 from inferbench.config.validate import validate_doc
 from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml, parse_path
 from inferbench.core.hfid import check_model_id
+from inferbench.core.limits import MAX_CONCURRENCY, MAX_ENGINE_INT, MAX_TOKENS
 from inferbench.engines.layout import WorkerLayout, worker_layout
 from inferbench.errors import ConfigError, Location
+from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
 SpecDecoding = Literal["mtp", "draft_model", "none"]
 KvP2PTransfer = Literal["nixl", "mooncake", "mori", "ucx"]
 ScenarioType = Literal["fixed-seq-len", "agentic-coding"]
-PositiveInt = Annotated[int, Field(ge=1)]
+PositiveInt = Annotated[int, Field(ge=1, le=MAX_ENGINE_INT)]
+# Bounded here so that 2**64 or 2**63 is a finding of `check` and an error of `sweep`, never
+# a number that overflows a JSON writer or expands into 62 points of --max-num-seqs 2**62.
+Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
+Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS)]
 
 
 class MasterRouter(FrozenModel):
@@ -51,7 +57,7 @@ class MasterKvOffloadBackend(FrozenModel):
 class MasterWorkerBlock(FrozenModel):
     """A `prefill:` or `decode:` block of a multinode search-space entry."""
 
-    num_worker: int = Field(alias="num-worker", ge=0)
+    num_worker: int = Field(alias="num-worker", ge=0, le=MAX_ENGINE_INT)
     tp: PositiveInt
     ep: PositiveInt
     dp_attn: bool = Field(alias="dp-attn")
@@ -90,9 +96,9 @@ def _check_dcp(tp: int, dcp: int) -> None:
 class _Concurrency(FrozenModel):
     """Exactly one of `conc-list` or `conc-start` + `conc-end`."""
 
-    conc_list: tuple[PositiveInt, ...] | None = Field(default=None, alias="conc-list")
-    conc_start: PositiveInt | None = Field(default=None, alias="conc-start")
-    conc_end: PositiveInt | None = Field(default=None, alias="conc-end")
+    conc_list: tuple[Concurrency, ...] | None = Field(default=None, alias="conc-list")
+    conc_start: Concurrency | None = Field(default=None, alias="conc-start")
+    conc_end: Concurrency | None = Field(default=None, alias="conc-end")
 
     @model_validator(mode="after")
     def _one_concurrency_form(self) -> Any:
@@ -226,8 +232,8 @@ AnySearchSpace = SingleNodeSearchSpace | MultiNodeSearchSpace
 
 
 class FixedSeqLen(FrozenModel):
-    isl: PositiveInt
-    osl: PositiveInt
+    isl: Tokens
+    osl: Tokens
     search_space: tuple[SearchSpace, ...] = Field(alias="search-space", min_length=1)
 
 
@@ -430,7 +436,7 @@ def read_master_keys(path: Path) -> list[str]:
     """The config keys of a master file without reading its entries: the keys written at
     column 0 (a master file is one block mapping). For archived files, whose entries may
     follow an older schema and are never swept: parsing them whole costs more than a check."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_text_file(path, MAX_CONFIG_BYTES, error=ConfigError, errors="replace")
     return [next(g for g in m.groups() if g is not None) for m in _TOP_LEVEL_KEY.finditer(text)]
 
 

@@ -39,6 +39,8 @@ from inferbench.config.runners import Runners, load_runners
 from inferbench.config.settings import RecipeRef
 from inferbench.config.validate import unknown_key_hint
 from inferbench.errors import ConfigError, Location
+from inferbench.fsio import describe_file_type
+from inferbench.fsread import MAX_CONFIG_BYTES, check_regular, read_text_file
 
 if TYPE_CHECKING:
     from inferbench.config.changelog import Changelog
@@ -269,10 +271,9 @@ def read_layout(root: Path) -> tuple[ProjectLayout, Path | None]:
     path = root / CONFIG_FILE_NAME
     if not path.is_file():
         return ProjectLayout(), None
+    text = read_text_file(path, MAX_CONFIG_BYTES, error=ConfigError, what="project file")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", location=Location(path)) from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", location=Location(path)) from None
     for key in ("masters", "launchers", "clusters"):
@@ -294,9 +295,15 @@ def read_layout(root: Path) -> tuple[ProjectLayout, Path | None]:
 
 
 def _glob(root: Path, patterns: tuple[str, ...]) -> list[Path]:
+    """The files the patterns match; a FIFO or device they match is refused by name (read,
+    it would block or never end; skipped, its configs would vanish without a word)."""
     found: set[Path] = set()
     for pattern in patterns:
-        found.update(p for p in root.glob(pattern) if p.is_file())
+        for path in root.glob(pattern):
+            if path.is_file():
+                found.add(path)
+            elif not path.is_dir():
+                check_regular(path, ConfigError)
     return sorted(found)
 
 
@@ -305,7 +312,14 @@ def load_project(root: Path) -> Project:
     input raises ConfigError; the other parts are read on first use, see `Project`)."""
     root = Path(root)
     if not root.is_dir():
-        raise ConfigError("not a directory", location=Location(root))
+        what = "not found" if not os.path.lexists(root) else "not a directory"
+        if os.path.exists(root) and not root.is_file():
+            what = f"is {describe_file_type(os.stat(root).st_mode)}, not a directory"
+        raise ConfigError(
+            what,
+            location=Location(root),
+            hint="give the root folder of a benchmark tree (an InferenceX checkout)",
+        )
     layout, layout_file = read_layout(root)
     master_files = _glob(root, layout.masters)
     if not master_files and layout_file is None:

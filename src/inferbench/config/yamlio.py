@@ -49,6 +49,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from inferbench.config import parse_cache
 from inferbench.core.cpus import usable_cores
 from inferbench.errors import ConfigError, Location
+from inferbench.fsread import check_regular, read_file
 
 try:  # libyaml: several times faster than the pure-Python parser
     _BaseLoader: Any = yaml.CSafeLoader
@@ -634,7 +635,8 @@ def load_yaml(path: Path, *, duplicates: str = "error") -> PositionedDoc:
     same bytes made before is taken from the parse cache (`parse_cache`)."""
     path = Path(path)
     try:
-        stat = path.stat()
+        # a FIFO or device is refused unread (its st_size says nothing: /dev/zero's is 0)
+        stat = check_regular(path, ConfigError)
         size = stat.st_size
         seen = _DIGESTS.pop((str(path), duplicates), None)
         if seen is not None and seen[:2] == (stat.st_mtime_ns, size):
@@ -649,7 +651,7 @@ def load_yaml(path: Path, *, duplicates: str = "error") -> PositionedDoc:
                 location=Location(path),
                 hint="split it, or check that this is the file you meant",
             )
-        raw = path.read_bytes()
+        raw = read_file(path, MAX_YAML_BYTES, error=ConfigError, what="YAML file")
     except FileNotFoundError:
         raise ConfigError("file not found", location=Location(path)) from None
     except OSError as exc:
@@ -754,8 +756,8 @@ def _cached(path: Path, duplicates: str) -> bool:
         stat = path.stat()
         if stat.st_size > MAX_YAML_BYTES:
             return True  # load_yaml refuses it
-        raw = path.read_bytes()
-    except OSError:
+        raw = read_file(path, MAX_YAML_BYTES, error=ConfigError)
+    except (OSError, ConfigError):
         return True  # load_yaml reports it
     digest = parse_cache.key(raw, duplicates)
     if len(raw) == stat.st_size:  # not rewritten while read

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from inferbench.evals.result import EvalResult, EvalScore, EvalStatus
 from inferbench.evals.spec import EvalApi, EvalSpec, TaskInfo, task_dir
+from inferbench.fsio import describe_file_type
 
 MIN_LM_EVAL = (0, 4, 9)  # the release InferenceX pins (0.4.9.2) and newer
 _SCORE = re.compile(r"^(?P<metric>[^,]+),(?P<filter>.+)$")
@@ -86,6 +87,9 @@ def _data_files(info: TaskInfo, dataset: Path) -> dict[str, str]:
                 raise EvalUnavailable(f"{dataset} has no {split}.jsonl for task {info.name}")
             files[split] = str(match.resolve())
         return files
+    if os.path.exists(dataset):  # a FIFO or device: say which, not "does not exist"
+        kind = describe_file_type(os.stat(dataset).st_mode)
+        raise EvalUnavailable(f"eval dataset {dataset} is {kind}, not a file or folder")
     raise EvalUnavailable(f"eval dataset {dataset} does not exist")
 
 

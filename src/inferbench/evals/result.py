@@ -17,6 +17,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from inferbench.errors import InputError, Location
 from inferbench.evals.spec import EvalSpec
 from inferbench.fsio import atomic_write_bytes
+from inferbench.fsread import MAX_RESULT_BYTES, read_file
 
 # 2: lm-eval's version is `harness_version` (InferenceX's collector takes any file with a
 # top-level `lm_eval_version` for lm-eval's own results file); version-1 files still read
@@ -90,9 +91,10 @@ _RERUN = "the file is truncated or was changed: rerun the eval, or remove the fi
 
 def read_eval_result(path: Path) -> EvalResult:
     path = Path(path)
+    raw = read_file(path, MAX_RESULT_BYTES, what="eval result")
     try:
-        data = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
         raise InputError(
             f"cannot read eval result ({exc})", location=Location(file=path), hint=_RERUN
         ) from None

@@ -7,6 +7,7 @@ deployment) resolve to catalog GPU ids through the hardware catalog's aliases.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from inferbench.catalog.load import load_catalog
 from inferbench.config.yamlio import load_yaml, parse_yaml
 from inferbench.errors import InputError, Location
+from inferbench.fsread import check_regular
 from inferbench.results.record import Identity
 
 DEFAULT_PRICES = "data/gpu_prices.yaml"
@@ -83,6 +85,8 @@ def load_prices(path: Path | str | None = None) -> PriceTable:
     else:
         file = Path(path)
         if not file.is_file():
+            if os.path.lexists(file):  # a FIFO, device or folder: say which
+                check_regular(file, option="--prices")
             raise InputError(
                 "price file not found",
                 location=Location(file, key="--prices"),

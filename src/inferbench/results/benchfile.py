@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from inferbench.bench import result as bench_result
 from inferbench.bench.metrics import BenchStats
 from inferbench.errors import InputError, Location
+from inferbench.fsread import MAX_RESULT_BYTES, read_file
 from inferbench.results.derived import (
     PowerSample,
     interactivity_from_tpot_stats,
@@ -80,14 +81,7 @@ _NON_JSON_NUMBER = re.compile(rb"[:,\[]\s*(NaN|-?Infinity)\b")
 
 def load_json_object(path: Path) -> dict[str, Any]:
     """Read a JSON object or raise InputError (corrupt, truncated, not an object)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read: {exc.strerror}",
-            location=Location(file=path),
-            hint="check that the path is a readable file",
-        ) from None
+    data = read_file(path, MAX_RESULT_BYTES, what="result file")
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

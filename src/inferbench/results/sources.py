@@ -26,6 +26,7 @@ from inferbench.core.outcome import StoredOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InputError, Location
 from inferbench.evals.result import is_eval_file, read_eval_result
+from inferbench.fsread import MAX_RESULT_BYTES, not_regular, read_file
 from inferbench.results.agentic import agentic_fields
 from inferbench.results.benchfile import BenchFile, load_json_object, read_bench_file
 from inferbench.results.build import build_record
@@ -78,6 +79,8 @@ def discover_units(paths: list[Path]) -> list[Unit]:
         if path.is_file():
             units.append(Unit(path, job=False))
             continue
+        if not path.is_dir():  # a FIFO or device named on the command line: refused unread
+            raise not_regular(path, path.stat().st_mode)
         jobs = sorted(p.parent for p in path.rglob("job.json"))
         if jobs:
             units.extend(Unit(job_dir, job=True) for job_dir in jobs)
@@ -275,7 +278,10 @@ def _file_eval(path: Path, raw: dict[str, Any], identity: Mapping[str, Any] | No
     merged = {"model": result.model, **base, **nest(identity or {})}
     merged.setdefault("conc", result.spec.concurrency)
     ident = identity_from_job(merged, location=Location(path))
-    run_id = merged.get("run-id") or "file-" + hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    run_id = (
+        merged.get("run-id")
+        or "file-" + hashlib.sha256(read_file(path, MAX_RESULT_BYTES)).hexdigest()[:12]
+    )
     prov = Provenance(
         run_id=str(run_id),
         started_at=result.started_at,
@@ -284,6 +290,11 @@ def _file_eval(path: Path, raw: dict[str, Any], identity: Mapping[str, Any] | No
         tag=merged.get("tag"),
     )
     return EvalRecord(identity=ident, provenance=prov, result=result)
+
+
+def _file_run_id(path: Path) -> str:
+    """The run id of a lone result file: its content's hash (the same file, the same run)."""
+    return "file-" + hashlib.sha256(read_file(path, MAX_RESULT_BYTES)).hexdigest()[:12]
 
 
 def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
@@ -302,7 +313,8 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
         merged = {**base, **agentic_fields(base, bench), **nest(identity or {})}
         ident = identity_from_job(merged, location=Location(path))
         run_id = (
-            merged.get("run-id") or "file-" + hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+            merged.get("run-id")
+            or "file-" + hashlib.sha256(read_file(path, MAX_RESULT_BYTES)).hexdigest()[:12]
         )
         times = _point_times(bench) or {"started_at": _stamp(raw.get("date"))}
         prov = Provenance(

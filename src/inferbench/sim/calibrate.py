@@ -31,6 +31,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from inferbench.errors import InputError, Location
+from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 from inferbench.sim.calibration import FIT_BOUNDS, Calibration, CalibrationEntry, base_efficiency
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import estimate
@@ -355,12 +356,9 @@ def dump_calibration(cal: Calibration) -> str:
 
 def load_points(path: Path) -> list[MeasuredPoint]:
     """A points file: `points:` entries of name, job, and `measured:` or `result: FILE`."""
+    text = read_text_file(path, MAX_CONFIG_BYTES, what="points file")
     try:
-        data = YAML(typ="safe").load(path.read_text("utf-8"))
-    except OSError as exc:
-        raise InputError(
-            f"cannot read points file: {exc.strerror}", location=Location(path)
-        ) from None
+        data = YAML(typ="safe").load(text)
     except YAMLError as exc:
         raise InputError(f"points file is not valid YAML: {exc}", location=Location(path)) from None
     items = (data or {}).get("points") if isinstance(data, dict) else None

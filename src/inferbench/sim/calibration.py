@@ -20,6 +20,7 @@ from ruamel.yaml.error import YAMLError
 
 from inferbench.catalog.schema import GpuSpec
 from inferbench.errors import InputError, Location
+from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 from inferbench.sim.engines import engine_profile
 from inferbench.sim.perf import EfficiencyParams
 
@@ -111,12 +112,7 @@ def load_calibration(spec: str | None) -> Calibration:
     if spec == NONE:
         return Calibration()
     path = Path(spec)
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise InputError(
-            f"cannot read calibration file: {exc.strerror}", location=Location(path)
-        ) from None
+    text = read_text_file(path, MAX_CONFIG_BYTES, what="calibration file", option="--calibration")
     return parse_calibration(text, path)
 
 

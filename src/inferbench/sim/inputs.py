@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from inferbench.engines.flags import batch_schedulers, engine_layout
 from inferbench.engines.layout import WorkerLayout, worker_layout
 from inferbench.engines.values import flag_int, switch_on
 from inferbench.errors import InputError, Location
+from inferbench.fsread import MAX_CONFIG_BYTES, check_regular, read_text_file
 from inferbench.sim.caching import AGENTIC_CONTEXT, cache_from_job
 from inferbench.sim.calibration import efficiency_for
 from inferbench.sim.deployment import Mode, PoolSpec, SimDeployment, SimWorkload, validate
@@ -162,6 +164,8 @@ def from_recipe(spec: str, overrides: Overrides) -> SimDeployment:
     """`FILE[:selector]` (an srt-slurm recipe) -> a validated SimDeployment."""
     text, selector = split_reference(spec)
     if not Path(text).is_file():
+        if os.path.lexists(text):  # a FIFO, device or folder: say which
+            check_regular(text, option="--recipe")
         raise InputError(
             "recipe file not found",
             location=Location(Path(text), key="--recipe"),
@@ -247,13 +251,10 @@ def from_job(spec: str, overrides: Overrides) -> SimDeployment:
     )
     path = Path(text)
     hint = "give a job JSON `inferbench sweep --format json` wrote, as FILE or FILE:INDEX"
+    text = read_text_file(path, MAX_CONFIG_BYTES, what="sweep job file", option="--job")
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise InputError(
-            "sweep job file not found", location=Location(path, key="--job"), hint=hint
-        ) from None
-    except (OSError, ValueError) as exc:
+        data = json.loads(text)
+    except ValueError as exc:
         raise InputError(
             f"cannot read sweep job JSON: {exc}", location=Location(path, key="--job"), hint=hint
         ) from None

@@ -8,6 +8,7 @@ the revision `refs/main` names, else the newest snapshot).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -18,6 +19,8 @@ from inferbench.bench.traces.jsonl import read_turn_lines
 from inferbench.bench.traces.model import Trace, TraceSet
 from inferbench.bench.traces.weka import looks_like_weka, parse_trace, read_weka_lines
 from inferbench.errors import InputError, Location
+from inferbench.fsread import MAX_DATA_BYTES, check_regular
+from inferbench.fsread import read_file as read_bytes
 
 
 def _snapshot(path: Path) -> Path:
@@ -52,7 +55,13 @@ def trace_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
     if not path.is_dir():
-        raise InputError("trace source not found", location=Location(file=path))
+        if os.path.lexists(path):  # a FIFO or device: say what it is, not "not found"
+            check_regular(path)
+        raise InputError(
+            "trace source not found",
+            location=Location(file=path),
+            hint="give a trace file (.jsonl, .json) or a folder of them",
+        )
     root = _snapshot(path)
     files = sorted(p for p in root.rglob("*.jsonl") if p.is_file())
     if not files:
@@ -65,10 +74,7 @@ def trace_files(path: Path) -> list[Path]:
 
 
 def _lines(path: Path) -> list[tuple[int, bytes]]:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", location=Location(file=path)) from None
+    raw = read_bytes(path, MAX_DATA_BYTES, what="trace file")
     out = []
     for number, line in enumerate(raw.splitlines(), start=1):
         text = line.strip()
@@ -83,7 +89,7 @@ def read_file(path: Path) -> tuple[str, list[Trace]]:
         raise trace_error(path, None, None, "the trace file has no records")
     if path.suffix == ".json":  # one pretty-printed Weka trace per file
         try:
-            data = orjson.loads(path.read_bytes())
+            data = orjson.loads(read_bytes(path, MAX_DATA_BYTES, what="trace file"))
         except orjson.JSONDecodeError as exc:
             raise trace_error(path, None, None, f"not valid JSON ({exc})") from None
         return "weka", [parse_trace(data, path, 1)]

@@ -42,7 +42,12 @@ def parse_synth(text: str) -> SynthSpec:
     except ValidationError as exc:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{key}: {err['msg']}", location=Location(key="--synth")) from None
+        message = str(err["msg"]).removeprefix("Value error, ")
+        limit = (err.get("ctx") or {}).get("le")
+        hint = f"use {key}={limit} or less" if limit is not None else "e.g. sessions=16,turns=8"
+        raise InputError(
+            f"{key}: {message}" if key else message, location=Location(key="--synth"), hint=hint
+        ) from None
 
 
 def synth_traces(spec: SynthSpec) -> TraceSet:

@@ -26,26 +26,42 @@ from typing import Any
 
 import numpy as np
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from inferbench.core.limits import MAX_SESSIONS, MAX_TOKENS, MAX_TURNS
+
+_MAX_TURNS_PER_SESSION = 10_000
 
 
 class SynthSpec(BaseModel):
+    """What `traces synth` generates; every count is bounded (core.limits) so that a typo
+    like sessions=1e8 is refused at once instead of filling memory."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    sessions: int = Field(default=16, ge=1)
-    seed: int = 0
-    turns: float = Field(default=12.0, ge=1)
-    max_turns: int = Field(default=64, ge=1)
-    first_input: int = Field(default=6000, ge=1)
-    input: int = Field(default=600, ge=1)
-    output: int = Field(default=250, ge=1)
-    sigma: float = Field(default=0.6, ge=0)
-    delay: float = Field(default=3.0, ge=0)
-    max_context: int = Field(default=131072, ge=2)
+    sessions: int = Field(default=16, ge=1, le=MAX_SESSIONS)
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)
+    turns: float = Field(default=12.0, ge=1, le=_MAX_TURNS_PER_SESSION)
+    max_turns: int = Field(default=64, ge=1, le=_MAX_TURNS_PER_SESSION)
+    first_input: int = Field(default=6000, ge=1, le=MAX_TOKENS)
+    input: int = Field(default=600, ge=1, le=MAX_TOKENS)
+    output: int = Field(default=250, ge=1, le=MAX_TOKENS)
+    sigma: float = Field(default=0.6, ge=0, le=10)
+    delay: float = Field(default=3.0, ge=0, le=86_400)
+    max_context: int = Field(default=131072, ge=2, le=MAX_TOKENS)
     subagent_p: float = Field(default=0.15, ge=0, le=1)
-    subagent_max: int = Field(default=3, ge=1)
-    subagent_turns: float = Field(default=4.0, ge=1)
-    shared_prefix: int = Field(default=4000, ge=0)
+    subagent_max: int = Field(default=3, ge=1, le=_MAX_TURNS_PER_SESSION)
+    subagent_turns: float = Field(default=4.0, ge=1, le=_MAX_TURNS_PER_SESSION)
+    shared_prefix: int = Field(default=4000, ge=0, le=MAX_TOKENS)
+
+    @model_validator(mode="after")
+    def _bounded_total(self) -> SynthSpec:
+        if self.sessions * self.turns > MAX_TURNS:
+            raise ValueError(
+                f"sessions x turns = {self.sessions * self.turns:,.0f} is above the "
+                f"{MAX_TURNS:,} turns a synthetic trace set may have: fewer sessions or turns"
+            )
+        return self
 
 
 def _lognormal(rng: np.random.Generator, median: int, sigma: float) -> int:

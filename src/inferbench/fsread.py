@@ -1,0 +1,129 @@
+"""Reading an input file: a regular file only, and never more than a cap.
+
+A size cap that looks at `st_size` lets `/dev/zero` through (its size is 0) and a FIFO
+blocks whoever opens it, so every file a command reads comes through `read_file`: it refuses
+a FIFO, a device or a directory by name without reading it (the open is non-blocking, and
+what was opened is checked again, so a file swapped in between is caught too), then reads
+at most `limit` bytes and refuses a file that has more.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from inferbench.errors import InputError, Location
+from inferbench.fsio import describe_file_type
+
+MiB = 2**20
+# Caps by kind of file: far above any real one, far below what would exhaust memory.
+MAX_CONFIG_BYTES = 16 * MiB  # YAML/TOML/JSON settings: a master config is ~1 MiB
+MAX_RESULT_BYTES = 256 * MiB  # one result file (with --detail: every request's ttft/itls)
+MAX_DATA_BYTES = 1024 * MiB  # datasets and traces (ShareGPT's JSON is ~650 MiB)
+
+
+def _size(limit: int) -> str:
+    return f"{limit // MiB} MiB" if limit >= MiB else f"{limit:,} bytes"
+
+
+def not_regular(
+    path: Path, mode: int, error: type[InputError] = InputError, option: str | None = None
+) -> InputError:
+    """The refusal of a path that is not a regular file (a FIFO, a device, a directory)."""
+    kind = describe_file_type(mode)
+    hint = "give a file inside it" if stat.S_ISDIR(mode) else "use a regular file in its place"
+    return error(f"is {kind}, not a regular file", location=Location(path, key=option), hint=hint)
+
+
+def check_regular(
+    path: Path | str, error: type[InputError] = InputError, option: str | None = None
+) -> os.stat_result:
+    """`stat` of `path` when it is a regular file (a symlink to one included), else `error`
+    (located at `option` when the file came from one)."""
+    path = Path(path)
+    where = Location(path, key=option)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise error("file not found", location=where, hint="check the path") from None
+    except OSError as exc:
+        raise error(
+            f"cannot read file: {exc.strerror}",
+            location=where,
+            hint="check the path and its permissions",
+        ) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise not_regular(path, st.st_mode, error, option)
+    return st
+
+
+def read_file(
+    path: Path | str,
+    limit: int,
+    *,
+    error: type[InputError] = InputError,
+    what: str = "file",
+    option: str | None = None,
+) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them, else `error` saying why
+    (located at `option` when the file came from one)."""
+    path = Path(path)
+    where = Location(path, key=option)
+    check_regular(path, error, option)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise error(
+            f"cannot read file: {exc.strerror}",
+            location=where,
+            hint="check the path and its permissions",
+        ) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # swapped for a FIFO or device since the stat above
+            raise not_regular(path, mode, error, option)
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:
+            chunk = os.read(fd, min(limit + 1 - total, 8 * MiB))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise error(
+            f"cannot read file: {exc.strerror}",
+            location=where,
+            hint="check the path and its permissions",
+        ) from None
+    finally:
+        os.close(fd)
+    if total > limit:
+        raise error(
+            f"{what} is larger than the {_size(limit)} inferbench reads",
+            location=where,
+            hint="check that this is the file you meant",
+        )
+    return b"".join(chunks)
+
+
+def read_text_file(
+    path: Path | str,
+    limit: int,
+    *,
+    error: type[InputError] = InputError,
+    what: str = "file",
+    option: str | None = None,
+    errors: str = "strict",
+) -> str:
+    """`read_file` decoded as UTF-8; text that is not UTF-8 is `error` with a fix."""
+    raw = read_file(path, limit, error=error, what=what, option=option)
+    try:
+        return raw.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"cannot read file: not UTF-8 text ({exc.reason} at byte {exc.start})",
+            location=Location(Path(path), key=option),
+            hint="save the file as UTF-8 text",
+        ) from None
