@@ -38,6 +38,7 @@ class RecordingServer:
     prompts_seen: list[tuple[int, ...]] = field(default_factory=list)
     queries: int = 0
     hits: int = 0
+    metrics_delay_s: float = 0.0  # the time a scrape takes before the counters are read
 
     def _hit(self, prompt: list[int]) -> int:
         best = 0
@@ -84,6 +85,7 @@ class RecordingServer:
         return resp
 
     async def metrics(self, request: web.Request) -> web.Response:
+        await asyncio.sleep(self.metrics_delay_s)
         text = (
             "# TYPE vllm:prefix_cache_queries counter\n"
             f'vllm:prefix_cache_queries_total{{model_name="m"}} {self.queries}\n'

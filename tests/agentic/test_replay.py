@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import orjson
@@ -126,3 +127,33 @@ def test_a_dead_server_stops_the_replay_early(tmp_path: Path) -> None:
     assert not outcome.passed and not block.complete
     assert "stopped early" in (block.incomplete_reason or "")
     assert block.agentic is not None and block.agentic.requests < 200
+
+
+def test_sessions_draw_traces_from_one_shared_queue(tmp_path: Path) -> None:
+    """4 lanes, 4 traces of 1 to 4 turns: each trace is replayed equally often (a lane that
+    drew a short trace draws again sooner), not each lane stuck on one trace."""
+    rows = [
+        {"session": name, "input": 10, "output": 2}
+        for name, turns in (("s1", 1), ("s2", 2), ("s3", 3), ("s4", 4))
+        for _ in range(turns)
+    ]
+    traces = load_traces(_write(tmp_path, rows))
+    with recording_server() as srv:
+        options = ReplayOptions(lanes=4, sessions=16, delay_scale=0.0, scrape_metrics=False)
+        outcome = run_replay(Endpoint(base_url=srv.url, model="m"), traces, options)
+    block = outcome.result.inferbench.agentic
+    assert block is not None
+    per_trace = Counter(s.trace for s in outcome.run.sessions)
+    assert sorted(per_trace.values()) == [4, 4, 4, 4], per_trace
+
+
+def test_the_window_start_scrape_precedes_every_measured_request(tmp_path: Path) -> None:
+    """A scrape that takes 0.3 s: no lane sends before it is read, so the server's counters
+    cover every prompt token of the window (the first requests were once missed)."""
+    traces = load_traces(_write(tmp_path, TRACE))
+    with recording_server(metrics_delay_s=0.3) as srv:
+        options = ReplayOptions(lanes=2, sessions=2, delay_scale=0.0)
+        outcome = run_replay(Endpoint(base_url=srv.url, model="m"), traces, options)
+    block = outcome.result.inferbench.agentic
+    assert block is not None and block.server is not None
+    assert block.server.prefix_cache_queries == block.prompt_tokens

@@ -108,6 +108,7 @@ class _Estimate:
     def __init__(self, dep: SimDeployment, traces: TraceSet, options: ReplayOptions) -> None:
         self.dep = dep
         self.traces = traces.traces
+        self.trace_counter = 0
         self.options = options
         self.cluster = build_cluster(dep, self)
         self.block_size = dep.prompt_pool.block_size
@@ -171,7 +172,9 @@ class _Estimate:
                 return
             self.started_measured += 1
         self.lane_k[lane] += 1
-        trace = self.traces[(lane + k * self.options.lanes) % len(self.traces)]
+        # the shared queue the replay client's lanes draw from (bench/agentic/replay.py)
+        trace = self.traces[self.trace_counter % len(self.traces)]
+        self.trace_counter += 1
         number = next(self.numbers)
         record = SessionRecord(lane, number, trace.id, now)
         salt = hash((self.options.seed, trace.id, number if self.options.cache_bust else 0))

@@ -1,5 +1,11 @@
 """The replay loop: `lanes` coroutines, each replaying one session after another.
 
+Every session, warm-up or measured, takes the next trace of one shared queue (the traces in
+order, round and round), as aiperf's lanes do: each trace is replayed as often as the others,
+whatever its length (a lane that drew a short trace draws again sooner). Lanes start the
+window together, after the window-start `/metrics` scrape, so the scrape sees no request of
+the window.
+
 A session replays its trace's root conversation turn by turn; a turn sleeps its recorded
 idle gap (capped), then sends its whole prompt as exact token ids and waits for the
 streamed answer. A fork starts its subagent conversations concurrently (each at its
@@ -183,6 +189,7 @@ class _Replay:
         self.tag = f"ag{secrets.token_hex(3)}"
         self.counter = 0
         self.session_counter = 0
+        self.trace_counter = 0  # the shared queue's position
         self.started_measured = 0
         self.stop_at = float("inf")
         self.stopping = False
@@ -191,6 +198,7 @@ class _Replay:
         self._tries: dict[bytes, PrefixTrie] = {}
         self._body = self._body_template()
         self.on_window_start: Callable[[], Awaitable[object]] | None = None
+        self.window_open = asyncio.Event()  # set once the window-start scrape is done
 
     def trie_for(self, salt: bytes) -> PrefixTrie:
         trie = self._tries.get(salt)
@@ -240,26 +248,26 @@ class _Replay:
     def window_over(self) -> bool:
         return self.stopping or time.monotonic() >= self.stop_at
 
-    def _trace_for(self, lane: int, k: int) -> Trace:
-        return self.traces[(lane + k * self.options.lanes) % len(self.traces)]
+    def _next_trace(self) -> Trace:
+        trace = self.traces[self.trace_counter % len(self.traces)]
+        self.trace_counter += 1
+        return trace
 
     def _next_number(self) -> int:
         self.session_counter += 1
         return self.session_counter
 
     async def lane(self, lane: int, barrier: asyncio.Barrier) -> None:
-        k = 0
         for _ in range(self.options.warmup_sessions):
-            await _Session(self, lane, self._next_number(), self._trace_for(lane, k), False).run()
-            k += 1
+            await _Session(self, lane, self._next_number(), self._next_trace(), False).run()
         await barrier.wait()
+        await self.window_open.wait()
         wanted = self.options.sessions
         while not self.window_over():
             if wanted is not None and self.started_measured >= wanted:
                 break
             self.started_measured += 1
-            session = _Session(self, lane, self._next_number(), self._trace_for(lane, k), True)
-            k += 1
+            session = _Session(self, lane, self._next_number(), self._next_trace(), True)
             self.run.sessions.append(session.record)
             await session.run()
 
@@ -278,6 +286,7 @@ class _Replay:
         self.run.t0 = time.monotonic()
         if self.options.duration_s is not None:
             self.stop_at = self.run.t0 + self.options.duration_s
+        self.window_open.set()
         await asyncio.gather(*tasks)
 
 
