@@ -26,6 +26,7 @@ class Seen:
     max_tokens: int
     ended: float = 0.0
     status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -55,6 +56,7 @@ class RecordingServer:
     async def completions(self, request: web.Request) -> web.StreamResponse:
         body = orjson.loads(await request.read())
         seen = Seen(time.monotonic(), list(body["prompt"]), int(body["max_tokens"]))
+        seen.headers = {k.lower(): v for k, v in request.headers.items()}
         self.seen.append(seen)
         if len(self.seen) in self.fail:
             seen.status, seen.ended = 500, time.monotonic()

@@ -157,3 +157,23 @@ def test_the_window_start_scrape_precedes_every_measured_request(tmp_path: Path)
     block = outcome.result.inferbench.agentic
     assert block is not None and block.server is not None
     assert block.server.prefix_cache_queries == block.prompt_tokens
+
+
+def test_every_request_carries_its_conversations_session_ids(tmp_path: Path) -> None:
+    """Routers keep a session on one worker by its id: the same over a conversation's turns,
+    a subagent its own with its parent's, and no id shared by two sessions."""
+    traces = load_traces(_write(tmp_path, TRACE))
+    with recording_server() as srv:
+        options = ReplayOptions(lanes=1, sessions=2, delay_scale=0.0)
+        run_replay(Endpoint(base_url=srv.url, model="m"), traces, options)
+    a1, a2, x1, x2, a3, b1, b2 = (s.headers for s in srv.seen)
+    root = a1["x-dynamo-session-id"]
+    assert {h["x-dynamo-session-id"] for h in (a1, a2, a3)} == {root}
+    assert {h["x-correlation-id"] for h in (a1, a2, a3)} == {root}
+    assert x1["x-dynamo-session-id"] == x2["x-dynamo-session-id"] != root
+    assert x1["x-dynamo-parent-session-id"] == root and "x-dynamo-parent-session-id" not in a2
+    assert (
+        b1["x-dynamo-session-id"]
+        == b2["x-dynamo-session-id"]
+        not in (root, x1["x-dynamo-session-id"])
+    )

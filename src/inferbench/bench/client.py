@@ -33,6 +33,8 @@ class PreparedRequest:
     output_len: int
     prompt_slack: int
     request_id: str
+    # per-request headers besides X-Request-Id (a replay's session ids); plain tokens only
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def prepare_request(
@@ -112,7 +114,7 @@ async def send_request(
     record.sent = time.monotonic()
     try:
         async with asyncio.timeout(client.request_timeout_s):
-            status, snippet = await transport.stream(req.body, req.request_id, state)
+            status, snippet = await transport.stream(req.body, req.request_id, state, req.headers)
         if status != 200:
             _fail(record, FailureKind.HTTP_STATUS, f"HTTP {status}: {snippet}"[:240])
         else:

@@ -504,10 +504,18 @@ class FastTransport:
             return conn
         raise error
 
-    async def stream(self, body: bytes, request_id: str, state: StreamState) -> tuple[int, str]:
+    async def stream(
+        self,
+        body: bytes,
+        request_id: str,
+        state: StreamState,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> tuple[int, str]:
         """Send one request, feed its stream into `state`; (status, error-body snippet)."""
-        request = self._prefix + b"X-Request-Id: %s\r\nContent-Length: %d\r\n\r\n%s" % (
+        extra = b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in headers)
+        request = self._prefix + b"X-Request-Id: %s\r\n%sContent-Length: %d\r\n\r\n%s" % (
             request_id.encode(),
+            extra,
             len(body),
             body,
         )
@@ -575,11 +583,17 @@ class AiohttpTransport:
             auto_decompress=False,
         )
 
-    async def stream(self, body: bytes, request_id: str, state: StreamState) -> tuple[int, str]:
+    async def stream(
+        self,
+        body: bytes,
+        request_id: str,
+        state: StreamState,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> tuple[int, str]:
         got_response = False
         try:
             async with self.session.post(
-                self.url, data=body, headers={"X-Request-Id": request_id}
+                self.url, data=body, headers={"X-Request-Id": request_id, **dict(headers)}
             ) as resp:
                 got_response = True
                 if resp.status != 200:

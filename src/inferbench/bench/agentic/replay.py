@@ -12,6 +12,11 @@ streamed answer. A fork starts its subagent conversations concurrently (each at 
 offset) and, when it joins, the parent waits for all of them. The first failed request
 ends its session: the session counts once as failed, with that request, and the lane
 starts its next session. Lanes stop starting requests once the window ends.
+
+Every request carries its conversation's id, the same over all its turns, so a router or an
+engine can keep a session on one worker: `X-Correlation-ID` (aiperf's; what ATOM's DP session
+affinity and srt-slurm's nginx affinity can key on) and `X-Dynamo-Session-ID` (Dynamo's), a
+subagent its own id with `X-Dynamo-Parent-Session-ID`.
 """
 
 from __future__ import annotations
@@ -34,6 +39,14 @@ from inferbench.bench.settings import ClientOptions, Endpoint, RequestOptions
 from inferbench.bench.traces.model import Stream, Trace, Turn
 
 LIVE_GATE_MIN_REQUESTS = 32  # the live failure gate judges no fewer requests
+_SESSION = "X-Dynamo-Session-ID"
+
+
+def _session_headers(conversation: str, parent: str | None = None) -> tuple[tuple[str, str], ...]:
+    """The session-affinity headers of one conversation (ids made of the run's tag and
+    counters, never of trace contents, so nothing from a file reaches a header line)."""
+    headers = (("X-Correlation-ID", conversation), (_SESSION, conversation))
+    return (*headers, ("X-Dynamo-Parent-Session-ID", parent)) if parent else headers
 
 
 @dataclass(slots=True)
@@ -100,40 +113,55 @@ class _Session:
         self.trie = replay.trie_for(salt)
         self.record = SessionRecord(lane, number, trace.id, time.monotonic())
         self.detached: list[asyncio.Task[None]] = []
+        self.conversation = f"{replay.tag}-{number}"  # the root's id; subagents add .k
+        self.subagents = 0
 
     @property
     def over(self) -> bool:
         return self.record.status != "completed"
 
-    async def run_stream(self, stream: Stream, depth: int) -> None:
+    async def run_stream(
+        self, stream: Stream, depth: int, headers: tuple[tuple[str, str], ...]
+    ) -> None:
         turn_no = 0
+        own = dict(headers)[_SESSION]
         for step in stream.steps:
             if self.over:
                 return
             if isinstance(step, Turn):
                 turn_no += 1
-                await self.send(step, stream.name, turn_no, depth)
+                await self.send(step, stream.name, turn_no, depth, headers)
                 continue
             await self.idle(step.delay_s)
-            tasks = [
-                asyncio.create_task(self.branch(b, off, depth + 1))
-                for b, off in zip(step.branches, step.offsets_s, strict=True)
-            ]
+            tasks = []
+            for b, off in zip(step.branches, step.offsets_s, strict=True):
+                self.subagents += 1
+                sub = _session_headers(f"{self.conversation}.{self.subagents}", own)
+                tasks.append(asyncio.create_task(self.branch(b, off, depth + 1, sub)))
             if step.join:
                 await asyncio.gather(*tasks)
             else:
                 self.detached += tasks
 
-    async def branch(self, stream: Stream, offset: float, depth: int) -> None:
+    async def branch(
+        self, stream: Stream, offset: float, depth: int, headers: tuple[tuple[str, str], ...]
+    ) -> None:
         await self.idle(offset)
-        await self.run_stream(stream, depth)
+        await self.run_stream(stream, depth, headers)
 
     async def idle(self, recorded: float) -> None:
         gap = self.replay.options.gap(recorded) if self.measured else 0.0
         if gap > 0:
             await asyncio.sleep(gap)
 
-    async def send(self, turn: Turn, stream: str, number: int, depth: int) -> None:
+    async def send(
+        self,
+        turn: Turn,
+        stream: str,
+        number: int,
+        depth: int,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         replay = self.replay
         gap = replay.options.gap(turn.delay_s) if self.measured else 0.0
         if gap > 0:
@@ -143,7 +171,7 @@ class _Session:
         if replay.window_over():
             self.record.status = "cut"
             return
-        req = replay.prepare(self.tokens.prompt(turn.prompt), turn.output)
+        req = replay.prepare(self.tokens.prompt(turn.prompt), turn.output, headers)
         reused = self.trie.reuse_and_add(turn.prompt)
         rec = await replay.send(req)
         s = self.record
@@ -161,7 +189,7 @@ class _Session:
             s.error = f"{rec.failure}: {rec.error}"
 
     async def run(self) -> SessionRecord:
-        await self.run_stream(self.trace.root, 0)
+        await self.run_stream(self.trace.root, 0, _session_headers(self.conversation))
         if self.detached:
             await asyncio.gather(*self.detached)
         self.record.ended = time.monotonic()
@@ -219,12 +247,15 @@ class _Replay:
         body.update(self.request.extra_body)
         return body
 
-    def prepare(self, ids: object, output: int) -> PreparedRequest:
+    def prepare(
+        self, ids: object, output: int, headers: tuple[tuple[str, str], ...] = ()
+    ) -> PreparedRequest:
         self.counter += 1
         body = {**self._body, "prompt": ids, "max_tokens": output}
         data = orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY)
         n = len(ids)  # type: ignore[arg-type]
-        return PreparedRequest(self.counter, data, n, output, 0, f"{self.tag}-{self.counter}")
+        request_id = f"{self.tag}-{self.counter}"
+        return PreparedRequest(self.counter, data, n, output, 0, request_id, headers)
 
     async def send(self, req: PreparedRequest) -> RequestRecord:
         now = time.monotonic()
