@@ -48,3 +48,29 @@ def test_run_evals_marked_jobs_and_stores_scores(tmp_path: Path) -> None:
     (rec,) = [s.record for s in store.query()]
     assert rec.derived.energy is not None and not rec.derived.energy.valid
     assert "nvidia-smi" in rec.derived.energy.reasons[0]
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_the_run_summary_shows_each_evals_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run-eval job whose dataset is missing ran its points; its eval is `unavailable` in
+    the summary, never hidden behind `completed 1/1`, and not marked simulated."""
+    from inferbench.evals.result import EvalStatus, read_eval_result
+
+    monkeypatch.setenv("COLUMNS", "250")
+    tree = tmp_path / "tree"
+    shutil.copytree(EXAMPLES, tree)
+    runs = tmp_path / "runs"
+    with pytest.raises(SystemExit):
+        main(
+            ["run", "--root", str(tree), "--config-keys", "llama3.1-8b-bf16-h200-vllm",
+             "--seq-lens", "8k1k", "--min-conc", "32", "--max-conc", "32", "--engine", "sim",
+             "--max-prompts", "2", "--eval-dataset", str(tmp_path / "missing.jsonl"),
+             "--runs-dir", str(runs)]
+        )  # fmt: skip
+    (job,) = [p for p in runs.glob("*/*") if (p / "job.json").is_file()]
+    result = read_eval_result(job / "results" / "eval_gsm8k_conc32.json")
+    assert result.status is EvalStatus.UNAVAILABLE and not result.simulated
+    assert "gsm8k@c32 unavailable" in capsys.readouterr().out

@@ -55,20 +55,27 @@ def _label(dep: Deployment) -> str:
 
 def render_summary(summary: RunSummary, console: Console = _console) -> None:
     table = Table(title=f"run {summary.run.run_id}")
-    for column in ("job", "fingerprint", "status", "points ok", "attempt", "reason"):
+    from inferbench.launch.evalstep import eval_statuses
+
+    for column in ("job", "fingerprint", "status", "points ok", "evals", "attempt", "reason"):
         table.add_column(column)
     for dep, outcome in summary.outcomes:
         style = _STATUS_STYLE.get(outcome.status, "red")
+        evals = eval_statuses(summary.run.job(dep.fingerprint).results)
         table.add_row(
             _label(dep),
             dep.fingerprint[:12],
             f"[{style}]{outcome.status}[/]",
             f"{sum(p.ok for p in outcome.points)}/{len(dep.concurrencies)}",
+            "\n".join(
+                escape(e) if e.split()[1] in ("ok", "simulated") else f"[red]{escape(e)}[/]"
+                for e in evals
+            ),
             str(outcome.attempt),
             outcome.reason[:120],
         )
     for dep in summary.skipped:
-        table.add_row(_label(dep), dep.fingerprint[:12], "done earlier", "", "", "")
+        table.add_row(_label(dep), dep.fingerprint[:12], "done earlier", "", "", "", "")
     console.print(table)
     if summary.stopped_early:
         console.print("[yellow]stopped after the first failed job (--fail-fast)[/]")

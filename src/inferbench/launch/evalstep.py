@@ -23,6 +23,30 @@ def eval_result_name(task: str, concurrency: int) -> str:
     return f"eval_{task}_conc{concurrency}.json"
 
 
+def eval_statuses(results: Path) -> list[str]:
+    """One word per eval a job recorded, for a run's summary: `gsm8k@c32 ok 0.712`,
+    `gsm8k@c32 simulated`, `gsm8k@c32 unavailable`, `gsm8k@c32 failed`."""
+    from inferbench.errors import InferbenchError
+    from inferbench.evals.result import EvalStatus, read_eval_result
+
+    out = []
+    for path in sorted(results.glob("eval_*_conc*.json")):
+        conc = path.stem.rpartition("_conc")[2]
+        try:
+            result = read_eval_result(path)
+        except InferbenchError:
+            out.append(f"{path.stem.removeprefix('eval_')} unreadable")
+            continue
+        word = str(result.status)
+        if result.status is EvalStatus.OK:
+            primary = result.primary
+            word = "simulated" if result.simulated else "ok"
+            if primary is not None and not result.simulated:
+                word += f" {primary.value:.3f}"
+        out.append(f"{result.task}@c{conc} {word}")
+    return out
+
+
 def read_job(path: Path) -> Job | None:
     """The job a job directory ran (None when job.json is missing or damaged: the evals still
     run, only the InferenceX artifact's identity is lost)."""
