@@ -324,8 +324,9 @@ def test_a_repo_path_config_file_names_the_trees_own_recipe(seed: tuple) -> None
 
 
 def test_a_run_eval_job_is_planned_with_a_loud_warning(seed: tuple) -> None:
-    """The srtctl backend runs no evals: a job marked run-eval runs its benchmark and its
-    plan says the eval will not run; an eval-only job is not planned."""
+    """A tree that is no InferenceX workspace (no benchmarks/benchmark_lib.sh for srt-slurm's
+    lm-eval to run): a job marked run-eval runs its benchmark and its plan says the eval will
+    not run; an eval-only job is not planned."""
     from dataclasses import replace
 
     from inferbench.launch.planner import PlanOptions
@@ -336,12 +337,113 @@ def test_a_run_eval_job_is_planned_with_a_loud_warning(seed: tuple) -> None:
     marked = replace(dep, eval_concurrencies=(dep.concurrencies[0],))
     plan = srtctl_plan(marked, project, None, "/tmp/j")
     (warning,) = plan.warnings
-    assert "the srtctl backend runs no evals" in warning and plan.bench.eval is None
+    assert "has no benchmarks/benchmark_lib.sh" in warning and plan.bench.eval is None
     assert f"# WARNING: {warning}" in plan.render_text()
     assert plan.bench.points  # the benchmark still runs
     with pytest.raises(InputError, match="eval-only job runs no benchmark"):
         srtctl_plan(replace(marked, eval_only=True), project, None, "/tmp/j")
-    gap = eval_gap([dep, marked], PlanOptions())
+    gap = eval_gap([dep, marked], PlanOptions(), project.root)
     assert gap is not None and gap.startswith("1 of 2 jobs are marked run-eval")
-    assert eval_gap([marked], PlanOptions(evals=False)) is None
+    assert eval_gap([marked], PlanOptions(evals=False), project.root) is None
     assert srtctl_plan(dep, project, None, "/tmp/j").warnings == ()
+
+
+def test_a_run_eval_job_asks_srt_slurm_for_its_eval(tmp_path: Path, seed: tuple) -> None:
+    """In an InferenceX workspace (benchmarks/benchmark_lib.sh), srtctl apply gets what
+    InferenceX's launchers export for srt-slurm's post-benchmark lm-eval."""
+    from dataclasses import replace
+
+    project, dep = seed
+    tree = tmp_path / "tree"
+    shutil.copytree(EXAMPLES, tree)
+    (tree / "benchmarks" / "benchmark_lib.sh").write_text("# InferenceX's harness\n")
+    project = load_project(tree)
+    marked = replace(dep, eval_concurrencies=(dep.concurrencies[-1],), eval_only=False)
+    plan = srtctl_plan(marked, project, None, "/tmp/j")
+    env = plan.submit_env
+    assert env["RUN_EVAL"] == "true" and env["EVAL_ONLY"] == "false"
+    assert env["EVAL_CONC"] == str(dep.concurrencies[-1])
+    assert env["INFMAX_WORKSPACE"] == str(tree.resolve()) and env["IS_MULTINODE"] == "true"
+    job = dep.job
+    assert (env["FRAMEWORK"], env["PRECISION"], env["MODEL"]) == (
+        job.framework, job.precision, job.model,
+    )  # fmt: skip
+    assert job.prefill is not None and env["PREFILL_TP"] == str(job.prefill.tp)
+    assert plan.bench.eval is not None and plan.warnings == ()
+    only = srtctl_plan(replace(marked, eval_only=True), project, None, "/tmp/j")
+    assert only.submit_env["EVAL_ONLY"] == "true" and not only.bench.points
+
+
+def test_srt_slurms_eval_results_are_collected(tmp_path: Path) -> None:
+    """logs/eval_results/ as srt-slurm's lm-eval runner leaves it (InferenceX's meta file and
+    lm-eval's results file): results/eval_gsm8k_conc<C>.json and the job's artifact."""
+    import json
+
+    from inferbench.evals.result import EvalStatus, read_eval_result
+    from inferbench.launch.plan import EvalPlan
+    from inferbench.launch.srtevals import collect_evals
+
+    out = tmp_path / "outputs" / "123"
+    folder = out / "logs" / "eval_results"
+    folder.mkdir(parents=True)
+    (folder / "meta_env.json").write_text(json.dumps({"is_multinode": True, "conc": 64}))
+    (folder / "results_2026-12-05T07-00-00.json").write_text(
+        json.dumps(
+            {
+                "lm_eval_version": "0.4.9.2",
+                "results": {"gsm8k": {"exact_match,strict-match": 0.9,
+                                      "exact_match_stderr,strict-match": 0.01,
+                                      "exact_match,flexible-extract": 0.91}},
+                "n-samples": {"gsm8k": {"original": 1319, "effective": 1319}},
+            }
+        )
+    )  # fmt: skip
+    job_dir = JobDir(tmp_path / "run" / "abc")
+    job_dir.results.mkdir(parents=True)
+    plan = EvalPlan(concurrencies=(64,), context_length=9472)
+    target = collect_evals([tmp_path / "other", out], job_dir, plan, "m", "123")
+    assert target == job_dir.results / "eval_gsm8k_conc64.json"
+    result = read_eval_result(target)
+    assert result.status is EvalStatus.OK and result.harness_version == "0.4.9.2"
+    assert result.primary is not None and result.primary.value == 0.9
+    assert result.primary.samples == 1319
+    artifact = tmp_path / "run" / "eval_results" / "abc"
+    assert (artifact / "meta_env.json").is_file()
+    assert (artifact / "results_2026-12-05T07-00-00.json").is_file()
+    missing = read_eval_result(collect_evals([tmp_path / "none"], job_dir, plan, "m", "1"))
+    assert missing.status is EvalStatus.FAILED and "never ran its eval" in str(missing.reason)
+
+
+@pytest.mark.skipif(
+    _real_srtctl() is None,
+    reason="srtctl is not installed (source .ci/services/30-srtctl.sh to install it)",
+)
+def test_srtctl_dry_run_accepts_a_run_eval_job_with_its_eval_settings(
+    tmp_path: Path, seed: tuple
+) -> None:
+    """The eval settings go in srtctl apply's environment; srtctl's dry run takes the job
+    with them (and sees the InferenceX workspace it would mount)."""
+    from dataclasses import replace
+
+    _, dep = seed
+    tree = tmp_path / "tree"
+    shutil.copytree(EXAMPLES, tree)
+    (tree / "benchmarks" / "benchmark_lib.sh").write_text("# InferenceX's harness\n")
+    project = load_project(tree)
+    marked = replace(dep, eval_concurrencies=(dep.concurrencies[-1],))
+    job = JobDir(tmp_path / "job")
+    plan = srtctl_plan(marked, project, None, str(job.path))
+    job.rendered.mkdir(parents=True)
+    for file in plan.files:
+        (job.rendered / file.name).write_text(file.content)
+    proc = subprocess.run(
+        [str(_real_srtctl()), "dry-run", "-f", str(job.rendered / "recipe.yaml")],
+        cwd=job.rendered,
+        env={**os.environ, **plan.submit_env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert plan.submit_env["RUN_EVAL"] == "true"

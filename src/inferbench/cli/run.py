@@ -274,7 +274,7 @@ def register(app: typer.Typer) -> None:
         if options.backend is Backend.SRTCTL:
             from inferbench.launch.srtplan import eval_gap
 
-            gap = eval_gap(request.deployments, options.plan)
+            gap = eval_gap(request.deployments, options.plan, Path(options.root))
             if gap:
                 Console(stderr=True, highlight=False, soft_wrap=True).print(
                     f"[yellow]warning:[/] {gap}"

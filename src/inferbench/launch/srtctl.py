@@ -165,6 +165,12 @@ class SrtctlExecutor(Executor):
             result.slurm_jobs.append(_record(sub, end, found))
         for point in result.points:  # every sa-bench result the recipe left
             job.on_point(point)
+        evals = job.plan.bench.eval
+        if evals is not None:  # srt-slurm's post-benchmark lm-eval (launch/srtevals.py)
+            from inferbench.launch.srtevals import collect_evals
+
+            dirs = [sub.output_dir for sub in jobs]
+            collect_evals(dirs, job.job_dir, evals, job.plan.bench.model, ids[0])
         self.finish(job, jobs, ended, result)
         mark_stopped(job, result)
         result.timings_s["slurm_job"] = time.monotonic() - jobs[0].clock_from

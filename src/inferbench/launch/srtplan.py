@@ -37,6 +37,7 @@ from inferbench.launch.srtcluster import (
     srtctl_catalog,
     srtslurm_for,
 )
+from inferbench.launch.srtevals import eval_env
 
 if TYPE_CHECKING:
     from inferbench.config.project import Project
@@ -45,9 +46,6 @@ RECIPE_FILE = "recipe.yaml"
 SRTSLURM_FILE = "srtslurm.yaml"
 OUTPUTS_DIR = "srtctl-outputs"
 SA_BENCH = "sa-bench"
-# srtctl's own post-benchmark lm-eval (RUN_EVAL / EVAL_ONLY) needs the InferenceX workspace
-# on the nodes and its results collected; inferbench does neither yet (docs/evals.md).
-EVAL_GAP = "the srtctl backend runs no evals"
 
 
 def dump_yaml(data: Any) -> str:
@@ -295,17 +293,34 @@ def srtctl_plan(
     srtslurm = srtslurm_for(cluster, dep, container, srtctl_root=options.srtctl_root)
     recipe_path = f"{job_dir}/rendered/{RECIPE_FILE}"
     bench, warnings = bench_spec(dep, options), []
-    if bench.eval is not None:
+    submit_env = {"SRTSLURM_CONFIG": f"{job_dir}/rendered/{SRTSLURM_FILE}"}
+    evals = eval_env(dep, project.root, bench.eval) if bench.eval is not None else None
+    if isinstance(evals, dict) and bench.eval is not None:
+        submit_env.update(evals)
+        extra = bench.eval.concurrencies[1:]
+        if extra:
+            warnings.append(
+                f"srt-slurm runs one eval, at concurrency {bench.eval.concurrencies[0]}; "
+                f"not at {', '.join(map(str, extra))}"
+            )
+            bench = bench.model_copy(
+                update={
+                    "eval": bench.eval.model_copy(
+                        update={"concurrencies": (bench.eval.concurrencies[0],)}
+                    )
+                }
+            )
+    elif bench.eval is not None:
         if bench.eval.only:
             raise InputError(
-                f"{dep.config_key}: an eval-only job runs no benchmark, and {EVAL_GAP}",
+                f"{dep.config_key}: an eval-only job runs no benchmark, and {evals}",
                 location=Location(key="run-eval"),
                 hint="run multinode evals with the InferenceX launcher (srt-slurm's "
                 "post-benchmark lm-eval), or leave out --evals-only",
             )
         warnings.append(
             f"marked run-eval (concurrency "
-            f"{', '.join(map(str, bench.eval.concurrencies))}), but {EVAL_GAP}: "
+            f"{', '.join(map(str, bench.eval.concurrencies))}), but {evals}: "
             "only the benchmark runs"
         )
         bench = bench.model_copy(update={"eval": None})  # the plan says what will run
@@ -319,23 +334,27 @@ def srtctl_plan(
             RenderedFile(name=SRTSLURM_FILE, content=dump_yaml(srtslurm)),
         ),
         submit=("srtctl", "apply", "-f", recipe_path, "--json", "-o", f"{job_dir}/{OUTPUTS_DIR}"),
-        submit_env={"SRTSLURM_CONFIG": f"{job_dir}/rendered/{SRTSLURM_FILE}"},
+        submit_env=submit_env,
         bench=bench,
         notes=tuple(notes),
         warnings=tuple(warnings),
     )
 
 
-def eval_gap(deployments: Sequence[Deployment], options: PlanOptions) -> str | None:
+def eval_gap(deployments: Sequence[Deployment], options: PlanOptions, tree: Path) -> str | None:
     """The warning a run on the srtctl backend prints when some of its jobs are marked
-    `run-eval`: their evals will not run."""
+    `run-eval` and srt-slurm cannot run their evals from this tree (see `srtevals`)."""
     if not options.evals:
         return None
     marked = [d for d in deployments if d.multinode and d.eval_concurrencies]
     if not marked:
         return None
+    plan = bench_spec(marked[0], options).eval
+    why = eval_env(marked[0], tree, plan) if plan is not None else None
+    if not isinstance(why, str):
+        return None
     return (
-        f"{len(marked)} of {len(deployments)} jobs are marked run-eval, but {EVAL_GAP} "
+        f"{len(marked)} of {len(deployments)} jobs are marked run-eval, but {why} "
         "(their benchmarks run, an eval-only job is not planned); pass --no-evals to "
         "silence this"
     )
