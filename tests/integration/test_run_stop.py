@@ -31,7 +31,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 def test_stop_and_resume_every_way_loses_and_repeats_nothing(tmp_path: Path) -> None:
     tree = tiny_tree(tmp_path / "tree")
     runs = tmp_path / "runs"
-    base = ("--engine", "sim", "--max-prompts", "2", "--runs-dir", str(runs))
+    # real-time serving: points that last over a second, and servers that must not outlive
+    # the orchestrator (the virtual clock's stops: tests/launch/test_simclock.py)
+    base = ("--engine", "sim", "--sim-realtime", "--max-prompts", "2", "--runs-dir", str(runs))
 
     # 1. Ctrl-C once while the second point runs: it finishes, nothing new starts, exit 130
     proc = start(tmp_path, "--root", str(tree), *base)

@@ -152,6 +152,12 @@ _TREE_SCRIPT = typer.Option(
     help="Run single-node jobs through the tree's own benchmark script where it has one "
     "(local backend, no --engine), as InferenceX does; --no-tree-script: inferbench's launch.",
 )
+_SIM_REALTIME = typer.Option(
+    False,
+    "--sim-realtime",
+    help="Serve the simulator's points in real time (`sim serve` and the load generator, for "
+    "testing clients) instead of on its own virtual clock (seconds for a whole curve).",
+)
 _SRTCTL_ROOT = typer.Option(
     None, "--srtctl-root", help="srt-slurm checkout srtctl submits from (srtctl_root)."
 )
@@ -206,9 +212,12 @@ def register(app: typer.Typer) -> None:
         engine_args: str = _ENGINE_ARGS,
         engine_env: list[str] = _ENGINE_ENV,
         tree_script: bool = _TREE_SCRIPT,
+        sim_realtime: bool = _SIM_REALTIME,
     ) -> None:
         """Run the sweep: plan each job, start its servers, drive its points, keep results.
 
+        Jobs served by the simulator (--engine sim) run on its virtual clock: each point is
+        its estimate, written as a measured point's result file, with no server to wait on.
         Ctrl-C stops after the current point (twice: at once); `--resume RUN-ID` continues
         the run with the settings it was started with."""
 
@@ -218,6 +227,7 @@ def register(app: typer.Typer) -> None:
         from inferbench.launch.resume import load_saved_run, refuse_conflicts
         from inferbench.launch.session import RunOptions, build_request
         from inferbench.launch.sweep import load_deployments
+        from inferbench.sim.points import open_job
 
         if resume:
             saved = load_saved_run(runs_dir, resume)
@@ -233,6 +243,7 @@ def register(app: typer.Typer) -> None:
                 "max_prompts": max_prompts,
                 "engine_args": list(_split_args(engine_args)),
                 "engine_env": _env_pairs(engine_env),
+                "sim_realtime": sim_realtime,
             }
             given = {k: v for k, v in asked.items() if k in typed}
             if typed & (_FILTER_PARAMS | {"no_evals", "evals_only", "all_evals"}):
@@ -266,11 +277,14 @@ def register(app: typer.Typer) -> None:
                     engine_args=_split_args(engine_args),
                     engine_env=_env_pairs(engine_env),
                     tree_script=tree_script,
+                    sim_realtime=sim_realtime,
                 ),
                 filters=_filter_dict(sweep_filters),
                 srt_slurm=srt_slurm.resolve() if srt_slurm else None,
             )
-        request = build_request(options, project, deployments, preview=dry_run, stop=StopRequest())
+        request = build_request(
+            options, project, deployments, preview=dry_run, stop=StopRequest(), simulator=open_job
+        )
         if options.backend is Backend.SRTCTL:
             from inferbench.launch.srtplan import eval_gap
 
@@ -305,6 +319,7 @@ def register(app: typer.Typer) -> None:
         engine_args: str = _ENGINE_ARGS,
         engine_env: list[str] = _ENGINE_ENV,
         tree_script: bool = _TREE_SCRIPT,
+        sim_realtime: bool = _SIM_REALTIME,
     ) -> None:
         """Print the deployment plans of the selected jobs (nothing runs); exit 1 when one
         of them cannot be planned."""
@@ -325,6 +340,7 @@ def register(app: typer.Typer) -> None:
                 engine_args=_split_args(engine_args),
                 engine_env=_env_pairs(engine_env),
                 tree_script=tree_script,
+                sim_realtime=sim_realtime,
             ),
         )
         request = build_request(options, project, chosen, preview=True)
@@ -362,7 +378,9 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
         f"[bold]2. run[/] {len(deployments)} deployments, {points} points on the simulator"
     )
     options = demo.demo_options(tree, runs_dir, filters)
-    summary = run_with_progress(build_request(options, project, deployments))
+    from inferbench.sim.points import open_job
+
+    summary = run_with_progress(build_request(options, project, deployments, simulator=open_job))
     render_summary(summary)
     exit_if_interrupted(summary, runs_dir)
     _console.print("[bold]3. store and report[/]")

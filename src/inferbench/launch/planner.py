@@ -54,6 +54,9 @@ class PlanOptions:
     engine_env: Mapping[str, str] = field(default_factory=dict)
     # run a single-node job through the tree's own benchmark script when it has one (local)
     tree_script: bool = True
+    # the simulator serves each point in real time (`sim serve`, for testing clients) instead
+    # of estimating it on its own clock (the local backend; see simclock.py)
+    sim_realtime: bool = False
 
 
 def eval_plan(dep: Deployment, options: PlanOptions) -> EvalPlan | None:

@@ -36,6 +36,7 @@ FLAGS = {
     "max_prompts": "--max-prompts",
     "engine_args": "--engine-args",
     "engine_env": "--engine-env",
+    "sim_realtime": "--sim-realtime",
 }
 
 
@@ -117,6 +118,7 @@ def _saved(info: RunInfo) -> dict[str, Any]:
         "max_prompts": info.settings.plan.get("max_prompts"),
         "engine_args": list(info.settings.plan.get("engine_args") or ()),
         "engine_env": dict(info.settings.plan.get("engine_env") or {}),
+        "sim_realtime": bool(info.settings.plan.get("sim_realtime", False)),
     }
 
 

@@ -19,6 +19,7 @@ from inferbench.launch.planner import PlanOptions, local_plan, resolve_engine, s
 from inferbench.launch.rundir import JobDir, RunSettings
 from inferbench.launch.runner import RunRequest
 from inferbench.launch.shellsafe import check_cluster
+from inferbench.launch.simclock import OpenJob, SimClockExecutor, virtual_plan
 from inferbench.launch.site import SlurmSite, site_from_cluster
 from inferbench.launch.slurm import SlurmExecutor
 from inferbench.launch.stop import StopRequest
@@ -153,7 +154,8 @@ def planner_for(
         real = resolve_engine(dep, engine) is not Engine.SIM
         if pick_ports and real and popts.port is None:
             popts = replace(popts, port=free_port(popts.host))
-        return local_plan(dep, engine, popts)
+        local = local_plan(dep, engine, popts)
+        return local if popts.sim_realtime else virtual_plan(local)
 
     return plan
 
@@ -170,9 +172,18 @@ def tree_script_plan(
     return script_plan(dep, project.root, labels, popts, port=port)
 
 
-def executor_for(options: RunOptions, *, preview: bool = False) -> Executor:
+def executor_for(
+    options: RunOptions, *, preview: bool = False, simulator: OpenJob | None = None
+) -> Executor:
+    """The backend's executor. On the local backend the simulator's plans run on its own
+    clock through `simulator` (`inferbench.sim.points.open_job`), unless `sim_realtime`."""
     if options.backend is Backend.LOCAL:
-        return LocalExecutor(bench_point_runner(), options.local, tree_root=options.root)
+        serve = LocalExecutor(bench_point_runner(), options.local, tree_root=options.root)
+        if options.plan.sim_realtime or preview:
+            return serve
+        if simulator is None:
+            raise ValueError("a virtual-clock run needs the simulator: pass simulator=open_job")
+        return SimClockExecutor(simulator, serve)
     if options.backend is Backend.SLURM:
         return SlurmExecutor(poll_s=options.slurm_poll_s)
     from inferbench.launch.srtctl import SrtctlExecutor, require_srtctl
@@ -189,8 +200,10 @@ def build_request(
     *,
     preview: bool = False,
     stop: StopRequest | None = None,
+    simulator: OpenJob | None = None,
 ) -> RunRequest:
-    """The request `execute_run` takes (`preview`: for printing plans, nothing will run)."""
+    """The request `execute_run` takes (`preview`: for printing plans, nothing will run;
+    `simulator`: what runs the simulator's points on its own clock, see `executor_for`)."""
     cluster = None if options.backend is Backend.SRTCTL else find_cluster(project, options.cluster)
     site = find_site(cluster) if options.backend is Backend.SLURM else SlurmSite()
     return RunRequest(
@@ -200,7 +213,7 @@ def build_request(
         runs_dir=options.runs_dir.resolve(),
         root=options.root.resolve(),
         planner=planner_for(options, site, project, cluster, pick_ports=not preview),
-        executor=executor_for(options, preview=preview),
+        executor=executor_for(options, preview=preview, simulator=simulator),
         resume=options.resume,
         retries=options.retries,
         fail_fast=options.fail_fast,

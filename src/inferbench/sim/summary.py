@@ -143,10 +143,12 @@ def result_payload(run: EstimateRun, dep: SimDeployment) -> dict[str, Any]:
     return out
 
 
-def write_result(run: EstimateRun, dep: SimDeployment, path: Path) -> Path:
+def write_result(
+    run: EstimateRun, dep: SimDeployment, path: Path, *, base_url: str = "sim://estimate"
+) -> Path:
     """Write the result file for `run`: the load generator's writer when it is installed."""
     try:
-        payload = _bench_result_bytes(run, dep)
+        payload = _bench_result_bytes(run, dep, base_url)
     except (ImportError, AttributeError, TypeError, ValueError):
         # the bench package's result writer is missing or changed shape: write the
         # sa-bench fields ourselves so the estimate still leaves a readable file
@@ -155,7 +157,7 @@ def write_result(run: EstimateRun, dep: SimDeployment, path: Path) -> Path:
     return path
 
 
-def _bench_result_bytes(run: EstimateRun, dep: SimDeployment) -> bytes:
+def _bench_result_bytes(run: EstimateRun, dep: SimDeployment, base_url: str) -> bytes:
     """The result file `inferbench bench` writes, built from the estimate's records."""
     metrics = importlib.import_module("inferbench.bench.metrics")
     result = importlib.import_module("inferbench.bench.result")
@@ -167,7 +169,7 @@ def _bench_result_bytes(run: EstimateRun, dep: SimDeployment) -> bytes:
         records=run.columns,
         metrics=metrics.summarize_columns(run.columns, run.duration_s),
         endpoint=result.EndpointInfo(
-            base_url="sim://estimate", model=dep.served_model, api=settings.ApiKind.COMPLETIONS
+            base_url=base_url, model=dep.served_model, api=settings.ApiKind.COMPLETIONS
         ),
         workload=workload.RandomWorkload(
             isl=dep.workload.isl, osl=dep.workload.osl, range_ratio=dep.workload.random_range_ratio
