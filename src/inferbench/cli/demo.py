@@ -1,5 +1,5 @@
-"""The README's main job: check `examples/`, run a small sweep of it on the simulator on this
-machine (about a minute), ingest the run into the results store and build the dashboard.
+"""The README's main job: check `examples/`, run a small sweep of it on the simulator's
+virtual clock (seconds), ingest the run into the results store and build the dashboard.
 
 The library part: where the examples are, which small sweep, and the steps as functions; the
 CLI renders them.
@@ -7,13 +7,12 @@ CLI renders them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inferbench.errors import InputError, Location
 from inferbench.launch.deployment import Deployment, group_jobs
-from inferbench.launch.local import LocalOptions
 from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.planner import PlanOptions
 from inferbench.launch.session import RunOptions
@@ -22,15 +21,16 @@ if TYPE_CHECKING:
     from inferbench.config.project import Project
     from inferbench.matrix.filters import SweepFilters
 
-# One deployment per config (its first curve), concurrencies up to 8, one round of prompts
-# per point and no warm-ups: the simulator serves in real time, and the demo should take
-# about a minute (two single-node jobs and the seed's disaggregated 2P1D job).
+# One deployment per config (its first curve: two single-node jobs and the seed's
+# disaggregated 2P1D job), each drawn as a whole curve: the simulator's virtual clock makes
+# a point cost a fraction of a second whatever its simulated length, so the sweep's own
+# concurrencies are filled in with powers of two below its largest, DEMO_POINTS at least.
 DEMO_CONFIG_KEYS = (
     "llama3.1-8b-bf16-h200-vllm",
     "gptoss-fp4-b200-trt",
     "minimaxm3-fp4-b200-dynamo-vllm",
 )
-DEMO_MAX_CONC = 8
+DEMO_POINTS = 7
 
 
 def find_examples(root: Path | None) -> Path:
@@ -53,17 +53,26 @@ def demo_filters(project: Project) -> SweepFilters:
 
     known = set(project.masters)
     keys = tuple(k for k in DEMO_CONFIG_KEYS if k in known) or tuple(sorted(known))[:2]
-    return SweepFilters(config_keys=keys, max_conc=DEMO_MAX_CONC)
+    return SweepFilters(config_keys=keys)
+
+
+def demo_concurrencies(sweep: tuple[int, ...]) -> tuple[int, ...]:
+    """The sweep's concurrencies and the powers of two below its largest: a curve of at least
+    DEMO_POINTS points (64 -> 1, 2, 4, ... 64; 2048 -> 32, 64, ... 2048)."""
+    top = max(sweep)
+    low = max(1, top >> (DEMO_POINTS - 1))
+    powers = [1 << k for k in range(top.bit_length()) if low <= 1 << k <= top]
+    return tuple(sorted({*sweep, *powers}))
 
 
 def demo_deployments(project: Project) -> list[Deployment]:
-    """The first deployment of each demo config."""
+    """The first deployment of each demo config, as a whole curve."""
     from inferbench.matrix.expand import expand_project
 
     chosen: dict[str | None, Deployment] = {}
     for dep in group_jobs(expand_project(project, demo_filters(project))):
         chosen.setdefault(dep.config_key, dep)
-    return list(chosen.values())
+    return [replace(d, concurrencies=demo_concurrencies(d.concurrencies)) for d in chosen.values()]
 
 
 def demo_options(root: Path, runs_dir: Path, filters: SweepFilters) -> RunOptions:
@@ -72,9 +81,10 @@ def demo_options(root: Path, runs_dir: Path, filters: SweepFilters) -> RunOption
         backend=Backend.LOCAL,
         engine=Engine.SIM,
         runs_dir=runs_dir,
-        plan=PlanOptions(num_prompts_mult=1, max_warmups=0),
-        local=LocalOptions(health_timeout_s=60, stop_grace_s=5),
-        filters={"config_keys": list(filters.config_keys), "max_conc": DEMO_MAX_CONC},
+        # sa-bench's prompts per point (cheap on the virtual clock); no evals: the simulator
+        # answers with random tokens, and an eval would start its server for nothing
+        plan=PlanOptions(evals=False),
+        filters={"config_keys": list(filters.config_keys)},
     )
 
 
