@@ -149,7 +149,7 @@ def _options_of(monkeypatch: pytest.MonkeyPatch, command: str, *args: str) -> ob
 
     seen: list[object] = []
 
-    def capture(opts: object) -> None:
+    def capture(opts: object, **_: object) -> None:  # serve also says serving=True
         seen.append(opts)
         raise _Stop
 

@@ -200,6 +200,9 @@ class ModelSpec(FrozenModel):
     dense_precision: dict[Precision, Precision] = Field(default_factory=dict)
     # Multi-token-prediction modules shipped with the checkpoint (DeepSeek's MTP: 1).
     mtp_layers: int = Field(0, ge=0)
+    # The context an engine serves when not told less (config.json max_position_embeddings);
+    # None: not known, so a server needs its max-model-len given.
+    context_length: int | None = Field(None, ge=1)
     source: str
 
     @model_validator(mode="after")

@@ -88,7 +88,12 @@ class DeploymentOptions:
     ] = 8192
     max_model_len: Annotated[
         int | None,
-        typer.Option("--max-model-len", max=MAX_TOKENS, help="Engine max-model-len (flags mode)."),
+        typer.Option(
+            "--max-model-len",
+            max=MAX_TOKENS,
+            help="Engine max-model-len (flags mode; sim serve's default: the model's context "
+            "from the catalog, never isl + osl).",
+        ),
     ] = None
     memory_fraction: Annotated[
         float | None,
@@ -161,9 +166,19 @@ def _check_numbers(opts: DeploymentOptions) -> None:
         raise InputError(f"--spec-acceptance must be in [0, 1], got {acc}")
 
 
-def _deployment(opts: DeploymentOptions) -> SimDeployment:
-    """The library's deployment from the options: a recipe, a job, or the flags."""
-    from inferbench.sim.inputs import Overrides, concurrency_list, from_flags, from_job, from_recipe
+def _deployment(opts: DeploymentOptions, *, serving: bool = False) -> SimDeployment:
+    """The library's deployment from the options: a recipe, a job, or the flags. `serving`:
+    for `sim serve`, whose context is never isl + osl and which needs no --isl/--osl."""
+    from inferbench.sim.inputs import (
+        Overrides,
+        concurrency_list,
+        for_serving,
+        from_flags,
+        from_job,
+        from_recipe,
+        model_context,
+        serve_lengths,
+    )
 
     conc = concurrency_list(opts.concurrency) if opts.concurrency else None
     overrides = Overrides(
@@ -185,14 +200,21 @@ def _deployment(opts: DeploymentOptions) -> SimDeployment:
     if opts.recipe and opts.job:
         raise InputError("give either --recipe or --job, not both")
     if opts.recipe:
-        return from_recipe(opts.recipe, overrides)
+        dep = from_recipe(opts.recipe, overrides)
+        return for_serving(dep) if serving else dep
     if opts.job:
-        return from_job(opts.job, overrides)
-    if not opts.model or not opts.gpu or opts.isl is None or opts.osl is None:
+        dep = from_job(opts.job, overrides)
+        return for_serving(dep) if serving else dep
+    isl, osl = opts.isl, opts.osl
+    if serving and opts.model and opts.gpu and (isl is None or osl is None):
+        context = opts.max_model_len or model_context(opts.model, overrides)
+        isl, osl = serve_lengths(context)
+    if not opts.model or not opts.gpu or isl is None or osl is None:
         raise InputError(
             "no deployment given",
-            hint="pass --recipe FILE, --job FILE, or --model, --gpu, "
-            "--isl and --osl (with --tp/--dp/--pp/--expert-parallel)",
+            hint="pass --recipe FILE, --job FILE, or --model, --gpu"
+            + ("" if serving else ", --isl and --osl")
+            + " (with --tp/--dp/--pp/--expert-parallel)",
         )
     engine: dict[str, object] = {
         "max-num-seqs": opts.max_num_seqs,
@@ -202,7 +224,7 @@ def _deployment(opts: DeploymentOptions) -> SimDeployment:
         engine["max-model-len"] = opts.max_model_len
     if opts.memory_fraction is not None:
         engine["gpu-memory-utilization"] = opts.memory_fraction
-    return from_flags(
+    dep = from_flags(
         model=opts.model,
         gpu=opts.gpu,
         precision=opts.precision,
@@ -212,11 +234,12 @@ def _deployment(opts: DeploymentOptions) -> SimDeployment:
         expert_parallel=opts.expert_parallel,
         workers=opts.workers,
         engine=engine,
-        isl=opts.isl,
-        osl=opts.osl,
+        isl=isl,
+        osl=osl,
         concurrency=conc or (1,),
         overrides=overrides,
     )
+    return for_serving(dep) if serving else dep
 
 
 @sim_app.command("estimate")
@@ -456,7 +479,7 @@ def serve_cmd(
     """Serve the simulated engine over HTTP (OpenAI completions/chat, /health, /metrics)."""
     from inferbench.sim.server import ServeOptions, serve_until_stopped
 
-    dep = _deployment(deployment)
+    dep = _deployment(deployment, serving=True)
     for warning in dep.warnings:
         sys.stderr.write(f"inferbench sim: warning: {warning}\n")
     options = ServeOptions(

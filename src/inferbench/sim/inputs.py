@@ -50,6 +50,9 @@ class Overrides(BaseModel):
 
 
 AGENTIC_ISL, AGENTIC_OSL = 16384, 512  # sa-bench lengths an agentic deployment is sized by
+# `sim serve` without --isl/--osl: requests bring their own lengths (up to the served context);
+# these only size a typical sequence (the KV a windowed-attention layer keeps per sequence)
+SERVE_ISL, SERVE_OSL = 8192, 1024
 
 # PoolSpec field -> the engine limit that sets it (the config layer names its flags)
 _LIMIT_FIELDS = {"max_num_seqs": Limit.MAX_NUM_SEQS, "max_model_len": Limit.MAX_MODEL_LEN}
@@ -443,3 +446,39 @@ def _build(
         warnings=tuple(warnings),
     )
     return validate(dep)
+
+
+def model_context(model: str, overrides: Overrides) -> int | None:
+    """The catalog's context length of `model` (what an engine serves when not told less)."""
+    return _catalog(overrides).model(overrides.model_spec or model).context_length
+
+
+def serve_lengths(context: int | None) -> tuple[int, int]:
+    """isl and osl that size a served deployment whose requests bring their own lengths:
+    SERVE_ISL/SERVE_OSL, shortened to fit the served context."""
+    if context is None:
+        return SERVE_ISL, SERVE_OSL
+    osl = max(1, min(SERVE_OSL, context // 8))
+    return max(1, min(SERVE_ISL, context - osl)), osl
+
+
+def for_serving(dep: SimDeployment) -> SimDeployment:
+    """The deployment `sim serve` serves. Its context is the max-model-len the recipe, the job
+    or --max-model-len sets, else the model's own (the catalog's `context_length`, what an
+    engine serves when not told less): never isl + osl, which only describe an estimate's
+    workload, so a replayed trace's long turns are not refused with 400."""
+    if any(p.max_model_len for p in dep.pools):
+        return dep
+    context = dep.model.context_length
+    if context is None:
+        raise InputError(
+            f"the served context of {dep.model.key} is not known: no max-model-len is set and "
+            "its catalog entry has no context_length",
+            location=Location(key="--max-model-len"),
+            hint="pass --max-model-len N (the engine's), or add context_length to the model's "
+            "catalog entry (--catalog FILE)",
+        )
+    update: dict[str, Any] = {"decode": dep.decode.model_copy(update={"max_model_len": context})}
+    if dep.prefill is not None:
+        update["prefill"] = dep.prefill.model_copy(update={"max_model_len": context})
+    return validate(dep.model_copy(update=update))
