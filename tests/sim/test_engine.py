@@ -193,7 +193,15 @@ def test_pareto_keeps_only_undominated_points() -> None:
     from inferbench.sim.topologies import TopologyPoint, pareto
 
     def p(name: str, gpu: float, user: float) -> TopologyPoint:
-        return TopologyPoint(name, 8, 1, gpu, user, 0.0)
+        return TopologyPoint(
+            topology=name,
+            gpus=8,
+            concurrency=1,
+            total_tok_s_gpu=gpu,
+            output_tok_s_gpu=gpu / 2,
+            tok_s_user=user,
+            ttft_p50_ms=0.0,
+        )
 
     points = [p("a", 100, 10), p("b", 80, 30), p("c", 70, 20), p("d", 50, 40)]
     assert [x.topology for x in pareto(points)] == ["a", "b", "d"]

@@ -23,6 +23,7 @@ from inferbench.errors import InputError
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import SimDeployment
+    from inferbench.sim.topologies import TopologyPoint
 
 sim_app = typer.Typer(help="Embedded simulator: serve an OpenAI-compatible engine, or estimate.")
 
@@ -166,9 +167,13 @@ def _check_numbers(opts: DeploymentOptions) -> None:
         raise InputError(f"--spec-acceptance must be in [0, 1], got {acc}")
 
 
-def _deployment(opts: DeploymentOptions, *, serving: bool = False) -> SimDeployment:
+def _deployment(
+    opts: DeploymentOptions, *, serving: bool = False, sweeping: bool = False
+) -> SimDeployment:
     """The library's deployment from the options: a recipe, a job, or the flags. `serving`:
-    for `sim serve`, whose context is never isl + osl and which needs no --isl/--osl."""
+    for `sim serve`, whose context is never isl + osl and which needs no --isl/--osl.
+    `sweeping`: for --sweep-topologies, which tries its own layouts (the flags' is not
+    checked, so no base topology is needed)."""
     from inferbench.sim.inputs import (
         Overrides,
         concurrency_list,
@@ -238,6 +243,7 @@ def _deployment(opts: DeploymentOptions, *, serving: bool = False) -> SimDeploym
         osl=osl,
         concurrency=conc or (1,),
         overrides=overrides,
+        check=not sweeping,
     )
     return for_serving(dep) if serving else dep
 
@@ -259,10 +265,15 @@ def estimate_cmd(
         help="Folder of result files, one per point: conc4.json, ...",
     ),
     sweep_topologies: bool = typer.Option(
-        False, "--sweep-topologies", help="Enumerate xPyD and TP/EP/DP layouts; print the Pareto."
+        False,
+        "--sweep-topologies",
+        help="Enumerate xPyD and TP/EP/DP layouts (no --tp/--dp/... needed) at --concurrency "
+        "(default 8x32x128x512); print them and their Pareto frontier.",
     ),
     gpu_budget: int | None = typer.Option(
-        None, "--gpu-budget", help="GPUs for --sweep-topologies."
+        None,
+        "--gpu-budget",
+        help="GPUs for --sweep-topologies (default: the deployment's, at least one node).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampled lengths."),
     trace: Path | None = typer.Option(None, "--trace", help="agentic jobs: trace file/folder"),
@@ -278,14 +289,22 @@ def estimate_cmd(
     from inferbench.sim.estimate import estimate
     from inferbench.sim.summary import point, write_result
 
-    dep = _deployment(deployment)
+    if gpu_budget is not None and gpu_budget < 1:
+        raise InputError(f"--gpu-budget must be at least 1, got {gpu_budget}")
+    dep = _deployment(deployment, sweeping=sweep_topologies)
     check_point_output(result_file, "--result-file", len(dep.workload.concurrencies))
     console = Console(highlight=False)
     _print_warnings(dep, console)
-    if gpu_budget is not None and gpu_budget < 1:
-        raise InputError(f"--gpu-budget must be at least 1, got {gpu_budget}")
     if sweep_topologies:
-        _sweep(dep, gpu_budget, console)
+        from inferbench.sim.topologies import DEFAULT_CONCURRENCIES
+
+        # flags mode's layout flags are only a start: the budget is at least a node
+        flags_mode = not (deployment.recipe or deployment.job)
+        budget = gpu_budget or (
+            max(dep.total_gpus, dep.gpus_per_node) if flags_mode else dep.total_gpus
+        )
+        concs = dep.workload.concurrencies if deployment.concurrency else DEFAULT_CONCURRENCIES
+        _sweep(dep, budget, concs, console)
         return
     if dep.cache is not None:  # an agentic job: trace lanes, prefix cache, DRAM tier
         from inferbench.cli.sim_agentic import estimate_agentic_points
@@ -352,12 +371,18 @@ def _print_warnings(dep: SimDeployment, console: Console) -> None:
         console.print(f"[bold yellow]warning:[/] {escape(str(warning))}")
 
 
-def _sweep(dep: SimDeployment, gpu_budget: int | None, console: Console) -> None:
+def _sweep(
+    dep: SimDeployment, budget: int, concurrencies: tuple[int, ...], console: Console
+) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from inferbench.sim.topologies import pareto, sweep_topologies
 
-    budget = gpu_budget or dep.total_gpus
+    console.print(
+        f"[bold]{dep.name}[/]: {dep.model.name} on {budget}x {dep.gpu.key}, {dep.engine}, "
+        f"isl {dep.workload.isl} osl {dep.workload.osl}, concurrency "
+        + "x".join(str(c) for c in concurrencies)
+    )
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -371,20 +396,36 @@ def _sweep(dep: SimDeployment, gpu_budget: int | None, console: Console) -> None
         def step(done: int, total: int, topology: str) -> None:
             bar.update(task, completed=done, total=total, description=f"{topology:>16}")
 
-        points = sweep_topologies(dep, budget, progress=step)
-    table = Table("topology", "GPUs", "conc", "tok/s/GPU", "tok/s/user", "TTFT p50 ms", "pareto")
-    front = {id(p) for p in pareto(points)}
-    for p in sorted(points, key=lambda q: -q.tok_s_gpu):
-        table.add_row(
-            p.topology,
-            str(p.gpus),
-            str(p.concurrency),
-            f"{p.tok_s_gpu:,.0f}",
-            f"{p.tok_s_user:.1f}",
-            f"{p.ttft_p50_ms:,.0f}",
-            "*" if id(p) in front else "",
-        )
+        points = sweep_topologies(dep, budget, concurrencies, progress=step)
+    front = pareto(points)
+    on_front = {id(p) for p in front}
+    # the columns of plain `estimate`: tok/s/GPU is total (input + output), then output
+    columns = ("topology", "GPUs", "conc", "tok/s/GPU", "out tok/s/GPU", "tok/s/user")
+    table = Table(*columns, "TTFT p50 ms", "pareto")
+    for p in sorted(points, key=lambda q: -q.total_tok_s_gpu):
+        table.add_row(*_sweep_row(p), "*" if id(p) in on_front else "")
     console.print(table)
+    layouts = len({p.topology for p in points})
+    title = (
+        f"Pareto frontier: {len(front)} of {len(points)} points, {layouts} layouts tried "
+        "(total tok/s/GPU against tok/s/user)"
+    )
+    frontier = Table(*columns, "TTFT p50 ms", title=title)
+    for p in front:
+        frontier.add_row(*_sweep_row(p))
+    console.print(frontier)
+
+
+def _sweep_row(p: TopologyPoint) -> tuple[str, ...]:
+    return (
+        p.topology,
+        str(p.gpus),
+        str(p.concurrency),
+        f"{p.total_tok_s_gpu:,.0f}",
+        f"{p.output_tok_s_gpu:,.0f}",
+        f"{p.tok_s_user:.1f}",
+        f"{p.ttft_p50_ms:,.0f}",
+    )
 
 
 @sim_app.command("calibrate")

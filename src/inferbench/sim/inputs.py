@@ -354,8 +354,10 @@ def from_flags(
     osl: int,
     concurrency: tuple[int, ...],
     overrides: Overrides,
+    check: bool = True,
 ) -> SimDeployment:
-    """An aggregated deployment from command-line flags."""
+    """An aggregated deployment from command-line flags. `check=False` leaves its layout
+    unchecked: a topology sweep builds its own layouts and checks each of them."""
     layout = WorkerLayout(tp * dp * pp, tp, dp, tp * dp if expert_parallel else 1, pp)
     spec_model = _catalog(overrides).model(overrides.model_spec or model)
     spec = _override_drafts(None, overrides, spec_model)
@@ -382,6 +384,7 @@ def from_flags(
         source="flags",
         engine=overrides.engine or "vllm",
         warnings=warnings,
+        check=check,
     )
 
 
@@ -398,6 +401,7 @@ def _build(
     source: str,
     engine: str,
     warnings: list[str],
+    check: bool = True,
 ) -> SimDeployment:
     catalog: Catalog = _catalog(overrides)
     gpu_spec = catalog.gpu(overrides.gpu or gpu)
@@ -445,7 +449,7 @@ def _build(
         source=source,
         warnings=tuple(warnings),
     )
-    return validate(dep)
+    return validate(dep) if check else dep
 
 
 def model_context(model: str, overrides: Overrides) -> int | None:

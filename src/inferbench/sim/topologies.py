@@ -5,9 +5,12 @@ Candidates per worker: TP g, and for MoE models DEP g (DP attention + EP) and TE
 Aggregated: as many workers of one layout as the budget holds. Disaggregated:
 every prefill x decode layout pair and every split p x prefill + d x decode that
 fits the budget and leaves fewer idle GPUs than one prefill worker. At most
-MAX_CANDIDATES of them (spread evenly), plus the input deployment, each run through
-the closed-loop estimate at a few concurrencies with 2 x concurrency requests, at most
-RUN_REQUESTS (short runs: a ranking, not a final figure).
+MAX_CANDIDATES of them (spread evenly), plus the input deployment when it is a valid layout
+of its own, each run through the closed-loop estimate at the given concurrencies with
+2 x concurrency requests, at most RUN_REQUESTS (short runs: a ranking, not a final figure).
+Throughput is reported as plain `estimate` reports it: total (input + output) and output
+tokens per second per GPU; the Pareto frontier is total tok/s/GPU against tok/s/user, the
+axes of the report's curves.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ class TopologyPoint:
     topology: str
     gpus: int
     concurrency: int
-    tok_s_gpu: float  # output tokens per second per GPU
+    total_tok_s_gpu: float  # input + output tokens per second per GPU (estimate's tok/s/GPU)
+    output_tok_s_gpu: float  # output tokens per second per GPU
     tok_s_user: float  # median interactivity, 1000 / TPOT_ms
     ttft_p50_ms: float
 
@@ -90,9 +94,26 @@ def candidates(dep: SimDeployment, budget: int) -> list[SimDeployment]:
     if len(out) > MAX_CANDIDATES:  # keep an even spread over the layout space
         stride = len(out) / MAX_CANDIDATES
         out = [out[int(i * stride)] for i in range(MAX_CANDIDATES)]
-    if dep.total_gpus <= budget and all(c.describe() != dep.describe() for c in out):
+    asked = dep.total_gpus <= budget and all(c.describe() != dep.describe() for c in out)
+    if asked and _valid(dep):
         out.insert(0, dep)  # the deployment asked about is always compared
     return out
+
+
+def _why_none(dep: SimDeployment, budget: int) -> InputError:
+    """Why no layout fits: the refusal of the widest aggregated one (the most memory)."""
+    fits = [p for p in _layouts(dep, "aggregated") if p.gpus_per_worker <= budget]
+    widest = fits[-1].model_copy(update={"workers": budget // fits[-1].gpus_per_worker})
+    cand = dep.model_copy(update={"mode": Mode.AGGREGATED, "prefill": None, "decode": widest})
+    try:
+        validate(cand)
+        reason = f"{cand.describe()} is refused"
+    except InputError as exc:
+        reason = f"{cand.describe()}: {exc.message}"
+    return InputError(
+        f"no layout of {dep.model.name} on {budget}x {dep.gpu.key} passes the checks ({reason})",
+        hint="raise --gpu-budget, or choose a smaller precision or a bigger GPU",
+    )
 
 
 def sweep_topologies(
@@ -107,18 +128,25 @@ def sweep_topologies(
     """
     points: list[TopologyPoint] = []
     cands = candidates(dep, budget)
+    if not cands:
+        raise _why_none(dep, budget)
     for done, cand in enumerate(cands, 1):
         for conc in concurrencies:
             run = estimate(cand, conc, num_prompts=min(2 * conc, max(RUN_REQUESTS, conc)))
-            tpots, ttfts = run.columns.tpot(), run.columns.ttft()
+            cols = run.columns
+            tpots, ttfts = cols.tpot(), cols.ttft()
             if not tpots.size:
                 continue
+            per_gpu_s = max(run.duration_s, 1e-9) * cand.total_gpus
+            inputs = int(cols.input_tokens[cols.ok].sum())
+            outputs = int(cols.output_tokens[cols.ok].sum())
             points.append(
                 TopologyPoint(
                     topology=cand.describe(),
                     gpus=cand.total_gpus,
                     concurrency=conc,
-                    tok_s_gpu=run.output_tokens / max(run.duration_s, 1e-9) / cand.total_gpus,
+                    total_tok_s_gpu=(inputs + outputs) / per_gpu_s,
+                    output_tok_s_gpu=outputs / per_gpu_s,
                     tok_s_user=float(np.median(1.0 / tpots)),
                     ttft_p50_ms=float(np.median(ttfts)) * 1000,
                 )
@@ -129,9 +157,10 @@ def sweep_topologies(
 
 
 def pareto(points: list[TopologyPoint]) -> list[TopologyPoint]:
-    """Points no other point beats on both tok/s/GPU and tok/s/user."""
+    """Points no other point beats on both total tok/s/GPU and tok/s/user, from the highest
+    throughput to the highest interactivity."""
     front: list[TopologyPoint] = []
-    for p in sorted(points, key=lambda q: (-q.tok_s_gpu, -q.tok_s_user)):
+    for p in sorted(points, key=lambda q: (-q.total_tok_s_gpu, -q.tok_s_user)):
         if not front or p.tok_s_user > front[-1].tok_s_user:
             front.append(p)
     return front
