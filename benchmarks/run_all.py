@@ -24,6 +24,7 @@ COMMANDS: dict[str, list[str]] = {
     "config_load": ["taskset", "-c", "0", PY, str(HERE / "config_load.py"), "--scales", "1", "2"],
     "sim_estimate": ["taskset", "-c", "1", PY, str(HERE / "sim_estimate.py"), "--runs", "5"],
     "sim_serve": [PY, str(HERE / "sim_serve.py")],
+    "sim_clock": [PY, str(HERE / "sim_clock.py"), "--runs", "5"],
     "orchestration": [PY, str(HERE / "orchestration.py"), "--jobs", "5", "--repeats", "5"],
     "results_ingest": [PY, str(HERE / "results_ingest.py"), "--points", "100000"],
     "bench_client": [PY, str(HERE / "bench_client.py"), "--repeats", "5"],
