@@ -13,10 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import PointStatus
-from inferbench.sim.deployment import SimDeployment
+
+if TYPE_CHECKING:  # the simulator loads when a job is opened, not when `run` starts
+    from inferbench.sim.deployment import SimDeployment
 
 ENDPOINT = "sim://virtual-clock"  # the result's endpoint: no server answered
 NO_POWER = "simulated on the virtual clock: no hardware ran, so no power was sampled"
