@@ -14,6 +14,7 @@ import pytest
 from runcli import (
     POINTS,
     finish,
+    live_servers,
     measured,
     mid_point,
     no_live_servers,
@@ -93,3 +94,31 @@ def test_stop_and_resume_every_way_loses_and_repeats_nothing(tmp_path: Path) -> 
     assert len(list(run.glob("*/results/conc*.json"))) == POINTS
     assert {job.status for job in state(run).jobs.values()} == {"completed"}
     assert no_live_servers(run)
+
+
+def test_ctrl_c_on_the_virtual_clock_finishes_the_point_and_resumes(tmp_path: Path) -> None:
+    """The simulator's points run in the orchestrator itself: the first Ctrl-C still lets the
+    running point finish (big points here, a second or more of estimate each), and the
+    resume runs only the rest."""
+    tree = tiny_tree(tmp_path / "tree", osl=1024)
+    master = tree / "configs" / "nvidia-master.yaml"
+    master.write_text(master.read_text().replace("[1, 2, 4]", "[2048, 4096, 8192]"))
+    runs = tmp_path / "runs"
+    proc = start(tmp_path, "--root", str(tree), "--engine", "sim", "--runs-dir", str(runs))
+    wait_for(lambda: mid_point(runs, 0) or proc.poll() is not None, what="the first point")
+    assert proc.poll() is None, finish(proc)[1]
+    proc.send_signal(signal.SIGINT)
+    code, out = finish(proc, timeout=120)
+    run = the_run(runs)
+    assert code == 130, out
+    assert "stopping after the current point" in out and f"--resume {run.name}" in out
+    assert sum(measured(run).values()) == 1  # the running point was let finish
+    assert sorted(job.status for job in state(run).jobs.values()) == ["interrupted"]
+    assert not live_servers(run)  # nothing was started to serve it
+
+    code, out = finish(start(tmp_path, "--resume", run.name, "--runs-dir", str(runs)))
+    assert code == 0, out
+    counts = measured(run)
+    assert len(counts) == POINTS and set(counts.values()) == {1}, counts
+    assert {c for _, c in counts} == {2048, 4096, 8192}
+    assert {job.status for job in state(run).jobs.values()} == {"completed"}
