@@ -98,8 +98,8 @@ def test_stop_and_resume_every_way_loses_and_repeats_nothing(tmp_path: Path) -> 
 
 def test_ctrl_c_on_the_virtual_clock_finishes_the_point_and_resumes(tmp_path: Path) -> None:
     """The simulator's points run in the orchestrator itself: the first Ctrl-C still lets the
-    running point finish (big points here, a second or more of estimate each), and the
-    resume runs only the rest."""
+    running point finish (big points here: 20,480 to 81,920 requests, 0.5 to 4 s of
+    estimate each), and the resume runs only the rest."""
     tree = tiny_tree(tmp_path / "tree", osl=1024)
     master = tree / "configs" / "nvidia-master.yaml"
     master.write_text(master.read_text().replace("[1, 2, 4]", "[2048, 4096, 8192]"))
@@ -112,8 +112,9 @@ def test_ctrl_c_on_the_virtual_clock_finishes_the_point_and_resumes(tmp_path: Pa
     run = the_run(runs)
     assert code == 130, out
     assert "stopping after the current point" in out and f"--resume {run.name}" in out
-    assert sum(measured(run).values()) == 1  # the running point was let finish
-    assert sorted(job.status for job in state(run).jobs.values()) == ["interrupted"]
+    done = sum(measured(run).values())
+    assert done == started(run) and 1 <= done < POINTS  # the running point was let finish
+    assert "interrupted" in {job.status for job in state(run).jobs.values()}
     assert not live_servers(run)  # nothing was started to serve it
 
     code, out = finish(start(tmp_path, "--resume", run.name, "--runs-dir", str(runs)))
