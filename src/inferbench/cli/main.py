@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from importlib import import_module
 
@@ -110,6 +111,8 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args[: args.index("--")] if "--" in args else "--debug" in args
     sigterm_as_interrupt()  # CI timeouts and Slurm send SIGTERM: clean up as on Ctrl-C
+    if hasattr(signal, "SIGXFSZ"):  # past `ulimit -f` a write fails (EFBIG), not the process
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         # standalone_mode=False makes click return a typer.Exit's code instead of exiting.
         rc = build_app(_command_of(args))(args=args, standalone_mode=False, prog_name="inferbench")
