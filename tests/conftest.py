@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 import string
 import subprocess
 import sys
@@ -88,30 +87,3 @@ def _write_tokenizer(folder: Path, config: dict[str, Any] | None = None) -> Path
 def write_tokenizer() -> Callable[..., Path]:
     """`write_tokenizer(folder, config=None)`: a small local tokenizer (see `_write_tokenizer`)."""
     return _write_tokenizer
-
-
-# Skip reasons that mean a service `.ci/run` starts (or installs) is missing. Locally such a
-# test skips; in CI (CI=true, which `.ci/run` sets) it fails with the same reason, so that CI
-# cannot pass without PostgreSQL, Slurm, Chromium, the oracle venvs, srtctl or lm-eval.
-SERVICE_SKIP = re.compile(
-    r"INFERBENCH_TEST_PG_URL|PostgreSQL|Slurm|sinfo|chromium|srtctl|lm-eval|vllm"
-    r"|InferenceX tools|\.ci/services",
-    re.IGNORECASE,
-)
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("true", "1")
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()  # type: ignore[attr-defined]
-    if not (in_ci() and report.skipped) or hasattr(report, "wasxfail"):
-        return
-    longrepr = report.longrepr
-    reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
-    if SERVICE_SKIP.search(reason):
-        report.outcome = "failed"
-        report.longrepr = f"CI=true and a service .ci/run provides is missing: {reason}"

@@ -22,6 +22,7 @@ import pytest
 from runcli import started, tiny_tree
 
 from inferbench.core.cpus import usable_cores
+from services import needs_service
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -208,7 +209,7 @@ def test_run_server_and_bench(tmp_path: Path, sig: int) -> None:
         kill_mid_work(run, sig, point_running)
 
 
-@pytest.mark.skipif(find_spec("lm_eval") is None, reason="lm-eval is not installed here")
+@needs_service(find_spec("lm_eval") is None, "lm-eval is not installed here")
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_eval_lm_eval(
     tmp_path: Path, sig: int, sim_serve: Callable[..., contextlib.AbstractContextManager[str]]
