@@ -75,3 +75,14 @@ class ConfigError(InputError):
 
 class ExternalToolError(InferbenchError):
     """A required external program is missing, or refused what we gave it."""
+
+
+def validation_summary(exc: Exception) -> str:
+    """The first problem of a pydantic ValidationError, one line: `key: what is wrong`."""
+    errors = getattr(exc, "errors", None)
+    first = errors()[0] if callable(errors) and errors() else None
+    if not isinstance(first, dict):
+        return str(exc).splitlines()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    message = str(first.get("msg", "invalid"))
+    return f"{where}: {message}" if where else message

@@ -72,6 +72,14 @@ def describe_file_type(mode: int) -> str:
     return "not a regular file"
 
 
+class WriteFailed(InputError):
+    """The OS refused a write (disk full, read-only, `ulimit -f`, ...): `errno` says which."""
+
+    def __init__(self, error: InputError, errno_: int | None) -> None:
+        super().__init__(error.message, location=error.location, hint=error.hint)
+        self.errno = errno_
+
+
 def _refuse(path: str, option: str | None, why: str, hint: str) -> InputError:
     if option:  # the option first: that is what the user types again
         return InputError(f"{option} {path or repr(path)}: {why}", hint=hint)
@@ -182,7 +190,7 @@ def write_output(path: Path | str, data: bytes, option: str | None = None) -> Pa
     except OSError as exc:
         shown = os.fspath(path)
         why = f"cannot write it: {exc.strerror or exc}"
-        raise _refuse(shown, option, why, _HINTS[exc.errno]) from None
+        raise WriteFailed(_refuse(shown, option, why, _HINTS[exc.errno]), exc.errno) from None
     return target.path
 
 

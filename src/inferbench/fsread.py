@@ -20,6 +20,7 @@ MiB = 2**20
 # Caps by kind of file: far above any real one, far below what would exhaust memory.
 MAX_CONFIG_BYTES = 16 * MiB  # YAML/TOML/JSON settings: a master config is ~1 MiB
 MAX_RESULT_BYTES = 256 * MiB  # one result file (with --detail: every request's ttft/itls)
+MAX_RUN_FILE_BYTES = 64 * MiB  # run.json, state.json, jobs.json of a run directory
 MAX_DATA_BYTES = 1024 * MiB  # datasets and traces (ShareGPT's JSON is ~650 MiB)
 
 

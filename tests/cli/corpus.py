@@ -681,4 +681,8 @@ def all_cases() -> list[Case]:
         *output_cases(),
         *input_cases(),
         *bound_cases(),
+        *round3_cases(),
     ]
+
+
+from .corpus_round3 import round3_cases  # noqa: E402 - it imports this module's tables

@@ -23,6 +23,7 @@ from inferbench.results.compare import compare_selectors
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.store import open_store
 from inferbench.results.synthetic import SyntheticConfig, write_run_dir
+from services import needs_service
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -40,9 +41,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.integration,
     pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)"
-    ),
+    needs_service(not CHROMIUM.exists(), "no /usr/bin/chromium (apt-get install chromium)"),
 ]
 
 CONFIGS = [

@@ -20,15 +20,14 @@ from inferbench.cli import results as results_cli
 from inferbench.results.ingest import IngestReport, ingest_paths
 from inferbench.results.store import StoreError, open_store
 from inferbench.results.synthetic import SyntheticConfig, write_run_dir
+from services import needs_service
 
 PG_URL = os.environ.get("INFERBENCH_TEST_PG_URL")
 
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.integration,
-    pytest.mark.skipif(
-        not PG_URL, reason="INFERBENCH_TEST_PG_URL is not set (.ci/services/10-postgres.sh)"
-    ),
+    needs_service(not PG_URL, "INFERBENCH_TEST_PG_URL is not set (.ci/services/10-postgres.sh)"),
 ]
 
 

@@ -23,11 +23,12 @@ from inferbench.launch.planner import PlanOptions, slurm_plan
 from inferbench.launch.rundir import JobDir
 from inferbench.launch.site import SlurmSite
 from inferbench.launch.slurm import SlurmExecutor, live_state
+from services import needs_service
 
 pytestmark = [
     pytest.mark.slurm,
     pytest.mark.integration,
-    pytest.mark.skipif(not slurm_answers(), reason="no Slurm: sinfo does not answer"),
+    needs_service(not slurm_answers(), "no Slurm: sinfo does not answer"),
 ]
 ENGINE_SERVER = str(Path(__file__).resolve().parents[1] / "launch" / "engine_server.py")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -29,11 +29,13 @@ from runcli import (
     wait_for,
 )
 
+from services import needs_service
+
 pytestmark = [
     pytest.mark.slurm,
     pytest.mark.integration,
     pytest.mark.slow,
-    pytest.mark.skipif(not slurm_answers(), reason="no Slurm: sinfo does not answer"),
+    needs_service(not slurm_answers(), "no Slurm: sinfo does not answer"),
 ]
 
 

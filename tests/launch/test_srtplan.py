@@ -23,6 +23,7 @@ from inferbench.launch.srtctl import collect_sa_bench, parse_apply_json, require
 from inferbench.launch.srtplan import srtctl_plan
 from inferbench.matrix.expand import expand_project
 from inferbench.matrix.filters import SweepFilters
+from services import needs_service
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SEED_KEY = "minimaxm3-fp4-b200-dynamo-vllm"
@@ -121,9 +122,9 @@ def _real_srtctl() -> str | None:
     return os.environ.get("INFERBENCH_SRTCTL") or shutil.which("srtctl")
 
 
-@pytest.mark.skipif(
+@needs_service(
     _real_srtctl() is None,
-    reason="srtctl is not installed (source .ci/services/30-srtctl.sh to install it)",
+    "srtctl is not installed (source .ci/services/30-srtctl.sh to install it)",
 )
 def test_srtctl_dry_run_accepts_the_rendered_recipe(tmp_path: Path, seed: tuple) -> None:
     project, dep = seed
@@ -414,9 +415,9 @@ def test_srt_slurms_eval_results_are_collected(tmp_path: Path) -> None:
     assert missing.status is EvalStatus.FAILED and "never ran its eval" in str(missing.reason)
 
 
-@pytest.mark.skipif(
+@needs_service(
     _real_srtctl() is None,
-    reason="srtctl is not installed (source .ci/services/30-srtctl.sh to install it)",
+    "srtctl is not installed (source .ci/services/30-srtctl.sh to install it)",
 )
 def test_srtctl_dry_run_accepts_a_run_eval_job_with_its_eval_settings(
     tmp_path: Path, seed: tuple

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from services import missing_service
+
 PG_URL = os.environ.get("INFERBENCH_TEST_PG_URL")
 PG_SKIP = "INFERBENCH_TEST_PG_URL is not set (.ci/services/10-postgres.sh starts a server)"
 
@@ -37,7 +39,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'results.sqlite'}"
         return
     if not PG_URL:
-        pytest.skip(PG_SKIP)
+        missing_service(PG_SKIP)
     reset_postgres(PG_URL)
     yield PG_URL
     reset_postgres(PG_URL)

@@ -22,6 +22,7 @@ from inferbench.evals.spec import EvalSpec
 from inferbench.results.evalcompare import compare_evals
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.store import RecordFilter, open_store
+from services import needs_service
 
 
 def _result(score: float, n: int = 1319, *, simulated: bool = False) -> EvalResult:
@@ -115,7 +116,7 @@ def test_simulated_evals_are_never_compared(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.integration
-@pytest.mark.skipif(find_spec("lm_eval") is None, reason="lm-eval is not installed here")
+@needs_service(find_spec("lm_eval") is None, "lm-eval is not installed here")
 def test_known_answers_from_the_run_step_through_store_to_compare(tmp_path: Path) -> None:
     """run's eval step -> lm-eval -> eval file -> ingest -> compare, with known scores."""
     import importlib.util

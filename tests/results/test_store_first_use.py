@@ -15,6 +15,7 @@ from sqlalchemy import create_engine, text
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.store import open_store
 from inferbench.results.synthetic import SyntheticConfig, write_run_dir
+from services import needs_service
 
 WRITERS = 3
 CONCS = (4, 8)
@@ -62,7 +63,7 @@ PG_URL = os.environ.get("INFERBENCH_TEST_PG_URL")
 @pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.integration
-@pytest.mark.skipif(not PG_URL, reason="INFERBENCH_TEST_PG_URL is not set")
+@needs_service(not PG_URL, "INFERBENCH_TEST_PG_URL is not set")
 def test_concurrent_first_use_of_a_postgres_store(tmp_path: Path) -> None:
     assert PG_URL
     admin = create_engine(PG_URL)

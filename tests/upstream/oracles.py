@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from services import missing_service
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = REPO_ROOT.parent / "shared" / "upstream"
@@ -51,7 +51,7 @@ def upstream_tree(name: str) -> Path:
     """`../shared/upstream/<name>`, or skip the test with a reason."""
     path = UPSTREAM / name
     if not path.is_dir():
-        pytest.skip(f"upstream tree {name!r} not found at {path} (../shared/upstream)")
+        missing_service(f"upstream tree {name!r} not found at {path} (../shared/upstream)")
     return path
 
 
@@ -72,20 +72,20 @@ def oracle_python(oracle: Oracle) -> Path:
         python = Path(exported)
         if _usable(python, oracle.probe):
             return python
-        pytest.skip(f"{oracle.env_var}={exported} cannot run {oracle.probe!r}")
+        missing_service(f"{oracle.env_var}={exported} cannot run {oracle.probe!r}")
     try:
         done = subprocess.run(
             ["bash", str(oracle.script)], capture_output=True, text=True, timeout=600, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"{oracle.name}: {oracle.script.name} did not finish: {exc}")
+        missing_service(f"{oracle.name}: {oracle.script.name} did not finish: {exc}")
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         reason = done.stderr.strip().splitlines()[-1:] or ["no output"]
-        pytest.skip(f"{oracle.name}: {oracle.script.name} failed: {reason[0]}")
+        missing_service(f"{oracle.name}: {oracle.script.name} failed: {reason[0]}")
     python = Path(lines[-1])
     if not _usable(python, oracle.probe):
-        pytest.skip(f"{oracle.name}: {python} cannot run {oracle.probe!r}")
+        missing_service(f"{oracle.name}: {python} cannot run {oracle.probe!r}")
     return python
 
 
@@ -93,5 +93,5 @@ def srtctl_executable(python: Path) -> Path:
     """The `srtctl` console script installed beside the srtctl venv's interpreter."""
     exe = python.parent / "srtctl"
     if not exe.is_file():
-        pytest.skip(f"srtctl venv at {python.parent.parent} has no bin/srtctl")
+        missing_service(f"srtctl venv at {python.parent.parent} has no bin/srtctl")
     return exe

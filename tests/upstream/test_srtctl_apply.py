@@ -28,6 +28,7 @@ from inferbench.launch.srtcluster import srtctl_catalog
 from inferbench.launch.srtplan import srtctl_plan
 from inferbench.matrix.expand import expand_project
 from inferbench.matrix.filters import SweepFilters
+from services import missing_service
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 SETUP_BINARIES = ("configs/nats-server", "configs/etcd", "bin/uv", "bin/tachometer-scraper")
@@ -37,13 +38,13 @@ SETUP_BINARIES = ("configs/nats-server", "configs/etcd", "bin/uv", "bin/tachomet
 def slurm() -> str:
     """The default partition of the running local Slurm, or skip."""
     if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
-        pytest.skip("Slurm is not installed (.ci/services/20-slurm.sh)")
+        missing_service("Slurm is not installed (.ci/services/20-slurm.sh)")
     done = subprocess.run(
         ["sinfo", "-h", "-o", "%P %a"], capture_output=True, text=True, timeout=30, check=False
     )
     up = [line.split()[0] for line in done.stdout.splitlines() if line.endswith(" up")]
     if done.returncode != 0 or not up:
-        pytest.skip(f"no Slurm partition is up: {done.stderr.strip() or done.stdout.strip()}")
+        missing_service(f"no Slurm partition is up: {done.stderr.strip() or done.stdout.strip()}")
     default = [p for p in up if p.endswith("*")]
     return (default or up)[0].rstrip("*")
 

@@ -57,6 +57,20 @@ def parse_slo(text: str | None) -> Slo | None:
     return validated(Slo, "--slo", **values)
 
 
+# ClientOptions' fields -> the option that sets each (a bad --workers is not blamed on
+# --max-failure-rate)
+CLIENT_OPTION_NAMES = {
+    "": "--max-failure-rate",
+    "request_timeout_s": "--request-timeout",
+    "workers": "--workers",
+    "max_failure_rate": "--max-failure-rate",
+    "detail": "--detail",
+    "seed": "--seed",
+    "http_client": "--http-client",
+    "receive_stamps": "--receive-stamps",
+}
+
+
 def validated(cls: type[M], key: str | Mapping[str, str], **fields: Any) -> M:
     """`cls(**fields)`, or an InputError naming the option: `key`, or per field
     (`{field: option}`, with `""` for errors of the whole model)."""

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from inferbench.bench.api import BenchOptions
 from inferbench.bench.arguments import (
+    CLIENT_OPTION_NAMES,
     build_workload,
     load_points,
     parse_extra_body,
@@ -392,14 +393,14 @@ def resolve(args: BenchArgs) -> BenchInvocation:
         extra = {"logprobs": args.logprobs, **extra}
     request = validated(
         RequestOptions,
-        "--temperature",
+        {"": "--temperature", "extra_body": "--extra-body", "ignore_eos": "--no-ignore-eos"},
         ignore_eos=not args.no_ignore_eos,
         temperature=args.temperature,
         extra_body=extra,
     )
     client = validated(
         ClientOptions,
-        "--max-failure-rate",
+        CLIENT_OPTION_NAMES,
         request_timeout_s=args.request_timeout,
         workers=args.workers,
         max_failure_rate=args.max_failure_rate,

@@ -25,6 +25,7 @@ from typing import Any, cast
 from inferbench.bench.records import FailureKind, RequestRecord
 from inferbench.bench.worker import WorkerTask, run_worker
 from inferbench.errors import InputError
+from inferbench.lifetime import die_with_parent
 
 START_DELAY_S = 0.05  # lets every worker see t0 before it arrives
 STOP_GRACE_S = 10.0
@@ -176,9 +177,11 @@ class _PipeOutbox:
         self.conn.send(("records", pack(records)))
 
 
-def _child(task: WorkerTask, conn: Connection) -> None:
-    """Worker process entry: the parent handles Ctrl-C and tells workers to stop."""
+def _child(task: WorkerTask, conn: Connection, parent: int) -> None:
+    """Worker process entry: the parent handles Ctrl-C and tells workers to stop; a worker
+    dies with its parent (SIGTERM or SIGKILL reach the parent alone)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(signal.SIGKILL, parent)
     outbox = _PipeOutbox(conn)
     try:
         _event_loop_runner()(run_worker(task, outbox, outbox.on_stop))
@@ -198,7 +201,7 @@ def run_in_processes(tasks: list[WorkerTask], progress: ProgressFn | None = None
     procs = []
     for task in tasks:
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_child, args=(task, child), daemon=True)
+        proc = ctx.Process(target=_child, args=(task, child, os.getpid()), daemon=True)
         proc.start()
         child.close()
         conns.append(parent)

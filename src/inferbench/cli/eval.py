@@ -49,12 +49,19 @@ def eval_cmd(
     `inferbench sim serve` the score is labelled simulated: its answers are random tokens.
     Exit 0 when the eval ran, 1 when it failed, 2 for bad input or a missing lm-eval/dataset.
     """
+    from inferbench.bench.arguments import validated
     from inferbench.evals.inferencex import meta_env, stage_lm_eval_files, write_meta_env
     from inferbench.evals.lmeval import run_eval
     from inferbench.evals.result import EvalStatus, eval_file_name, write_eval_result
     from inferbench.evals.spec import EvalApi, EvalSpec, task_info
 
     info = task_info(task)
+    if timeout is not None and not timeout > 0:  # NaN too
+        raise InputError(
+            f"--timeout must be above 0 seconds, not {timeout:g}",
+            location=Location(key="--timeout"),
+            hint="give the seconds the whole eval may take, e.g. --timeout 3600",
+        )
     if endpoint not in ("chat", "completions"):
         raise InputError(
             f"unknown endpoint {endpoint!r}", location=Location(key="--endpoint"), hint="chat"
@@ -63,12 +70,22 @@ def eval_cmd(
         raise InputError(
             "give --result-file or --result-dir, not both", location=Location(key="--result-file")
         )
-    spec = EvalSpec(
+    spec = validated(
+        EvalSpec,
+        {
+            "": "--task",
+            "dataset": "--dataset",
+            "concurrency": "--concurrency",
+            "context_length": "--context-length",
+            "num_fewshot": "--num-fewshot",
+            "limit": "--limit",
+            "tree": "--root",
+        },
         tree=root.resolve() if root is not None else None,
         task=info.name,
         dataset=dataset,
         api=EvalApi(endpoint),
-        concurrency=max(1, concurrency),
+        concurrency=concurrency,
         context_length=context_length,
         num_fewshot=num_fewshot,
         limit=limit,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from importlib import import_module
 
@@ -11,6 +12,7 @@ from rich.markup import escape
 
 from inferbench import __version__
 from inferbench.errors import InferbenchError
+from inferbench.lifetime import EXIT_TERMINATED, Terminated, sigterm_as_interrupt, terminated
 
 # Command name -> the module that defines it; each module has `register(app: typer.Typer)`.
 # Only the module of the command being run is imported, so `inferbench check` does not pay
@@ -108,6 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args[: args.index("--")] if "--" in args else "--debug" in args
+    sigterm_as_interrupt()  # CI timeouts and Slurm send SIGTERM: clean up as on Ctrl-C
+    if hasattr(signal, "SIGXFSZ"):  # past `ulimit -f` a write fails (EFBIG), not the process
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         # standalone_mode=False makes click return a typer.Exit's code instead of exiting.
         rc = build_app(_command_of(args))(args=args, standalone_mode=False, prog_name="inferbench")
@@ -116,11 +121,14 @@ def main(argv: list[str] | None = None) -> None:
             raise
         err.print(f"[bold red]error:[/] {escape(exc.render())}", markup=True)
         sys.exit(exc.exit_code)
+    except Terminated:
+        err.print("terminated", markup=False)
+        sys.exit(EXIT_TERMINATED)
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)
         sys.exit(130)
     except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        sys.exit(_after_sigterm(err) or exc.exit_code)
     except SystemExit:  # a command's exit code: before the clause below imports click
         raise
     except typer.Abort:
@@ -139,7 +147,15 @@ def main(argv: list[str] | None = None) -> None:
             markup=True,
         )
         sys.exit(70)
-    sys.exit(rc if isinstance(rc, int) else 0)
+    sys.exit(_after_sigterm(err) or (rc if isinstance(rc, int) else 0))
+
+
+def _after_sigterm(err: Console) -> int | None:
+    """143 once SIGTERM stopped the command (cleaned up as after a Ctrl-C), else None."""
+    if not terminated():
+        return None
+    err.print("terminated", markup=False)
+    return EXIT_TERMINATED
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from inferbench.bench.agentic.api import ReplayOutcome, run_replay
 from inferbench.bench.agentic.options import ReplayOptions
-from inferbench.bench.arguments import validated
+from inferbench.bench.arguments import CLIENT_OPTION_NAMES, validated
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_point_result
 from inferbench.bench.settings import ClientOptions, Endpoint
@@ -106,7 +106,16 @@ def replay(
     )
     options = validated(
         ReplayOptions,
-        "--lanes",
+        {
+            "": "--duration",  # the one whole-options error: neither end given
+            "lanes": "--lanes",
+            "duration_s": "--duration",
+            "sessions": "--sessions",
+            "warmup_sessions": "--warmup-sessions",
+            "max_idle_s": "--max-idle",
+            "delay_scale": "--delay-scale",
+            "seed": "--seed",
+        },
         lanes=lanes,
         duration_s=duration,
         sessions=sessions,
@@ -118,7 +127,7 @@ def replay(
     )
     client = validated(
         ClientOptions,
-        "--max-failure-rate",
+        CLIENT_OPTION_NAMES,
         request_timeout_s=request_timeout,
         max_failure_rate=max_failure_rate,
         seed=seed,

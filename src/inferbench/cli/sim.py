@@ -518,12 +518,26 @@ def serve_cmd(
     seed: int = typer.Option(0, "--seed", help="Seed of the fault draws."),
 ) -> None:
     """Serve the simulated engine over HTTP (OpenAI completions/chat, /health, /metrics)."""
+    from inferbench.bench.arguments import validated
     from inferbench.sim.server import ServeOptions, serve_until_stopped
 
     dep = _deployment(deployment, serving=True)
     for warning in dep.warnings:
         sys.stderr.write(f"inferbench sim: warning: {warning}\n")
-    options = ServeOptions(
+    options = validated(
+        ServeOptions,
+        {
+            "": "--port",
+            "host": "--host",
+            "port": "--port",
+            "record_sends": "--record-sends",
+            "fault_error_rate": "--fault-error-rate",
+            "fault_stall_rate": "--fault-stall-rate",
+            "fault_drop_rate": "--fault-drop-rate",
+            "slow_start_s": "--slow-start",
+            "crash_after": "--crash-after",
+            "seed": "--seed",
+        },
         host=host,
         port=port,
         record_sends=record_sends,

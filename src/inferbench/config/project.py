@@ -26,11 +26,11 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from inferbench.config.base import FrozenModel
 from inferbench.config.master import MasterConfig, load_masters, read_master_keys
@@ -64,6 +64,13 @@ class EngineArgsRule(FrozenModel):
         )
 
 
+def _relative_pattern(pattern: str) -> None:
+    # a config may only name files of its own tree: `/etc/*` or `../x` would read elsewhere
+    parts = PurePosixPath(pattern.replace(os.sep, "/")).parts
+    if not pattern or os.path.isabs(pattern) or pattern.startswith("~") or ".." in parts:
+        raise ValueError(f"{pattern!r} is not a path inside the tree")
+
+
 class ProjectLayout(FrozenModel):
     """Where a tree keeps its files (paths and globs relative to the root)."""
 
@@ -83,6 +90,22 @@ class ProjectLayout(FrozenModel):
         alias="foreign-recipes",
     )
     engine_args: tuple[EngineArgsRule, ...] = Field(default=(), alias="engine-args")
+
+    @field_validator(
+        "masters", "deprecated", "runners", "changelog", "recipes", "launchers", "clusters"
+    )
+    @classmethod
+    def _inside_tree(cls, value: str | tuple[str, ...]) -> str | tuple[str, ...]:
+        for pattern in (value,) if isinstance(value, str) else value:
+            _relative_pattern(pattern)
+        return value
+
+    @field_validator("foreign_recipes")
+    @classmethod
+    def _folders_inside_tree(cls, value: dict[str, str]) -> dict[str, str]:
+        for folder in value.values():
+            _relative_pattern(folder)
+        return value
 
     def engine_overrides(self, config_key: str | None) -> tuple[tuple[str, ...], dict[str, str]]:
         """The extra server argv and env of a job: every matching rule, in file order."""
@@ -254,6 +277,11 @@ def real_path(path: str | Path) -> str:
     return os.path.realpath(joined) if os.path.islink(joined) else joined
 
 
+def _is_inside(base: Path, path: Path) -> bool:
+    target, root = real_path(path), _real(str(base))
+    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def _inside(base: Path, relative: Path, shown: str, what: str = "the recipe tree") -> Path:
     """`base / relative` with symlinks resolved; ConfigError if that leaves `base`."""
     target = real_path(base / relative)
@@ -291,7 +319,13 @@ def read_layout(root: Path) -> tuple[ProjectLayout, Path | None]:
             raise ConfigError(
                 f"unknown key {key!r}", location=Location(path, key=key), hint=hint
             ) from None
-        raise ConfigError(err["msg"], location=Location(path, key=key)) from None
+        message = str(err["msg"]).removeprefix("Value error, ")
+        hint = (
+            "give a path relative to the tree's root, without '..', e.g. configs/*-master.yaml"
+            if "inside the tree" in message
+            else None
+        )
+        raise ConfigError(message, location=Location(path, key=key), hint=hint) from None
 
 
 def _glob(root: Path, patterns: tuple[str, ...]) -> list[Path]:
@@ -300,6 +334,13 @@ def _glob(root: Path, patterns: tuple[str, ...]) -> list[Path]:
     found: set[Path] = set()
     for pattern in patterns:
         for path in root.glob(pattern):
+            if path.is_symlink() and not _is_inside(root, path):
+                # a link may not lead a config out of the tree
+                raise ConfigError(
+                    f"links to {os.path.realpath(path)}, outside the tree",
+                    location=Location(path),
+                    hint=f"copy the file into {root} instead of linking to it",
+                )
             if path.is_file():
                 found.add(path)
             elif not path.is_dir():

@@ -50,6 +50,7 @@ from inferbench.config import parse_cache
 from inferbench.core.cpus import usable_cores
 from inferbench.errors import ConfigError, Location
 from inferbench.fsread import check_regular, read_file
+from inferbench.lifetime import pool_worker_setup
 
 try:  # libyaml: several times faster than the pure-Python parser
     _BaseLoader: Any = yaml.CSafeLoader
@@ -729,6 +730,7 @@ def preload(paths: list[Path], *, duplicates: str = "error") -> None:
     if len(missing) < PRELOAD_MIN_FILES:
         return
     half = len(missing) // 2
+    parent = os.getpid()
     try:
         child = os.fork()
     except OSError:
@@ -736,6 +738,7 @@ def preload(paths: list[Path], *, duplicates: str = "error") -> None:
     if child == 0:  # pragma: no cover - runs in the child, which never returns
         code = 0
         try:
+            pool_worker_setup(parent)
             _parse_into_cache(missing[half:], duplicates)
         except BaseException:
             code = 1

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -24,6 +25,7 @@ from pathlib import Path
 from inferbench.evals.result import EvalResult, EvalScore, EvalStatus
 from inferbench.evals.spec import EvalApi, EvalSpec, TaskInfo, task_dir
 from inferbench.fsio import describe_file_type
+from inferbench.lifetime import child_setup
 
 MIN_LM_EVAL = (0, 4, 9)  # the release InferenceX pins (0.4.9.2) and newer
 _SCORE = re.compile(r"^(?P<metric>[^,]+),(?P<filter>.+)$")
@@ -298,6 +300,7 @@ def run_eval(
                 stderr=subprocess.STDOUT,
                 env=env,
                 cwd=raw_dir.parent,
+                preexec_fn=child_setup(signal.SIGTERM),  # not left running if we are killed
                 timeout=wall_timeout_s,
                 check=False,
             )

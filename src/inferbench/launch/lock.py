@@ -36,7 +36,15 @@ def _holder(path: Path) -> str:
 def run_lock(run_path: Path, run_id: str) -> Iterator[None]:
     """Hold the run's lock while inside; refuse (RunInUse, exit 2) when it is taken."""
     path = run_path / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666)
+    except OSError as exc:  # a folder, a dangling link, no permission: not a lock to take
+        raise InputError(
+            f"cannot take the run's lock: {exc.strerror or exc}",
+            location=Location(file=path),
+            hint=f"{LOCK_FILE} holds only the live run's pid: remove it (rm -r {path}) "
+            "and resume again",
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

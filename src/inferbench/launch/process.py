@@ -8,7 +8,6 @@ prints its URL; port 0 is learned from it) and the health URL is polled every `p
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import signal
@@ -23,6 +22,7 @@ from typing import IO
 from inferbench.core.status import JobStatus
 from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.plan import ProcessSpec
+from inferbench.lifetime import child_setup
 from inferbench.redact import Redactor
 
 TAIL_BYTES = 4000
@@ -49,13 +49,6 @@ def port_is_free(host: str, port: int) -> bool:
         except OSError:
             return False
     return True
-
-
-def _die_with_parent() -> None:
-    # Runs in the child before exec: SIGTERM it if the orchestrator dies (even by SIGKILL),
-    # so a killed run leaves no server behind. Linux only; elsewhere a no-op.
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _probe(url: str, timeout: float) -> bool:
@@ -108,7 +101,8 @@ class ServerProcess:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            # SIGTERM, not SIGKILL: a server stops its own workers on SIGTERM
+            preexec_fn=child_setup(signal.SIGTERM),
         )
 
     def _ready_url(self, pattern: re.Pattern[str] | None, seen: list[int]) -> str | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.errors import InputError, Location
+from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
 from inferbench.launch.deployment import Deployment, deployment_from_dicts
 from inferbench.launch.local import LocalOptions
 from inferbench.launch.plan import Backend, Engine
@@ -76,8 +77,14 @@ class SavedRun:
 
 
 def _deployments(run: RunDir) -> list[Deployment]:
+    if not run.jobs_json.exists() and not run.jobs_json.is_symlink():
+        raise InputError(
+            f"run {run.run_id} has no jobs.json (it was started by an older inferbench)",
+            location=Location(file=run.jobs_json),
+            hint="resume it with the inferbench version that started it, or start a new run",
+        )
     try:
-        entries = json.loads(run.jobs_json.read_text())
+        entries = json.loads(read_file(run.jobs_json, MAX_RUN_FILE_BYTES, what="jobs.json"))
         return [
             replace(
                 deployment_from_dicts([entry["job"]]),
@@ -85,15 +92,10 @@ def _deployments(run: RunDir) -> list[Deployment]:
             )
             for entry in entries
         ]
-    except FileNotFoundError:
+    except (ValueError, KeyError, TypeError, InputError) as exc:
+        why = exc.message if isinstance(exc, InputError) else str(exc)
         raise InputError(
-            f"run {run.run_id} has no jobs.json (it was started by an older inferbench)",
-            location=Location(file=run.jobs_json),
-            hint="resume it with the inferbench version that started it, or start a new run",
-        ) from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(
-            f"jobs.json of run {run.run_id} is unreadable: {exc}",
+            f"jobs.json of run {run.run_id} is unreadable: {why}",
             location=Location(file=run.jobs_json),
             hint="start a new run; this one's directory was edited or truncated",
         ) from None

@@ -30,13 +30,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench import __version__
 from inferbench.bench.naming import point_stem
 from inferbench.engines.registry import env_prefixes
-from inferbench.errors import InputError, Location
+from inferbench.errors import InputError, Location, validation_summary
 from inferbench.fsio import atomic_write_text
+from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
 from inferbench.redact import REDACTED, Redactor, looks_secret
 
 SHORT_FP = 12
@@ -173,7 +174,16 @@ def read_run_info(run: RunDir) -> RunInfo:
             location=Location(file=run.run_json),
             hint="pass the run id printed by `inferbench run` and the same --runs-dir",
         )
-    return RunInfo.model_validate_json(run.run_json.read_text())
+    try:
+        return RunInfo.model_validate_json(read_file(run.run_json, MAX_RUN_FILE_BYTES))
+    except (InputError, ValidationError) as exc:
+        why = exc.message if isinstance(exc, InputError) else validation_summary(exc)
+        raise InputError(
+            f"run.json of run {run.run_id} is damaged: {why}",
+            location=Location(file=run.run_json),
+            hint="run.json keeps the run's settings: restore it from a backup, or start a new "
+            "run with the same flags (this run's finished results stay where they are)",
+        ) from None
 
 
 def tree_commit(root: Path | str) -> str | None:

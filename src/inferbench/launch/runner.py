@@ -22,7 +22,7 @@ from pathlib import Path
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InferbenchError
-from inferbench.fsio import atomic_write_text
+from inferbench.fsio import WriteFailed, atomic_write_text
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.execute import ExecResult, Executor
 from inferbench.launch.lock import run_lock
@@ -43,6 +43,7 @@ from inferbench.launch.rundir import (
 )
 from inferbench.launch.state import StateFile
 from inferbench.launch.stop import StopRequest
+from inferbench.launch.storage import is_storage_error, storage_error
 
 
 class RunEvents:
@@ -220,7 +221,23 @@ def execute_run(request: RunRequest, events: RunEvents | None = None) -> RunSumm
     A resume runs the jobs `state.json` has as unfinished (never started, cut short, or ended
     by the infrastructure), and of those only the points without a result."""
     events = events or RunEvents()
-    run = open_run(request)
+    try:
+        run = open_run(request)
+    except (OSError, WriteFailed) as exc:
+        if is_storage_error(exc):
+            raise storage_error(exc, request.runs_dir, request.resume) from None
+        raise
+    try:
+        return _execute(run, request, events)
+    except (OSError, WriteFailed) as exc:
+        if is_storage_error(exc):
+            # before run.json and jobs.json are both written there is nothing to resume
+            resumable = run.run_json.is_file() and run.jobs_json.is_file()
+            raise storage_error(exc, request.runs_dir, run.run_id if resumable else None) from None
+        raise
+
+
+def _execute(run: RunDir, request: RunRequest, events: RunEvents) -> RunSummary:
     deployments = list(request.deployments)[: request.max_jobs]
     with run_lock(run.path, run.run_id):
         if not request.resume:

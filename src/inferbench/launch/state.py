@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench.core.status import RETRYABLE, JobStatus, RunPhase
+from inferbench.errors import InputError, Location, validation_summary
 from inferbench.fsio import atomic_write_text
+from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
 
 _CONC = re.compile(r"^conc(\d+)\.json$")
 # What a resume runs again (its unfinished points only): never started, cut short (a kill,
@@ -46,13 +48,26 @@ class RunState(BaseModel):
     jobs: dict[str, JobState] = Field(default_factory=dict)
 
 
+def _read_state(path: Path) -> RunState:
+    try:
+        return RunState.model_validate_json(read_file(path, MAX_RUN_FILE_BYTES))
+    except (InputError, ValidationError) as exc:
+        why = exc.message if isinstance(exc, InputError) else validation_summary(exc)
+        raise InputError(
+            f"state.json is damaged: {why}",
+            location=Location(file=path),
+            hint=f"move it aside (mv {path} {path}.bad) and resume again: the resume "
+            "rebuilds it from the result files on disk",
+        ) from None
+
+
 class StateFile:
     """The run's state and the one place that writes it."""
 
     def __init__(self, path: Path, run_id: str) -> None:
         self.path = path
-        if path.is_file():
-            self.state = RunState.model_validate_json(path.read_text())
+        if path.exists() or path.is_symlink():
+            self.state = _read_state(path)
         else:
             self.state = RunState(run_id=run_id)
 

@@ -20,6 +20,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from inferbench.lifetime import child_setup
 from inferbench.power.parse import (
     CSV_HEADER,
     AmdSmiCsvReader,
@@ -71,7 +72,9 @@ class PowerSampler:
         argv = [sys.executable, "-m", "inferbench.power.sampler", self.source.spec()]
         argv += [str(self.out), f"{self.interval_s:g}"]
         with self.log.open("wb") as log:
-            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, preexec_fn=child_setup(signal.SIGTERM)
+            )
 
     def stop(self, grace_s: float = 5.0) -> int | None:
         """Stop the sampler; its exit status (None if it had to be killed)."""
@@ -101,7 +104,9 @@ def _on_term(_signum: int, _frame: object) -> None:
 def _stream(argv: list[str], reader: NvidiaSmiReader | AmdSmiCsvReader, out: Path) -> int:
     """Run a tool that repeats on its own, converting each line it prints as it comes."""
     env = {**os.environ, "TZ": "UTC", "PYTHONUNBUFFERED": "1"}  # stamps in UTC, no buffering
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, text=True, env=env, preexec_fn=child_setup(signal.SIGKILL)
+    )
     assert proc.stdout is not None
     with out.open("w") as f:
         f.write(CSV_HEADER + "\n")

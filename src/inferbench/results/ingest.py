@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import math
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -23,6 +24,7 @@ from typing import Any
 from inferbench.core.cpus import usable_cores
 from inferbench.core.outcome import StoredOutcome
 from inferbench.errors import InputError, Location
+from inferbench.lifetime import pool_worker_setup
 from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.sources import (
     UNREADABLE,
@@ -180,8 +182,15 @@ def _read_all(
     parts: list[_Read] = []
     with ExitStack() as stack:
         if workers > 1:
-            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-            reads = stack.enter_context(pool).map(_read_units, tasks, repeat(identity), repeat(now))
+            pool = ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=pool_worker_setup,
+                initargs=(os.getpid(),),
+            )
+            stack.enter_context(pool)
+            stack.push(_kill_workers_on_error(pool))
+            reads = pool.map(_read_units, tasks, repeat(identity), repeat(now))
         else:
             reads = (_read_units(task, identity, now) for task in tasks)
         done = 0
@@ -191,6 +200,21 @@ def _read_all(
             if on_progress is not None:
                 on_progress(done, len(units))
     return parts
+
+
+def _kill_workers_on_error(pool: ProcessPoolExecutor) -> Callable[..., bool]:
+    """An exit callback: on an error or an interrupt (SIGTERM reaches this process alone),
+    kill the workers, so that leaving the pool does not wait for every task to be read."""
+
+    def on_exit(kind: type[BaseException] | None, *_: object) -> bool:
+        if kind is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+            # the executor keeps its processes private; it kills them the same way itself
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.kill()
+        return False
+
+    return on_exit
 
 
 def _ingest(

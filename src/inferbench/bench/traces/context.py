@@ -16,6 +16,7 @@ from pathlib import Path
 
 from inferbench.bench.traces.errors import trace_error
 from inferbench.bench.traces.model import Fork, Stream, Trace, TraceSet, Turn
+from inferbench.errors import InputError, Location
 
 
 class ContextRule(StrEnum):
@@ -78,6 +79,12 @@ def apply_context_rule(
             kept.append(replace(trace, root=root))
         else:
             dropped += 1
+    if traces.traces and not kept:  # nothing left to replay: say so, not divide by zero
+        raise InputError(
+            f"no trace fits a context of {max_model_len} tokens: all {dropped} were dropped",
+            location=Location(key="--max-model-len"),
+            hint="raise --max-model-len to the server's context length",
+        )
     notes = list(traces.notes)
     if cut_requests:
         notes.append(

@@ -20,6 +20,7 @@ from pathlib import Path
 from inferbench.launch.treescript.model import ScriptCapture, ScriptProcess
 from inferbench.launch.treescript.stage import CONTAINER_WORKSPACE, stage_workspace
 from inferbench.launch.treescript.stubs import CAPTURE_DIR_VAR, write_stubs
+from inferbench.lifetime import child_setup
 
 DEFAULT_TIMEOUT_S = 60.0
 # what bash and the stubs themselves change in every child's environment
@@ -132,6 +133,7 @@ def capture_script(
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=child_setup(signal.SIGTERM),
             )
             code: int | None
             try:

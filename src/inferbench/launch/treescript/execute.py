@@ -29,6 +29,7 @@ from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.process import log_tail
 from inferbench.launch.treescript.model import ScriptCapture, ScriptPlan
 from inferbench.launch.treescript.stage import map_workspace, stage_workspace
+from inferbench.lifetime import child_setup
 
 SCRIPT_TIMEOUT_S = 6 * 3600.0  # a whole point: weights, graphs, the bench (InferenceX: 500 min)
 POLL_S = 0.2
@@ -104,6 +105,7 @@ def run_point(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=child_setup(signal.SIGTERM),
         )
         try:
             code = _wait(proc, SCRIPT_TIMEOUT_S)
