@@ -176,6 +176,7 @@ def point_result(
         client=ClientOptions(),
         started_at=started,
         finished_at=started + timedelta(seconds=duration_s + 1),
+        window=(started.timestamp() + 1, started.timestamp() + 1 + duration_s),
         complete=complete,
         incomplete_reason=incomplete_reason,
     )

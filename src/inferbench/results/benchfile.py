@@ -289,7 +289,7 @@ def _read_point_result(path: Path, raw: Mapping[str, Any]) -> BenchFile:
         )
         if inter.median > 0
         else None,
-        window=_measured_window(started, finished, sa.duration),
+        window=_window(raw) or _measured_window(started, finished, sa.duration),
         power=(),
         point=point,
         started_at=started,
@@ -311,7 +311,8 @@ def _iso(path: Path, text: str, key: str) -> datetime:
 def _measured_window(
     started: datetime, finished: datetime, duration_s: float
 ) -> tuple[float, float]:
-    """The measured requests' window in unix time.
+    """The measured requests' window in unix time, for files older than the
+    `benchmark_start_time_unix` / `benchmark_end_time_unix` keys.
 
     The file stamps the whole point (request building and warm-ups first), and the
     measured window of `duration` seconds ends with the last response, just before

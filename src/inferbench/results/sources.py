@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from inferbench.core.status import JobStatus
 from inferbench.errors import InputError, Location
 from inferbench.evals.result import is_eval_file, read_eval_result
 from inferbench.fsread import MAX_RESULT_BYTES, not_regular, read_file
+from inferbench.power.hostzone import recorded_zone
 from inferbench.results.agentic import agentic_fields
 from inferbench.results.benchfile import BenchFile, load_json_object, read_bench_file
 from inferbench.results.build import build_record
@@ -175,16 +176,25 @@ def _point_times(bench: BenchFile) -> dict[str, datetime | None]:
     return {"started_at": bench.started_at, "ended_at": bench.finished_at}
 
 
-def _with_power(results_dir: Path, names: set[str], conc: int, bench: BenchFile) -> BenchFile:
+def _with_power(
+    results_dir: Path, names: set[str], conc: int, bench: BenchFile, tz: tzinfo | None
+) -> BenchFile:
     for name in (f"power_conc{conc}.csv", f"gpu_metrics_conc{conc}.csv"):
         if name in names:
-            samples = read_power_csv(results_dir / name)
+            samples = read_power_csv(results_dir / name, tz)
             return replace(bench, power=bench.power + samples)
     note = f"power_conc{conc}.unavailable"
     if note in names:
         reason = (results_dir / note).read_text(errors="replace").strip()[:500]
         return replace(bench, power_note=reason or "power was not sampled")
     return bench
+
+
+def _recorded_zone(env_json: Path) -> tzinfo | None:
+    try:
+        return recorded_zone(_optional_json(env_json))
+    except InputError:  # a damaged env.json costs the zone, not the job's points
+        return None
 
 
 def _job_points(
@@ -194,6 +204,8 @@ def _job_points(
         job = load_json_object(job_dir / "job.json")
         outcome = _optional_json(job_dir / "outcome.json")
         run = _optional_json(job_dir.parent / "run.json")
+        # the zone raw nvidia-smi logs of this job were stamped in (None: read as local)
+        zone = _recorded_zone(job_dir / "env.json")
     except InputError as exc:
         yield Point(job_dir, error=exc)
         return
@@ -249,7 +261,7 @@ def _job_points(
         file, conc = results / name, int(m.group(1))
 
         def make(file: Path = file, conc: int = conc) -> Record:
-            bench = _with_power(results, names, conc, read_bench_file(file))
+            bench = _with_power(results, names, conc, read_bench_file(file), zone)
             prov = Provenance(**{**provenance, **_point_times(bench)}, source=str(file))
             return build_record(identity_for(conc, bench), prov, bench)
 
@@ -297,12 +309,24 @@ def _file_run_id(path: Path) -> str:
     return "file-" + hashlib.sha256(read_file(path, MAX_RESULT_BYTES)).hexdigest()[:12]
 
 
+def _file_power(path: Path, bench: BenchFile) -> BenchFile:
+    """A lone result file's power log: `power_<stem>.csv` or `gpu_metrics_<stem>.csv` beside
+    it, else the `gpu_metrics.csv` InferenceX's runners write beside their results (one
+    monitor may span several points: each point is cut to its own window). Read in this
+    process's local zone (no env.json says otherwise), as InferenceX's power step does."""
+    folder = path.parent
+    for name in (f"power_{path.stem}.csv", f"gpu_metrics_{path.stem}.csv", "gpu_metrics.csv"):
+        if (folder / name).is_file():
+            return replace(bench, power=read_power_csv(folder / name))
+    return bench
+
+
 def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
     def make() -> Record | EvalRecord:
         raw = load_json_object(path)
         if is_eval_file(raw):
             return _file_eval(path, raw, identity)
-        bench = read_bench_file(path, raw)
+        bench = _file_power(path, read_bench_file(path, raw))
         job_dir = path.parent.parent
         if path.parent.name == "results" and (job_dir / "job.json").is_file():
             base: dict[str, Any] = nest(load_json_object(job_dir / "job.json"))
