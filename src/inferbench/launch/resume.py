@@ -34,6 +34,7 @@ FLAGS = {
     "fail_fast": "--fail-fast",
     "max_jobs": "--max-jobs",
     "max_prompts": "--max-prompts",
+    "repeats": "--repeats",
     "engine_args": "--engine-args",
     "engine_env": "--engine-env",
 }
@@ -115,6 +116,7 @@ def _saved(info: RunInfo) -> dict[str, Any]:
         "fail_fast": info.settings.fail_fast,
         "max_jobs": info.settings.max_jobs,
         "max_prompts": info.settings.plan.get("max_prompts"),
+        "repeats": info.settings.plan.get("repeats", 1),
         "engine_args": list(info.settings.plan.get("engine_args") or ()),
         "engine_env": dict(info.settings.plan.get("engine_env") or {}),
     }

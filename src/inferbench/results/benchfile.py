@@ -34,6 +34,7 @@ from inferbench.results.derived import (
     request_tpots_ms,
 )
 from inferbench.results.record import Metrics, RecordInteractivity, RecordStats
+from inferbench.results.samples import PointSamples
 
 _STAT_KEYS = {
     "mean": "mean",
@@ -60,6 +61,7 @@ class BenchFile:
     point: bench_result.PointResult | None = None  # None for plain sa-bench
     started_at: datetime | None = None  # the point's wall-clock bounds (warm-ups included)
     finished_at: datetime | None = None
+    samples: PointSamples | None = None  # per-request values, for the comparison's noise model
 
     @property
     def client_version(self) -> str | None:
@@ -121,6 +123,7 @@ def read_bench_file(path: Path, raw: Mapping[str, Any] | None = None) -> BenchFi
         interactivity=_interactivity(raw, metrics.tpot_ms),
         window=_window(raw),
         power=(),
+        samples=PointSamples.of_sa_bench(raw),
     )
 
 
@@ -294,6 +297,7 @@ def _read_point_result(path: Path, raw: Mapping[str, Any]) -> BenchFile:
         point=point,
         started_at=started,
         finished_at=finished,
+        samples=PointSamples.of_block(ib.samples) if ib.samples is not None else None,
     )
 
 

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from inferbench.bench.naming import repeat_of
 from inferbench.core.concurrency import MAX_CONCURRENCY
 from inferbench.core.outcome import StoredOutcome
 from inferbench.core.status import JobStatus
@@ -36,6 +37,7 @@ from inferbench.results.identity import identity_from_job, nest
 from inferbench.results.names import identity_from_name
 from inferbench.results.power import read_power_csv
 from inferbench.results.record import Identity, Provenance, Record
+from inferbench.results.samples import PointSamples
 
 RUN_FILES = {
     "run.json",
@@ -46,7 +48,7 @@ RUN_FILES = {
     "outcome.json",
     "env.json",
 }
-_CONC_FILE = re.compile(r"^conc(\d+)\.json$")
+_CONC_FILE = re.compile(r"^conc(\d+)(?:_r(\d+))?\.json$")  # repeat k > 1: conc8_r2.json
 _EVAL_FILE = re.compile(r"^eval_[A-Za-z0-9_.-]+\.json$")
 
 
@@ -57,6 +59,7 @@ class Point:
     path: Path
     record: Record | EvalRecord | None = None  # an EvalRecord for `eval_<task>.json`
     error: InputError | None = None
+    samples: PointSamples | None = None  # the point's per-request values, when its file has them
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,10 @@ UNREADABLE = (ValueError, TypeError, ArithmeticError, KeyError, IndexError, Attr
 
 def _safe(path: Path, make: Any) -> Point:
     try:
-        return Point(path, record=make())
+        made = make()
+        if isinstance(made, tuple):  # (record, its samples)
+            return Point(path, record=made[0], samples=made[1])
+        return Point(path, record=made)
     except InputError as exc:
         if exc.location.file is None:
             exc.location = Location(path, exc.location.line, exc.location.column, exc.location.key)
@@ -177,13 +183,13 @@ def _point_times(bench: BenchFile) -> dict[str, datetime | None]:
 
 
 def _with_power(
-    results_dir: Path, names: set[str], conc: int, bench: BenchFile, tz: tzinfo | None
+    results_dir: Path, names: set[str], stem: str, bench: BenchFile, tz: tzinfo | None
 ) -> BenchFile:
-    for name in (f"power_conc{conc}.csv", f"gpu_metrics_conc{conc}.csv"):
+    for name in (f"power_{stem}.csv", f"gpu_metrics_{stem}.csv"):
         if name in names:
             samples = read_power_csv(results_dir / name, tz)
             return replace(bench, power=bench.power + samples)
-    note = f"power_conc{conc}.unavailable"
+    note = f"power_{stem}.unavailable"
     if note in names:
         reason = (results_dir / note).read_text(errors="replace").strip()[:500]
         return replace(bench, power_note=reason or "power was not sampled")
@@ -258,12 +264,15 @@ def _job_points(
         m = _CONC_FILE.match(name)
         if not m:
             continue
-        file, conc = results / name, int(m.group(1))
+        file, conc, repeat = results / name, int(m.group(1)), int(m.group(2) or 1)
 
-        def make(file: Path = file, conc: int = conc) -> Record:
-            bench = _with_power(results, names, conc, read_bench_file(file), zone)
-            prov = Provenance(**{**provenance, **_point_times(bench)}, source=str(file))
-            return build_record(identity_for(conc, bench), prov, bench)
+        def make(
+            file: Path = file, conc: int = conc, repeat: int = repeat
+        ) -> tuple[Record, PointSamples | None]:
+            bench = _with_power(results, names, file.stem, read_bench_file(file), zone)
+            times = _point_times(bench)
+            prov = Provenance(**{**provenance, **times}, source=str(file), repeat=repeat)
+            return build_record(identity_for(conc, bench), prov, bench), bench.samples
 
         yield _safe(file, make)
     for name in sorted(n for n in names if _EVAL_FILE.match(n)):
@@ -322,7 +331,7 @@ def _file_power(path: Path, bench: BenchFile) -> BenchFile:
 
 
 def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
-    def make() -> Record | EvalRecord:
+    def make() -> tuple[Record, PointSamples | None] | EvalRecord:
         raw = load_json_object(path)
         if is_eval_file(raw):
             return _file_eval(path, raw, identity)
@@ -335,6 +344,8 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
         if raw.get("model_id") and "model" not in base:
             base["model"] = raw["model_id"]
         merged = {**base, **agentic_fields(base, bench), **nest(identity or {})}
+        if "conc" not in merged and isinstance(raw.get("max_concurrency"), int):
+            merged["conc"] = raw["max_concurrency"]  # the file's own load, as bench wrote it
         ident = identity_from_job(merged, location=Location(path))
         run_id = (
             merged.get("run-id")
@@ -348,8 +359,9 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
             official=str(merged.get("official", "false")).lower() == "true",
             source=str(path),
             tag=merged.get("tag"),
+            repeat=repeat_of(path.stem)[1],
             **times,
         )
-        return build_record(ident, prov, bench)
+        return build_record(ident, prov, bench), bench.samples
 
     return _safe(path, make)
