@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import signal
 import subprocess
 import sys
@@ -75,8 +74,24 @@ def gate(args: argparse.Namespace, run_id: str, db: str) -> tuple[int, list[str]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"compare failed: {proc.stderr}")
-    tripped = re.findall(r"\*\*([^*|]+?)\*\*", proc.stdout)  # regression cells are bold
-    return proc.returncode, [t for t in tripped if "→" in t]
+    return proc.returncode, _tripped(proc.stdout)
+
+
+def _tripped(markdown: str) -> list[str]:
+    """`metric: change [interval]` of each bold (regressed) cell of the markdown table."""
+    header: list[str] = []
+    out = []
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 2 and cells[1] == "point":
+            header = cells
+        elif header and line.startswith("| 🔴"):
+            out += [
+                f"{header[k]}: {cell.strip('*').split('(', 1)[-1].rstrip(')')}"
+                for k, cell in enumerate(cells)
+                if cell.startswith("**") and k < len(header)
+            ]
+    return out
 
 
 def main() -> int:
@@ -121,7 +136,7 @@ def main() -> int:
             code, tripped = gate(args, run_id, db)
             (caught if code else missed).append(run_id)
             print(f"{run_id}: gate {'FAILED' if code else 'passed'} {tripped}", flush=True)
-    metrics = Counter(t.split(" ")[0] for _, ts in alarms for t in ts)
+    metrics = Counter(t.split(":")[0] for _, ts in alarms for t in ts)
     figures = {
         "reruns": args.reruns,
         "false_alarms": len(alarms),
@@ -140,7 +155,7 @@ def main() -> int:
     }
     print(json.dumps(figures, indent=2))
     if metrics:
-        print(f"false alarms by value: {dict(metrics)}")
+        print(f"false alarms by metric: {dict(metrics)}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     ok = not alarms and len(caught) * 10 >= 9 * args.slowed

@@ -205,6 +205,7 @@ def _delta(
         change=change,
         model=noise,
         key=f"{key}/{spec.name}",
+        block=head[-1].identity.concurrency,
     )
     if interval is None:
         return Delta(spec, b, h, change, "unjudged", None, (nb, nh))

@@ -8,6 +8,9 @@ is computed on both sides and their ratio taken; the interval of the relative ch
 the observed change plus the draws' spread around the full-sample change (the basic
 bootstrap's centring, so a metric's recorded value and its resampled estimator may differ).
 
+Requests are drawn in blocks of the point's concurrency (consecutive in send order): the
+requests in flight together share batches, and their latencies move together.
+
 Statistics: a quantile of TTFT, TPOT or E2EL; interactivity (1000 / TPOT quantile); and
 throughput, resampled as the ratio estimator sum(tokens) / sum(E2EL) of the drawn requests
 (a closed loop's throughput is concurrency x tokens / E2EL). Draws are seeded from the
@@ -66,9 +69,14 @@ def _rng(seed: int, *names: str) -> np.random.Generator:
 
 
 class _Side:
-    """One side's repeats, flattened, for drawing requests of fields of one length."""
+    """One side's repeats, flattened, for drawing requests of fields of one length.
 
-    def __init__(self, parts: Sequence[PointSamples], fields: Sequence[str]) -> None:
+    Requests are drawn in circular blocks of `block` consecutive requests (send order):
+    in a closed loop the requests in flight together share the server's batches, so their
+    latencies move together, and drawing them one by one would hide that (a wave's TTFT
+    quantile looks exact when every request of the wave is alike)."""
+
+    def __init__(self, parts: Sequence[PointSamples], fields: Sequence[str], block: int) -> None:
         self.fields = tuple(fields)
         self.lens = np.asarray([getattr(p, fields[0]).size for p in parts])
         self.offsets = np.concatenate(([0], np.cumsum(self.lens)[:-1]))
@@ -77,6 +85,8 @@ class _Side:
             for f in fields
         }
         self.per_repeat = max(1, round(float(self.lens.mean())))
+        # at least 4 blocks a repeat, or every draw would be the sample itself
+        self.block = max(1, min(block, int(self.lens.min()) // 4))
 
     @property
     def size(self) -> int:
@@ -96,8 +106,12 @@ class _Side:
         for start in range(0, count, step):
             n = min(step, count - start)
             which = rng.integers(0, repeats, size=(n, repeats))  # repeats, with replacement
-            u = rng.random((n, repeats, self.per_repeat))  # then requests within each
-            idx = self.offsets[which][..., None] + (u * self.lens[which][..., None]).astype(int)
+            blocks = -(-self.per_repeat // self.block)  # then blocks of requests within each
+            lens = self.lens[which][..., None]
+            starts = (rng.random((n, repeats, blocks)) * lens).astype(int)
+            pos = (starts[..., None] + np.arange(self.block)) % lens[..., None]
+            pos = pos.reshape(n, repeats, blocks * self.block)[..., : self.per_repeat]
+            idx = self.offsets[which][..., None] + pos
             out.append(stat(self._gather(idx.reshape(n, width))))
         return np.concatenate(out)
 
@@ -111,13 +125,17 @@ def change_interval(
     change: float,
     model: NoiseModel,
     key: str,
+    block: int = 1,
 ) -> tuple[Interval | None, int, int]:
     """(interval of the relative change head/base - 1, base requests, head requests).
 
     `change` is the observed relative change the interval is centred on; None when a side
-    has fewer than `model.min_samples` requests of the metric (or its statistic is 0)."""
-    b, h = _Side(base, fields), _Side(head, fields)
-    if min(b.size, h.size) < model.min_samples or not base or not head:
+    has fewer than `model.min_samples` requests of the metric (or its statistic is 0).
+    `block`: requests drawn together (the point's concurrency)."""
+    if min(len(base), len(head)) == 0:
+        return None, 0, 0
+    b, h = _Side(base, fields, block), _Side(head, fields, block)
+    if min(b.size, h.size) < model.min_samples:
         return None, b.size, h.size
     with np.errstate(divide="ignore", invalid="ignore"):
         full_b, full_h = float(stat(b.full())[0]), float(stat(h.full())[0])
