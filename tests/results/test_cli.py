@@ -109,6 +109,16 @@ def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
     assert strict.code == 0 and "2 not judged (fewer than 1000 samples)" in strict.out
     bad = run_cli("results", "compare", "base", "head", "--db", db, "--confidence", "1.5")
     assert bad.code == 2 and "--confidence" in bad.err
+    # the report's compare view carries the same intervals
+    res = run_cli(
+        "report", "--db", db, "--output", str(tmp_path / "rep"), "--base", "base", "--head", "head"
+    )
+    assert res.code == 0, res
+    html = (tmp_path / "rep" / "index.html").read_text()
+    data = json.loads(html.split('id="ib-data">', 1)[1].split("</script>", 1)[0])
+    row = next(r for r in data["compare"]["rows"] if "conc 64" in r["label"])
+    ttft = row["cells"][[m["name"] for m in data["compare"]["metrics"]].index("ttft_median")]
+    assert ttft[3] == "regression" and 0 < ttft[4] < ttft[2] < ttft[5]
 
 
 def test_report_command(tmp_path: Path) -> None:

@@ -149,7 +149,7 @@ def change_interval(
     if ratios.size < model.resamples // 2:
         return None, b.size, h.size
     alpha = 1.0 - model.confidence
-    lo, hi = np.quantile(ratios, (alpha / 2, 1 - alpha / 2))
+    lo, hi = (float(q) for q in np.quantile(ratios, (alpha / 2, 1 - alpha / 2)))
     centre = full_h / full_b
     return Interval(change + lo - centre, change + hi - centre), b.size, h.size
 
