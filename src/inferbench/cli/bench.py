@@ -21,7 +21,7 @@ from inferbench.bench.api import BenchRun, PointMeasurement, run_bench
 from inferbench.bench.config_file import load_bench_config
 from inferbench.bench.dialect import assign_extra_pairs
 from inferbench.bench.invocation import BenchArgs, resolve
-from inferbench.bench.naming import repeat_path
+from inferbench.bench.naming import check_point_output, repeat_path
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
@@ -324,6 +324,9 @@ def bench(
         sharegpt_output_len=sharegpt_output_len,
     )
     inv = resolve(args)
+    if repeats > 1:  # each repeat is a file of its own: a stream cannot take them
+        check_point_output(inv.result_file, "--result-file", len(inv.points) * repeats)
+        check_point_output(inv.detail_file, "--detail-file", len(inv.points) * repeats)
     console = Console(stderr=True)
 
     done: dict[str, int] = {}  # repeats measured per point

@@ -277,9 +277,11 @@ def compare(
         0.95, "--confidence", help="of each change's bootstrap interval (two-sided)"
     ),
     min_samples: int = typer.Option(
-        30, "--min-samples", help="requests a side needs for a metric to be judged"
+        30, "--min-samples", min=2, help="requests a side needs for a metric to be judged"
     ),
-    resamples: int = typer.Option(1000, "--resamples", help="bootstrap draws (seeded)"),
+    resamples: int = typer.Option(
+        1000, "--resamples", min=100, max=100_000, help="bootstrap draws (seeded)"
+    ),
     fmt: str = typer.Option("table", "--format", help="table or markdown"),
     at: float | None = typer.Option(
         None,

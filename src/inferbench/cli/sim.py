@@ -456,6 +456,7 @@ def serve_cmd(
         1.0,
         "--step-time-factor",
         min=0.01,
+        max=100.0,
         help="Every engine step takes this times as long (1.1: a 10% slower engine).",
     ),
 ) -> None:

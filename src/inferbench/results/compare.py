@@ -361,8 +361,8 @@ def check_noise(noise: NoiseModel) -> NoiseModel:
         )
     if noise.min_samples < 2:
         raise InputError(f"--min-samples must be 2 or more, got {noise.min_samples}")
-    if noise.resamples < 100:
-        raise InputError(f"--resamples must be 100 or more, got {noise.resamples}")
+    if not 100 <= noise.resamples <= 100_000:
+        raise InputError(f"--resamples must be 100 to 100,000, got {noise.resamples}")
     return noise
 
 
