@@ -29,6 +29,7 @@ COMMANDS: dict[str, list[str]] = {
     "results_ingest": [PY, str(HERE / "results_ingest.py"), "--points", "100000"],
     "bench_client": [PY, str(HERE / "bench_client.py"), "--repeats", "5"],
     "agentic_replay": [PY, str(HERE / "agentic_replay.py"), "--lanes", "1024", "--repeats", "3"],
+    "regression_gate": [PY, str(HERE / "regression_gate.py"), "--reruns", "20", "--slowed", "10"],
 }
 
 

@@ -234,3 +234,30 @@ def test_sim_estimate_follows_the_same_rule(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["conc2.json", "conc4.json"]
     with pytest.raises(InputError, match="--result-file .*: is a directory"):
         app([*small, "--result-file", str(tmp_path / "d")], standalone_mode=False)
+
+
+def test_repeats_are_separate_files_with_their_requests(server: TestServer, tmp_path: Path) -> None:
+    """`--repeats 2`: each point measured twice (conc2.json, conc2_r2.json), each file with
+    its requests' samples, ingested as two measurements of one point."""
+    from inferbench.results.ingest import ingest_paths
+    from inferbench.results.store import open_store
+
+    args = ["--base-url", f"http://127.0.0.1:{server.port}", "--model", "org/Tiny-1B"]
+    args += ["--isl", "64", "--osl", "8", "--concurrency", "2", "--num-prompts", "6"]
+    code = _cli([*args, "--repeats", "2", "--result-dir", str(tmp_path / "d"), "--disable-tqdm"])
+    assert code == 0
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["conc2.json", "conc2_r2.json"]
+    for path in (tmp_path / "d").iterdir():
+        samples = read_point_result(path).inferbench.samples
+        assert samples is not None and len(samples.ttft_ms) == len(samples.tokens) == 6
+        assert len(samples.tpot_ms) == 6 and all(t > 0 for t in samples.e2el_ms)
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    identity = {"model-prefix": "tiny", "precision": "bf16", "framework": "vllm", "tp": 1}
+    identity |= {"runner": "h100", "isl": 64, "osl": 8, "run-id": "r"}
+    assert ingest_paths([tmp_path / "d"], db, identity=identity).inserted == 2
+    with open_store(db) as store:
+        stored = [s.record for s in store.query()]
+        assert sorted(r.provenance.repeat for r in stored) == [1, 2]
+        assert len({r.point_key() for r in stored}) == 1
+        samples = store.samples([r.natural_key() for r in stored])
+    assert {s.size for s in samples.values()} == {6}

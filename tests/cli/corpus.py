@@ -215,6 +215,7 @@ OPTION_CASES: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
     ("plan:cluster", TREE_CMDS["plan"], "--cluster", ("nope", "[/]")),
     ("run:retries", TREE_CMDS["run-dry"], "--retries", ("-1", "abc")),
     ("run:max-jobs", TREE_CMDS["run-dry"], "--max-jobs", ("0", "-3", "abc")),
+    ("run:repeats", TREE_CMDS["run-dry"], "--repeats", ("0", "-1", "abc")),
     (
         "run:resume",
         ("run", "--root", "{tree}", "--runs-dir", "{tmp}/runs"),
@@ -253,6 +254,24 @@ OPTION_CASES: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
         ("results", "compare", "a", "b", "--db", "sqlite:///{tmp}/r.sqlite"),
         "--threshold",
         ("abc", "-0.5", "nan"),
+    ),
+    (
+        "results-compare:confidence",
+        ("results", "compare", "a", "b", "--db", "sqlite:///{tmp}/r.sqlite"),
+        "--confidence",
+        ("abc", "1.5", "0.2", "nan"),
+    ),
+    (
+        "results-compare:min-samples",
+        ("results", "compare", "a", "b", "--db", "sqlite:///{tmp}/r.sqlite"),
+        "--min-samples",
+        ("abc", "0", "-5"),
+    ),
+    (
+        "results-compare:resamples",
+        ("results", "compare", "a", "b", "--db", "sqlite:///{tmp}/r.sqlite"),
+        "--resamples",
+        ("abc", "5", "100000000"),
     ),
     (
         "report:threshold",
@@ -354,6 +373,12 @@ OPTION_CASES: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
         ("bench", "--model", "m", "--isl", "8", "--osl", "8", "--num-prompts", "1"),
         "--base-url",
         ("notaurl", "ftp://x", "http://", "[/]"),
+    ),
+    (
+        "bench:repeats",
+        ("bench", "--base-url", "http://127.0.0.1:9", "--model", "m", "--isl", "8", "--osl", "8"),
+        "--repeats",
+        ("abc", "0", "-2"),
     ),
     (
         "bench:num-prompts",

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.errors import InputError
+from inferbench.launch.rundir import environment_record
+from inferbench.power.hostzone import host_zone, recorded_zone
 from inferbench.power.parse import (
     ParseError,
     parse_amd_smi_csv,
@@ -161,3 +164,65 @@ def test_sampler_polls_a_dcgm_exporter(dcgm_url: str, tmp_path: Path) -> None:
     assert sampler.stop() == 0
     samples = read_power_csv(out)
     assert len(samples) >= 6 and {s.watts for s in samples} == {612.5, 598.25}
+
+
+RAW_AMD_WATCH = """WARNING: User is missing the following required groups: render, video
+timestamp,gpu,gfx_activity,umc_activity,socket_power,gfx_voltage,power_management,gfx_0_clk
+1767600000,0,98,40,1012,N/A,ENABLED,2100
+1767600000,1,97,41,998,N/A,ENABLED,2095
+
+timestamp,gpu,gfx_activity,umc_activity,socket_power,gfx_voltage,power_management,gfx_0_clk
+1767600001,0,99,42,N/A,N/A,ENABLED,2100
+1767600001,1,99,42,1000,N/A,ENABLED,2100
+"""
+
+
+def test_raw_amd_smi_watch_stream_is_read_as_the_results_stage_reads_power(
+    tmp_path: Path,
+) -> None:
+    """The unfiltered watch stream (a preamble, the header every tick, N/A readings):
+    ingest reads it instead of skipping the point; unix-second stamps need no zone."""
+    path = tmp_path / "gpu_metrics_conc8.csv"
+    path.write_text(RAW_AMD_WATCH)
+    samples = read_power_csv(path, tz=None)
+    assert [(s.t, s.gpu, s.watts) for s in samples] == [
+        (1767600000.0, "0", 1012.0),
+        (1767600000.0, "1", 998.0),
+        (1767600001.0, "1", 1000.0),
+    ]
+
+
+def test_nvidia_smi_times_are_read_in_the_writing_hosts_zone(tmp_path: Path) -> None:
+    path = tmp_path / "gpu_metrics.csv"
+    path.write_text(
+        "timestamp, index, power.draw [W], clocks.current.sm [MHz]\n"
+        "2026/12/03 10:00:00.500, 0, 412.34 W, 1980 MHz\n"
+    )
+    kolkata = recorded_zone({"timezone": {"name": "Asia/Kolkata", "utc_offset_s": 19800}})
+    assert read_power_csv(path, kolkata)[0].t == pytest.approx(
+        _utc("2026-12-03T04:30:00.500")  # 10:00 at +05:30
+    )
+    # a zone name the reader does not know: the recorded offset still places the samples
+    fixed = recorded_zone({"timezone": {"name": "Nowhere/Unknown", "utc_offset_s": -18000}})
+    assert read_power_csv(path, fixed)[0].t == pytest.approx(_utc("2026-12-03T15:00:00.500"))
+    assert recorded_zone({}) is None and recorded_zone({"timezone": "x"}) is None
+
+
+def test_env_json_records_the_hosts_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "America/New_York")
+    try:
+        zone = host_zone()
+        assert zone["name"] == "America/New_York"
+        assert zone["utc_offset_s"] in (-18000, -14400)  # EST or EDT
+        assert environment_record()["timezone"]["name"] == "America/New_York"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_a_power_file_without_a_power_column_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "power_conc8.csv"
+    path.write_text("timestamp,gpu,edge\n1,0,50\n")
+    with pytest.raises(InputError) as err:
+        read_power_csv(path)
+    assert err.value.location.file == path and err.value.location.line == 1

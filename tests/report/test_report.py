@@ -199,7 +199,12 @@ def test_report_compares_the_last_two_runs_like_results_compare(tmp_path: Path) 
     data = embedded_data(build_report(url, tmp_path / "out", plots=False).dashboard.read_text())
     cmp = data["compare"]
     assert (cmp["base"], cmp["head"]) == ("n1", "n2")
-    assert cmp["counts"]["regression"] == 5  # the five vllm points
+    # synthetic points carry no per-request samples: their changes are shown, not judged
+    assert cmp["counts"]["unjudged"] == 20 and cmp["counts"]["regression"] == 0
+    vllm_rows = [r for r in cmp["rows"] if " vllm " in r["label"]]
+    assert len(vllm_rows) == 5
+    assert all(r["cells"][0][2] == pytest.approx(-0.2, abs=0.03) for r in vllm_rows)
+    assert all(r["cells"][0][4] is None for r in vllm_rows)  # no interval without samples
     with open_store(url) as store:
         assert cmp["markdown"] == comparison_markdown(compare_selectors(store, "n1", "n2"))
     # at equal interactivity I the synthetic curve runs c = knee * (1000 * speed / (tpot0 * I) - 1)

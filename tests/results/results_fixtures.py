@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from inferbench.bench.metrics import summarize
 from inferbench.bench.records import FailureKind, RequestRecord
 from inferbench.bench.result import (
@@ -58,6 +60,37 @@ def sa_bench(conc: int = 16, **overrides: Any) -> dict[str, Any]:
             out[f"{stat}_{metric}_ms"] = base * factor
     out.update(overrides)
     return out
+
+
+def sa_bench_requests(n: int, *, seed: int, slow: float = 1.0, conc: int = 16) -> dict[str, Any]:
+    """sa-bench's per-request lists (`--save-detailed`) for `n` requests of 64 output
+    tokens, and the summary fields they give; `slow` scales every latency."""
+    rng = np.random.default_rng(seed)
+    ttft = rng.lognormal(np.log(0.05), 0.15, n) * slow  # s
+    tpot = rng.lognormal(np.log(0.01), 0.1, n) * slow
+    out = np.full(n, 64)
+    e2el = ttft + tpot * 63
+    duration = float(e2el.sum() / conc)
+    tokens = n * (1000 + 64)
+    fields = sa_bench(conc)
+    fields.update(
+        num_prompts=n,
+        completed=n,
+        duration=duration,
+        total_input_tokens=n * 1000,
+        total_output_tokens=n * 64,
+        total_token_throughput=tokens / duration,
+        output_throughput=n * 64 / duration,
+        request_throughput=n / duration,
+        input_lens=[1000] * n,
+        output_lens=out.tolist(),
+        ttfts=ttft.tolist(),
+        itls=[[float(t)] * 63 for t in tpot],
+    )
+    for metric, values in (("ttft", ttft), ("tpot", tpot), ("e2el", e2el)):
+        fields[f"median_{metric}_ms"] = float(np.median(values) * 1000)
+        fields[f"p90_{metric}_ms"] = float(np.quantile(values, 0.9) * 1000)
+    return fields
 
 
 def write_json(path: Path, obj: object) -> Path:
@@ -176,6 +209,7 @@ def point_result(
         client=ClientOptions(),
         started_at=started,
         finished_at=started + timedelta(seconds=duration_s + 1),
+        window=(started.timestamp() + 1, started.timestamp() + 1 + duration_s),
         complete=complete,
         incomplete_reason=incomplete_reason,
     )

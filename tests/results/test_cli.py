@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 from cli_helper import run_cli
-from results_fixtures import sa_bench, write_json, write_run_dir
+from results_fixtures import sa_bench, sa_bench_requests, write_json, write_run_dir
 
 
 def test_ingest_list_show_export(tmp_path: Path) -> None:
@@ -83,14 +83,42 @@ def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     base = write_run_dir(tmp_path / "runs", "base", failed_job=False)
     head = write_run_dir(tmp_path / "runs", "head", failed_job=False)
-    write_json(
-        head / "fp-disagg-1" / "results" / "conc64.json", sa_bench(64, total_token_throughput=300.0)
-    )
+    # conc64 with 300 requests each side, head 50% slower; conc128 summaries only
+    results = "fp-disagg-1/results/conc64.json"
+    write_json(base / results, sa_bench_requests(300, seed=1, conc=64))
+    write_json(head / results, sa_bench_requests(300, seed=2, slow=1.5, conc=64))
     assert run_cli("results", "ingest", str(base), str(head), "--db", db).code == 0
     md = run_cli("results", "compare", "base", "head", "--db", db, "--format", "markdown")
-    assert md.code == 0 and "| 🔴 |" in md.out and "-50.0%" in md.out
+    assert md.code == 0 and "| 🔴 |" in md.out and "95% bootstrap interval" in md.out
     gate = run_cli("results", "compare", "base", "head", "--db", db, "--fail-on-regression")
-    assert gate.code == 1 and "1 regressions, 0 improvements, 1 within noise" in gate.out
+    assert gate.code == 1, gate
+    assert "1 regressions, 0 improvements, 0 within noise, 1 not judged" in gate.out
+    assert "TTFT p50 ms" in gate.out and "[+" in gate.out  # the interval, shown
+    # too few samples to judge is not a regression (and says so)
+    strict = run_cli(
+        "results",
+        "compare",
+        "base",
+        "head",
+        "--db",
+        db,
+        "--fail-on-regression",
+        "--min-samples",
+        "1000",
+    )
+    assert strict.code == 0 and "2 not judged (fewer than 1000 samples)" in strict.out
+    bad = run_cli("results", "compare", "base", "head", "--db", db, "--confidence", "1.5")
+    assert bad.code == 2 and "--confidence" in bad.err
+    # the report's compare view carries the same intervals
+    res = run_cli(
+        "report", "--db", db, "--output", str(tmp_path / "rep"), "--base", "base", "--head", "head"
+    )
+    assert res.code == 0, res
+    html = (tmp_path / "rep" / "index.html").read_text()
+    data = json.loads(html.split('id="ib-data">', 1)[1].split("</script>", 1)[0])
+    row = next(r for r in data["compare"]["rows"] if "conc 64" in r["label"])
+    ttft = row["cells"][[m["name"] for m in data["compare"]["metrics"]].index("ttft_median")]
+    assert ttft[3] == "regression" and 0 < ttft[4] < ttft[2] < ttft[5]
 
 
 def test_report_command(tmp_path: Path) -> None:

@@ -1,53 +1,122 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from results_fixtures import sa_bench, write_json, write_run_dir
+from results_fixtures import sa_bench, sa_bench_requests, write_json, write_run_dir
 
 from inferbench.errors import InputError
 from inferbench.report.markdown import comparison_markdown
-from inferbench.results.compare import compare_selectors, parse_selector
+from inferbench.results.compare import Delta, PointDelta, compare_selectors, parse_selector
 from inferbench.results.ingest import ingest_paths
+from inferbench.results.noise import NoiseModel, failure_interval
 from inferbench.results.store import RecordFilter, open_store
 
 
-def two_runs(tmp_path: Path) -> str:
+def two_runs(tmp_path: Path, *, slow: float = 1.0, n: int = 400, head_repeats: int = 1) -> str:
+    """Two runs of one job: conc 64 as `requests` draws it (head `slow`er), and conc 128
+    and 256 with sa-bench summaries only (no per-request lists: not judged)."""
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     base = write_run_dir(tmp_path / "runs", "base", failed_job=False)
     head = write_run_dir(tmp_path / "runs", "head", failed_job=False)
+    write_json(
+        base / "fp-disagg-1" / "results" / "conc64.json", sa_bench_requests(n, seed=100, conc=64)
+    )
     results = head / "fp-disagg-1" / "results"
-    # conc64: throughput -20% (regression); conc128: +2% (noise)
-    write_json(results / "conc64.json", sa_bench(64, total_token_throughput=480.0))
-    write_json(results / "conc128.json", sa_bench(128, total_token_throughput=918.0))
-    write_json(head / "fp-disagg-1" / "results" / "conc256.json", sa_bench(256))
+    for k in range(1, head_repeats + 1):
+        name = "conc64.json" if k == 1 else f"conc64_r{k}.json"
+        write_json(results / name, sa_bench_requests(n, seed=1 + k, slow=slow, conc=64))
+    write_json(results / "conc128.json", sa_bench(128, total_token_throughput=480.0))
+    write_json(results / "conc256.json", sa_bench(256))
     ingest_paths([base, head], url)
     return url
 
 
-def test_per_point_deltas_with_noise_threshold(tmp_path: Path) -> None:
+def _by_metric(point: PointDelta) -> dict[str, Delta]:
+    return {d.metric.name: d for d in point.deltas}
+
+
+def test_same_code_twice_is_noise_with_an_interval_around_zero(tmp_path: Path) -> None:
     url = two_runs(tmp_path)
     with open_store(url) as store:
         cmp = compare_selectors(store, "base", "run:head", threshold=0.05)
-    assert [p.verdict for p in cmp.points] == ["regression", "noise"]
-    worst = cmp.points[0]
-    assert "conc 64" in worst.label
-    tput = next(d for d in worst.deltas if d.metric.name == "total_tput_per_gpu")
-    assert tput.change == pytest.approx(-0.2)
+    point = next(p for p in cmp.points if "conc 64" in p.label)
+    assert point.verdict == "noise"
+    for d in point.deltas:  # every interval overlaps the tolerance band: none is called
+        assert d.verdict == "noise" and d.interval is not None, d
+        assert d.interval.low < 0.05 and d.interval.high > -0.05 and d.samples == (400, 400)
+    assert _by_metric(point)["ttft_median"].interval.low < 0  # type: ignore[union-attr]
+    # points without per-request samples are shown, not judged (never a regression)
+    unjudged = next(p for p in cmp.points if "conc 128" in p.label)
+    tput = _by_metric(unjudged)["total_tput_per_gpu"]
+    assert unjudged.verdict == "unjudged" and tput.change == pytest.approx(480 / 900 - 1)
+    assert tput.interval is None and cmp.count("regression") == 0
     assert len(cmp.only_head) == 1 and not cmp.only_base
+
+
+def test_a_ten_percent_slowdown_is_a_regression_beyond_the_tolerance(tmp_path: Path) -> None:
+    url = two_runs(tmp_path, slow=1.1)
     with open_store(url) as store:
-        loose = compare_selectors(store, "base", "head", threshold=0.25)
-    assert loose.count("regression") == 0
+        cmp = compare_selectors(store, "base", "head", threshold=0.05)
+    point = cmp.points[0]
+    assert point.verdict == "regression" and "conc 64" in point.label
+    deltas = _by_metric(point)
+    for name in ("ttft_median", "tpot_median", "e2el_median", "total_tput_per_gpu"):
+        d = deltas[name]
+        assert d.verdict == "regression", d
+        assert d.interval is not None and d.interval.low <= d.change <= d.interval.high
+    assert deltas["failure_rate"].verdict == "noise"
+    # the same change with a tolerance its interval does not clear is noise
+    with open_store(url) as store:
+        loose = compare_selectors(store, "base", "head", threshold=0.09)
+    same = next(p for p in loose.points if "conc 64" in p.label)
+    assert _by_metric(same)["tpot_median"].verdict == "noise"
+
+
+def test_few_samples_are_not_judged(tmp_path: Path) -> None:
+    url = two_runs(tmp_path, slow=1.5, n=20)
+    with open_store(url) as store:
+        cmp = compare_selectors(store, "base", "head")
+        fewer = compare_selectors(store, "base", "head", noise=NoiseModel(min_samples=10))
+    point = next(p for p in cmp.points if "conc 64" in p.label)
+    assert point.verdict == "unjudged" and cmp.count("regression") == 0
+    assert _by_metric(point)["ttft_median"].interval_text() == "(n=20/20)"
+    assert fewer.count("regression") == 1
+
+
+def test_intervals_are_seeded_and_repeats_are_pooled(tmp_path: Path) -> None:
+    url = two_runs(tmp_path, head_repeats=3)
+    with open_store(url) as store:
+        first = compare_selectors(store, "base", "head")
+        again = compare_selectors(store, "base", "head")
+        other_seed = compare_selectors(store, "base", "head", noise=NoiseModel(seed=7))
+    point = next(p for p in first.points if "conc 64" in p.label)
+    assert point.repeats == (1, 3) and point.verdict == "noise"
+    ttft = _by_metric(point)["ttft_median"]
+    assert ttft.samples == (400, 1200)
+    same = _by_metric(next(p for p in again.points if "conc 64" in p.label))["ttft_median"]
+    assert same.interval == ttft.interval
+    moved = _by_metric(next(p for p in other_seed.points if "conc 64" in p.label))
+    assert moved["ttft_median"].interval != ttft.interval
+
+
+def test_failure_rate_interval_in_absolute_points() -> None:
+    none_failed = failure_interval((0, 400), (0, 400), confidence=0.95)
+    assert none_failed is not None and none_failed.low < 0 < none_failed.high
+    worse = failure_interval((0, 400), (80, 400), confidence=0.95)
+    assert worse is not None and 0.05 < worse.low < 0.2 < worse.high
 
 
 def test_markdown_lists_regressions_first(tmp_path: Path) -> None:
-    url = two_runs(tmp_path)
+    url = two_runs(tmp_path, slow=1.1)
     with open_store(url) as store:
         md = comparison_markdown(compare_selectors(store, "base", "head"))
     assert md.startswith("### inferbench: `head` vs `base`")
-    assert "**1 regressions**" in md and "±5% noise threshold" in md
+    assert "**1 regressions**" in md and "±5% tolerance" in md and "1 not judged" in md
     rows = [line for line in md.splitlines() if line.startswith("| 🔴") or line.startswith("| 🟢")]
-    assert len(rows) == 1 and "conc 64" in rows[0] and "-20.0%" in rows[0]
+    assert len(rows) == 1 and "conc 64" in rows[0]
+    assert re.search(r"\(\+\d+\.\d% \[\+\d+\.\d%, \+\d+\.\d%\]\)", rows[0]), rows[0]
     assert "1 only in head" in md
 
 

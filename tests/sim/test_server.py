@@ -208,3 +208,22 @@ async def test_record_sends_file(tmp_path: Path) -> None:
     assert [row["chunk"] for row in rows] == [0, 1, 2, 3, 4]
     assert all(row["sent"] >= row["scheduled"] - 1e-6 for row in rows)
     assert sum(row["tokens"] for row in rows) == 5
+
+
+async def test_step_time_factor_slows_every_step() -> None:
+    """`--step-time-factor 1.5`: the same request takes 1.5x the engine time, step by step
+    (an injected slowdown for the regression gate's benchmark)."""
+    body = {"prompt": [1] * 64, "max_tokens": 16, "stream": True}
+    busy = []
+    for factor in (1.0, 1.5):
+        srv = await _serve(step_time_factor=factor)
+        try:
+            async with (
+                aiohttp.ClientSession() as s,
+                s.post(f"{srv.url}/v1/completions", json=body) as r,
+            ):
+                assert "[DONE]" in await _sse(r)
+        finally:
+            await srv.close()
+        busy.append(sum(w.busy_time for w in srv.cluster.workers))
+    assert busy[0] > 0 and busy[1] == pytest.approx(1.5 * busy[0], rel=1e-9)

@@ -10,11 +10,15 @@ req/s and `rate<R>_conc<C>` for both:
   `out_conc8.json` for several;
 - sa-bench's `--result-dir D --result-filename F.json` is the result file `D/F.json`.
 
+With `--repeats N`, repeat k > 1 of a point adds `_r<k>` to its file's stem
+(`conc8.json`, `conc8_r2.json`, ...): the first is where a single measurement goes.
+
 docs/bench.md describes the same rule for users.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from inferbench.errors import InputError
@@ -57,3 +61,17 @@ def check_point_output(path: Path | None, option: str, points: int) -> None:
             hint=f"name a file ({option} out.json writes out_conc4.json, ...), or measure"
             " one point",
         )
+
+
+REPEAT_SUFFIX = re.compile(r"_r(\d+)$")  # on a file's stem: which repeat of its point
+
+
+def repeat_path(path: Path, repeat: int) -> Path:
+    """Repeat `repeat` (1-based) of the point whose file is `path`."""
+    return path if repeat == 1 else path.with_name(f"{path.stem}_r{repeat}{path.suffix}")
+
+
+def repeat_of(stem: str) -> tuple[str, int]:
+    """(the point's stem, its repeat) of a file stem: `conc8_r2` -> (`conc8`, 2)."""
+    m = REPEAT_SUFFIX.search(stem)
+    return (stem[: m.start()], int(m.group(1))) if m and int(m.group(1)) >= 1 else (stem, 1)

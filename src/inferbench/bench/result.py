@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -108,6 +109,47 @@ class EndpointInfo(BaseModel):
     api: ApiKind
 
 
+MAX_SAMPLES = 4096  # per-request values kept per point: enough for a p99's interval
+
+
+class RequestSamples(BaseModel):
+    """Per-request values of the measured ok requests, for the noise model of
+    `inferbench results compare` (bootstrap intervals need the requests, not summaries).
+
+    Kept small: milliseconds to the microsecond, and above `MAX_SAMPLES` requests an
+    evenly spaced subset in send order. `ttft_ms`, `e2el_ms` and `tokens` (input +
+    output) describe the same requests; `tpot_ms` those with more than one output token.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ttft_ms: list[float]
+    e2el_ms: list[float]
+    tokens: list[int]
+    tpot_ms: list[float]
+
+    @classmethod
+    def of(cls, cols: RecordColumns) -> RequestSamples:
+        timed = cols.ok & ~np.isnan(cols.first_chunk)
+        tokens = (cols.input_tokens + cols.output_tokens)[timed]
+        return cls(
+            ttft_ms=_ms(cols.ttft()),
+            e2el_ms=_ms(cols.e2el()),
+            tokens=_spaced(tokens).astype(int).tolist(),
+            tpot_ms=_ms(cols.tpot()),
+        )
+
+
+def _spaced(values: np.ndarray) -> np.ndarray:
+    if values.size <= MAX_SAMPLES:
+        return values
+    return values[np.linspace(0, values.size - 1, MAX_SAMPLES).round().astype(int)]
+
+
+def _ms(seconds: np.ndarray) -> list[float]:
+    return [float(v) for v in np.round(_spaced(seconds) * 1e3, 3)]
+
+
 class InferbenchBlock(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -144,6 +186,7 @@ class InferbenchBlock(BaseModel):
     # what the producer could not honour (the simulator's unmodelled features); never silent
     warnings: list[str] = Field(default_factory=list)
     agentic: AgenticBlock | None = None  # multi-turn replay figures (trace workloads)
+    samples: RequestSamples | None = None  # None in files of older versions
 
 
 class PointResult(BaseModel):
@@ -251,6 +294,9 @@ def build_point_result(
     with its records in columns; those carry no per-chunk detail). `window`: the measured
     requests' first send and last finish in Unix seconds (default: started_at, finished_at)."""
     start_unix, end_unix = window or (started_at.timestamp(), finished_at.timestamp())
+    samples = RequestSamples.of(
+        records if isinstance(records, RecordColumns) else RecordColumns.from_records(records)
+    )
     if isinstance(records, RecordColumns):
         if client.detail:
             raise ValueError("detail output needs the requests' records, not their columns")
@@ -330,6 +376,7 @@ def build_point_result(
         client=client,
         started_at=started_at.isoformat(),
         finished_at=finished_at.isoformat(),
+        samples=samples,
     )
     return PointResult(sa=SaBenchFields.model_validate(sa), inferbench=block)
 

@@ -21,6 +21,7 @@ from inferbench.bench.api import BenchRun, PointMeasurement, run_bench
 from inferbench.bench.config_file import load_bench_config
 from inferbench.bench.dialect import assign_extra_pairs
 from inferbench.bench.invocation import BenchArgs, resolve
+from inferbench.bench.naming import check_point_output, repeat_path
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
@@ -232,6 +233,13 @@ def bench(
         None, "--extra-body", help='JSON object merged into each request body, e.g. {"top_k": 1}'
     ),
     disable_tqdm: bool = typer.Option(False, "--disable-tqdm", help="no progress bar"),
+    repeats: int = typer.Option(
+        1,
+        "--repeats",
+        min=1,
+        help="measure each point N times (files conc8.json, conc8_r2.json, ...); "
+        "`results compare` pools them",
+    ),
     random_num_workers: int | None = typer.Option(
         None, "--random-num-workers", help="accepted; prompts are generated per request"
     ),
@@ -316,17 +324,24 @@ def bench(
         sharegpt_output_len=sharegpt_output_len,
     )
     inv = resolve(args)
+    if repeats > 1:  # each repeat is a file of its own: a stream cannot take them
+        check_point_output(inv.result_file, "--result-file", len(inv.points) * repeats)
+        check_point_output(inv.detail_file, "--detail-file", len(inv.points) * repeats)
     console = Console(stderr=True)
+
+    done: dict[str, int] = {}  # repeats measured per point
 
     def save(outcome: PointMeasurement) -> None:
         point = outcome.result.inferbench.load
+        repeat = done[point.label] = done.get(point.label, 0) + 1
         path = inv.result_path(point)
         if path is not None:
+            path = repeat_path(path, repeat)
             write_point_result(path, outcome.result)
             console.print(f"wrote {path}", markup=False)
         detail_path = inv.detail_path(point)
         if detail_path is not None:
-            write_detail_jsonl(detail_path, outcome.run.records)
+            write_detail_jsonl(repeat_path(detail_path, repeat), outcome.run.records)
 
     with Progress(
         TextColumn("{task.description}"),
@@ -347,7 +362,7 @@ def bench(
         run = run_bench(
             inv.endpoint,
             inv.workload,
-            inv.points,
+            [point for point in inv.points for _ in range(repeats)],
             inv.options,
             on_progress=on_progress,
             on_point=save,

@@ -267,7 +267,21 @@ def compare(
     base: str = typer.Argument(..., help="run id, run:<id>, tag:<name> or key=value,... filters"),
     head: str = typer.Argument(..., help="same forms as BASE"),
     db: str = DB_OPTION,
-    threshold: float = typer.Option(0.05, "--threshold", help="relative change treated as noise"),
+    threshold: float = typer.Option(
+        0.05,
+        "--threshold",
+        help="tolerance: a change is a regression only when its whole confidence interval "
+        "lies beyond it",
+    ),
+    confidence: float = typer.Option(
+        0.95, "--confidence", help="of each change's bootstrap interval (two-sided)"
+    ),
+    min_samples: int = typer.Option(
+        30, "--min-samples", min=2, help="requests a side needs for a metric to be judged"
+    ),
+    resamples: int = typer.Option(
+        1000, "--resamples", min=100, max=100_000, help="bootstrap draws (seeded)"
+    ),
     fmt: str = typer.Option("table", "--format", help="table or markdown"),
     at: float | None = typer.Option(
         None,
@@ -286,31 +300,43 @@ def compare(
     ),
 ) -> None:
     """Per-point deltas between two sets of results (regressions first), and accuracy."""
-    from inferbench.report.markdown import at_sentence, comparison_markdown
-    from inferbench.results.compare import check_threshold, compare_selectors
+    from inferbench.report.markdown import at_sentence, change_text, comparison_markdown
+    from inferbench.results.compare import check_noise, check_threshold, compare_selectors
+    from inferbench.results.noise import NoiseModel
 
     if fmt not in ("table", "markdown"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or markdown")
     check_threshold(threshold)  # a bad value is named before the store is opened
+    noise = check_noise(
+        NoiseModel(confidence=confidence, min_samples=min_samples, resamples=resamples)
+    )
     store = open_store(db, create=False)
-    cmp = compare_selectors(store, base, head, threshold=threshold, at=at)
+    cmp = compare_selectors(store, base, head, threshold=threshold, at=at, noise=noise)
     if fmt == "markdown":
         typer.echo(comparison_markdown(cmp), nl=False)
     else:
-        table = Table(title=f"{head} vs {base} (noise ±{threshold:.0%})")
-        for col in (
-            "verdict",
-            "point",
-            *(d.metric.label for d in (cmp.points[0].deltas if cmp.points else ())),
-        ):
+        table = Table(
+            title=f"{head} vs {base}: change [{confidence:.0%} interval], "
+            f"tolerance ±{threshold:.0%}"
+        )
+        for col in ("verdict", "point", "metric", "base", "head", "change [interval]"):
             table.add_column(col)
-        for p in cmp.points:
-            cells = [f"{d.change:+.1%}" if d.change is not None else "-" for d in p.deltas]
-            table.add_row(p.verdict, p.label, *cells)
+        for p in cmp.points:  # a row per metric: intervals stay readable in a terminal
+            for k, d in enumerate(p.deltas):
+                table.add_row(
+                    d.verdict,
+                    p.label if k == 0 else "",
+                    d.metric.label,
+                    _fmt(d.base),
+                    _fmt(d.head),
+                    escape(change_text(d)),
+                    end_section=k == len(p.deltas) - 1,
+                )
         Console().print(table)
         typer.echo(
             f"{cmp.count('regression')} regressions, {cmp.count('improvement')} improvements, "
-            f"{cmp.count('noise')} within noise; "
+            f"{cmp.count('noise')} within noise, {cmp.count('unjudged')} not judged "
+            f"(fewer than {min_samples} samples); "
             f"{len(cmp.only_base)} only in base, {len(cmp.only_head)} only in head"
         )
         for pair in cmp.at:

@@ -188,6 +188,9 @@ def register(app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the plans; run nothing."),
         max_jobs: int = typer.Option(None, "--max-jobs", min=1, help="Run at most N jobs."),
         max_prompts: int = typer.Option(None, "--max-prompts", min=1, help="Cap per point."),
+        repeats: int = typer.Option(
+            1, "--repeats", min=1, help="Measure each point N times (`results compare` pools)."
+        ),
         srt_slurm: Path = _SRT_SLURM,
         srtctl_root: Path = _SRTCTL_ROOT,
         no_evals: bool = typer.Option(False, "--no-evals", help="Run no evals."),
@@ -241,6 +244,7 @@ def register(app: typer.Typer) -> None:
                 "fail_fast": fail_fast,
                 "max_jobs": max_jobs,
                 "max_prompts": max_prompts,
+                "repeats": repeats,
                 "engine_args": list(_split_args(engine_args)),
                 "engine_env": _env_pairs(engine_env),
                 "sim_realtime": sim_realtime,
@@ -267,6 +271,7 @@ def register(app: typer.Typer) -> None:
                 cluster=cluster,
                 plan=PlanOptions(
                     max_prompts=max_prompts,
+                    repeats=repeats,
                     eval_task=task_info(eval_task).name,
                     eval_dataset=str(eval_dataset.resolve()) if eval_dataset else None,
                     eval_limit=eval_limit,

@@ -516,6 +516,13 @@ def serve_cmd(
         None, "--crash-after", help="Exit after N finished requests."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the fault draws."),
+    step_time_factor: float = typer.Option(
+        1.0,
+        "--step-time-factor",
+        min=0.01,
+        max=100.0,
+        help="Every engine step takes this times as long (1.1: a 10% slower engine).",
+    ),
 ) -> None:
     """Serve the simulated engine over HTTP (OpenAI completions/chat, /health, /metrics)."""
     from inferbench.bench.arguments import validated
@@ -547,6 +554,7 @@ def serve_cmd(
         slow_start_s=slow_start,
         crash_after=crash_after,
         seed=seed,
+        step_time_factor=step_time_factor,
     )
     _raise_fd_limit()
 

@@ -13,6 +13,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from inferbench.bench.naming import repeat_path
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import PointStatus
 from inferbench.errors import ExternalToolError
@@ -48,7 +49,6 @@ def bench_point_runner() -> PointRunner:
         if spec.agentic is not None:
             return _replay_point(base_url, spec, point, result_path, log_path)
         api = _bench_api()
-        from inferbench.bench.result import write_point_result
         from inferbench.bench.schedule import LoadPoint
         from inferbench.bench.settings import ClientOptions, Endpoint
         from inferbench.bench.workload import RandomWorkload, RangeMode
@@ -66,31 +66,53 @@ def bench_point_runner() -> PointRunner:
             warmups=point.num_warmups,
         )
         options = api.BenchOptions(client=ClientOptions(max_failure_rate=spec.max_failure_rate))
-        _log_line(log_path, f"bench {base_url} conc={point.concurrency} n={point.num_prompts}")
-        with sampling_power(result_path, log_path):
-            outcome = api.run_point(endpoint, workload, load, options)
-        result = outcome.result
-        block = result.inferbench
-        if not block.complete and block.incomplete_reason == INTERRUPTED:
-            # a second Ctrl-C cut the point short: it stays to do (incomplete, not failed);
-            # what it measured is kept beside the logs, never where a resume would trust it
-            write_point_result(log_path.parent / f"{result_path.stem}.interrupted.json", result)
-            _log_line(log_path, f"interrupted conc={point.concurrency}")
-            raise KeyboardInterrupt
-        write_point_result(result_path, result)
-        reason = block.gate_failure or (
-            "" if block.complete else f"incomplete ({block.incomplete_reason})"
-        )
-        _log_line(
-            log_path,
-            f"done conc={point.concurrency} completed={result.sa.completed}"
-            f" failed={block.failed} {reason}".rstrip(),
-        )
+        reasons: list[str] = []
+        passed = True
+        for repeat in range(1, spec.repeats + 1):
+            # repeat k > 1 is its own measured point of the same identity: conc8_r2.json
+            path = repeat_path(result_path, repeat)
+            ok, reason = _measure(api, endpoint, workload, load, options, path, log_path)
+            passed = passed and ok
+            if reason:
+                reasons.append(reason if spec.repeats == 1 else f"repeat {repeat}: {reason}")
         return PointOutcome(
             concurrency=point.concurrency,
-            status=PointStatus.PASSED if outcome.passed else PointStatus.FAILED,
-            reason=reason,
+            status=PointStatus.PASSED if passed else PointStatus.FAILED,
+            reason="; ".join(reasons),
             result_file=f"results/{result_path.name}",
         )
 
     return run
+
+
+def _measure(
+    api: Any,
+    endpoint: Any,
+    workload: Any,
+    load: Any,
+    options: Any,
+    result_path: Path,
+    log_path: Path,
+) -> tuple[bool, str]:
+    """One measurement of a point into `result_path`: (passed, why not)."""
+    from inferbench.bench.result import write_point_result
+
+    conc = load.concurrency
+    _log_line(log_path, f"bench {endpoint.base_url} conc={conc} n={load.num_prompts}")
+    with sampling_power(result_path, log_path):
+        outcome = api.run_point(endpoint, workload, load, options)
+    result = outcome.result
+    block = result.inferbench
+    if not block.complete and block.incomplete_reason == INTERRUPTED:
+        # a second Ctrl-C cut the point short: it stays to do (incomplete, not failed);
+        # what it measured is kept beside the logs, never where a resume would trust it
+        write_point_result(log_path.parent / f"{result_path.stem}.interrupted.json", result)
+        _log_line(log_path, f"interrupted conc={conc}")
+        raise KeyboardInterrupt
+    write_point_result(result_path, result)
+    reason = block.gate_failure or (
+        "" if block.complete else f"incomplete ({block.incomplete_reason})"
+    )
+    counts = f"completed={result.sa.completed} failed={block.failed}"
+    _log_line(log_path, f"done {result_path.stem} {counts} {reason}".rstrip())
+    return bool(outcome.passed), reason

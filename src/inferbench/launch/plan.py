@@ -111,6 +111,7 @@ class BenchSpec(Frozen):
     random_range_ratio: float = SA_BENCH.range_ratio
     points: tuple[BenchPoint, ...]
     max_failure_rate: float = SA_BENCH.max_failure_rate
+    repeats: int = Field(default=1, ge=1)  # measurements per point (conc8.json, conc8_r2.json)
     eval: EvalPlan | None = None
     agentic: AgenticBench | None = None  # multi-turn trace replay instead of random prompts
 

@@ -38,6 +38,7 @@ from inferbench.engines.registry import env_prefixes
 from inferbench.errors import InputError, Location, validation_summary
 from inferbench.fsio import atomic_write_text
 from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.power.hostzone import host_zone
 from inferbench.redact import REDACTED, Redactor, looks_secret
 
 SHORT_FP = 12
@@ -220,6 +221,8 @@ def environment_record(extra: dict[str, str] | None = None) -> dict[str, object]
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "host": socket.gethostname(),
+        # raw nvidia-smi power logs are stamped in this zone, without saying so
+        "timezone": host_zone(),
         "environment": env,
         **(extra or {}),
     }

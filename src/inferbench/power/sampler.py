@@ -18,16 +18,11 @@ import sys
 import time
 import urllib.request
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 
 from inferbench.lifetime import child_setup
-from inferbench.power.parse import (
-    CSV_HEADER,
-    AmdSmiCsvReader,
-    NvidiaSmiReader,
-    ParseError,
-    parse_dcgm_metrics,
-)
+from inferbench.power.parse import CSV_HEADER, ParseError, PowerCsvReader, parse_dcgm_metrics
 
 NVIDIA_QUERY = "timestamp,index,power.draw,clocks.sm"
 DEFAULT_INTERVAL_S = 0.1
@@ -101,7 +96,7 @@ def _on_term(_signum: int, _frame: object) -> None:
     _stop = True
 
 
-def _stream(argv: list[str], reader: NvidiaSmiReader | AmdSmiCsvReader, out: Path) -> int:
+def _stream(argv: list[str], reader: PowerCsvReader, out: Path) -> int:
     """Run a tool that repeats on its own, converting each line it prints as it comes."""
     env = {**os.environ, "TZ": "UTC", "PYTHONUNBUFFERED": "1"}  # stamps in UTC, no buffering
     proc = subprocess.Popen(
@@ -154,11 +149,11 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _on_term)
     if kind == "nvidia-smi":
         argv = [target, f"--query-gpu={NVIDIA_QUERY}", "--format=csv,nounits"]
-        return _stream([*argv, f"-lms={max(1, round(interval * 1000))}"], NvidiaSmiReader(), out)
+        return _stream([*argv, f"-lms={max(1, round(interval * 1000))}"], PowerCsvReader(UTC), out)
     if kind == "amd-smi":
         # amd-smi's watch interval is whole seconds
         argv = [target, "metric", "-p", "-c", "-t", "-u", "-w", str(max(1, round(interval)))]
-        return _stream([*argv, "--csv"], AmdSmiCsvReader(), out)
+        return _stream([*argv, "--csv"], PowerCsvReader(UTC), out)
     return _poll_dcgm(target, out, interval)
 
 

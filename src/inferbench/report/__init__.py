@@ -13,8 +13,8 @@ from inferbench.report.prices import load_prices
 from inferbench.results.compare import (
     Comparison,
     check_threshold,
-    compare_records,
     compare_selectors,
+    compare_stored,
 )
 from inferbench.results.store import DEFAULT_DB_URL, RecordFilter, Store, open_store
 
@@ -43,7 +43,8 @@ def _comparison(
     if len(runs) < 2:
         return None
     b, h = runs[-2], runs[-1]
-    return compare_records(
+    return compare_stored(
+        store,
         [s.record for s in store.query(RecordFilter(run_id=b))],
         [s.record for s in store.query(RecordFilter(run_id=h))],
         threshold=threshold,

@@ -445,7 +445,9 @@
     summaryBox.appendChild(el("h2", {}, "HEAD " + C.head + " vs BASE " + C.base));
     summaryBox.appendChild(el("p", {}, C.rows.length + " matched points: " + C.counts.regression +
       " regressions, " + C.counts.improvement + " improvements, " + C.counts.noise +
-      " within the ±" + (C.threshold * 100).toFixed(0) + "% noise threshold."));
+      " within noise, " + C.counts.unjudged + " not judged. A change counts only when its " +
+      (C.confidence * 100).toFixed(0) + "% bootstrap interval [in brackets] lies beyond the ±" +
+      (C.threshold * 100).toFixed(0) + "% tolerance."));
     var at = document.getElementById("cmp-at");
     at.textContent = "";
     C.at.forEach(function (a) {
@@ -466,9 +468,11 @@
       tr.appendChild(el("td", { "class": r.verdict }, r.verdict));
       tr.appendChild(el("td", {}, r.label));
       r.cells.forEach(function (c, k) {
-        var text = c[2] === null ? "-" : (C.metrics[k].name === "failure_rate" ? pct(c[0]) + " → " + pct(c[1]) :
-          fmt(c[0]) + " → " + fmt(c[1]) + " (" + (c[2] >= 0 ? "+" : "") + pct(c[2]) + ")");
-        tr.appendChild(el("td", { "class": "num " + (c[3] === "noise" ? "" : c[3]) }, text));
+        var signed = function (v) { return (v >= 0 ? "+" : "") + pct(v); };
+        var ci = c[4] === null || c[4] === undefined ? "" : " [" + signed(c[4]) + ", " + signed(c[5]) + "]";
+        var text = c[2] === null ? "-" : (C.metrics[k].name === "failure_rate" ? pct(c[0]) + " → " + pct(c[1]) + ci :
+          fmt(c[0]) + " → " + fmt(c[1]) + " (" + signed(c[2]) + ci + ")");
+        tr.appendChild(el("td", { "class": "num " + (c[3] === "noise" || c[3] === "unjudged" ? "" : c[3]) }, text));
       });
       body.appendChild(tr);
     });

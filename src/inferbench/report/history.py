@@ -15,7 +15,7 @@ from inferbench.report.markdown import comparison_markdown
 from inferbench.report.metrics import X_AXES, Y_AXES, axis
 from inferbench.report.payload import SeriesTable, Strings, sig, when
 from inferbench.report.prices import PriceTable
-from inferbench.results.compare import Comparison, relative_change, verdict_of
+from inferbench.results.compare import VERDICTS, Comparison, relative_change, verdict_of
 from inferbench.results.pareto import series_key
 from inferbench.results.record import Record
 
@@ -112,19 +112,30 @@ def compare_payload(cmp: Comparison | None, series: SeriesTable) -> dict[str, An
                 "label": p.label,
                 "verdict": p.verdict,
                 "s": series.index.get(key),
-                "cells": [[d.base, d.head, d.change, d.verdict] for d in p.deltas],
+                "cells": [
+                    [
+                        d.base,
+                        d.head,
+                        d.change,
+                        d.verdict,
+                        d.interval.low if d.interval else None,
+                        d.interval.high if d.interval else None,
+                    ]
+                    for d in p.deltas
+                ],
             }
         )
     return {
         "base": cmp.base_label,
         "head": cmp.head_label,
         "threshold": cmp.threshold,
+        "confidence": cmp.noise.confidence,
         "metrics": [
             {"name": m.metric.name, "label": m.metric.label}
             for m in (cmp.points[0].deltas if cmp.points else ())
         ],
         "rows": rows,
-        "counts": {v: cmp.count(v) for v in ("regression", "improvement", "noise")},
+        "counts": {v: cmp.count(v) for v in VERDICTS},
         "only_base": [_short(r) for r in cmp.only_base],
         "only_head": [_short(r) for r in cmp.only_head],
         "at": [

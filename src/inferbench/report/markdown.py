@@ -5,23 +5,32 @@ from __future__ import annotations
 from inferbench.results.compare import Comparison, Delta, PointDelta, verdict_of
 from inferbench.results.equal import PairAt
 
-_ICON = {"regression": "🔴", "improvement": "🟢", "noise": "⚪"}
+_ICON = {"regression": "🔴", "improvement": "🟢", "noise": "⚪", "unjudged": "❔"}
 _SHOWN = (
     "total_tput_per_gpu",
     "interactivity_median",
     "ttft_median",
+    "tpot_median",
     "e2el_median",
     "failure_rate",
 )
+
+
+def change_text(d: Delta) -> str:
+    """`+6.6% [-1.2%, +14.0%]`: the change and its interval (or why it has none)."""
+    if d.change is None:
+        return "-"
+    change = f"{d.change:+.1%}" if d.metric.name != "failure_rate" else f"{d.change:+.1%} pts"
+    return f"{change} {d.interval_text()}".rstrip()
 
 
 def _cell(d: Delta) -> str:
     if d.base is None or d.head is None or d.change is None:
         return "-"
     if d.metric.name == "failure_rate":
-        text = f"{d.base:.1%} → {d.head:.1%}"
+        text = f"{d.base:.1%} → {d.head:.1%} ({change_text(d)})"
     else:
-        text = f"{d.base:.4g} → {d.head:.4g} ({d.change:+.1%})"
+        text = f"{d.base:.4g} → {d.head:.4g} ({change_text(d)})"
     return f"**{text}**" if d.verdict == "regression" else text
 
 
@@ -49,12 +58,17 @@ def at_lines(cmp: Comparison) -> list[str]:
 
 
 def comparison_markdown(cmp: Comparison, *, max_rows: int = 60) -> str:
-    reg, imp, noise = (cmp.count(v) for v in ("regression", "improvement", "noise"))
+    reg, imp, noise, unjudged = (
+        cmp.count(v) for v in ("regression", "improvement", "noise", "unjudged")
+    )
     lines = [
         f"### inferbench: `{cmp.head_label}` vs `{cmp.base_label}`",
         "",
         f"{len(cmp.points)} matched points: **{reg} regressions**, {imp} improvements, "
-        f"{noise} within the ±{cmp.threshold:.0%} noise threshold.",
+        f"{noise} within noise, {unjudged} not judged. A change counts only when its "
+        f"{cmp.noise.confidence:.0%} bootstrap interval (in brackets) lies beyond the "
+        f"±{cmp.threshold:.0%} tolerance; fewer than {cmp.noise.min_samples} requests a side "
+        "are not judged.",
     ]
     if cmp.only_base or cmp.only_head:
         lines.append(

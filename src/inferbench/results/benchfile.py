@@ -34,6 +34,7 @@ from inferbench.results.derived import (
     request_tpots_ms,
 )
 from inferbench.results.record import Metrics, RecordInteractivity, RecordStats
+from inferbench.results.samples import PointSamples
 
 _STAT_KEYS = {
     "mean": "mean",
@@ -60,6 +61,7 @@ class BenchFile:
     point: bench_result.PointResult | None = None  # None for plain sa-bench
     started_at: datetime | None = None  # the point's wall-clock bounds (warm-ups included)
     finished_at: datetime | None = None
+    samples: PointSamples | None = None  # per-request values, for the comparison's noise model
 
     @property
     def client_version(self) -> str | None:
@@ -121,6 +123,7 @@ def read_bench_file(path: Path, raw: Mapping[str, Any] | None = None) -> BenchFi
         interactivity=_interactivity(raw, metrics.tpot_ms),
         window=_window(raw),
         power=(),
+        samples=PointSamples.of_sa_bench(raw),
     )
 
 
@@ -289,11 +292,12 @@ def _read_point_result(path: Path, raw: Mapping[str, Any]) -> BenchFile:
         )
         if inter.median > 0
         else None,
-        window=_measured_window(started, finished, sa.duration),
+        window=_window(raw) or _measured_window(started, finished, sa.duration),
         power=(),
         point=point,
         started_at=started,
         finished_at=finished,
+        samples=PointSamples.of_block(ib.samples) if ib.samples is not None else None,
     )
 
 
@@ -311,7 +315,8 @@ def _iso(path: Path, text: str, key: str) -> datetime:
 def _measured_window(
     started: datetime, finished: datetime, duration_s: float
 ) -> tuple[float, float]:
-    """The measured requests' window in unix time.
+    """The measured requests' window in unix time, for files older than the
+    `benchmark_start_time_unix` / `benchmark_end_time_unix` keys.
 
     The file stamps the whole point (request building and warm-ups first), and the
     measured window of `duration` seconds ends with the last response, just before

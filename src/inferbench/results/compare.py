@@ -1,24 +1,44 @@
-"""Compare two sets of points (BASE vs HEAD): per-point deltas with a noise threshold.
+"""Compare two sets of points (BASE vs HEAD): per-point changes judged against their noise.
 
 Points are matched across runs by `Record.point_key()` (identity without image and
-recipe, which are what a comparison usually changes). A relative change whose size is
-under the threshold is noise; beyond it, it is a regression or an improvement in the
-metric's own direction (throughput up is good, latency up is bad).
+recipe, which are what a comparison usually changes); a point measured several times in
+one run (`--repeats`) is pooled. Each metric's relative change gets a bootstrap
+confidence interval from the points' per-request samples (`inferbench.results.noise`),
+and is a regression or an improvement, in the metric's own direction (throughput up is
+good, latency up is bad), only when its whole interval lies beyond the tolerance
+(`threshold`): the change is then larger than the tolerance whatever the noise. Inside
+the tolerance, or straddling it, it is noise. A metric with fewer than the minimum
+samples on a side (or points stored without samples) is not judged: `unjudged`.
+The failure rate is compared in absolute points, with Newcombe's interval.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from inferbench.errors import InputError
 from inferbench.results.equal import PairAt, compare_at
+from inferbench.results.noise import (
+    Interval,
+    NoiseModel,
+    Statistic,
+    change_interval,
+    failure_interval,
+    inverse_quantile,
+    quantile,
+    token_rate,
+)
 from inferbench.results.record import Record
+from inferbench.results.samples import PointSamples
 from inferbench.results.store import RecordFilter, Store, StoredRecord
 
-Verdict = Literal["regression", "improvement", "noise"]
+Verdict = Literal["regression", "improvement", "noise", "unjudged"]
+VERDICTS: tuple[Verdict, ...] = ("regression", "improvement", "noise", "unjudged")
+
+_REQUEST_FIELDS = ("ttft_ms", "e2el_ms", "tokens")
 
 
 @dataclass(frozen=True)
@@ -26,14 +46,25 @@ class MetricSpec:
     name: str
     label: str
     higher_is_better: bool
+    # how the per-request samples estimate it (None: the failure rate, from counts)
+    statistic: Statistic | None = None
+    fields: tuple[str, ...] = _REQUEST_FIELDS  # resampled together (same requests)
 
 
 METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("total_tput_per_gpu", "tok/s/GPU", True),
-    MetricSpec("interactivity_median", "tok/s/user p50", True),
-    MetricSpec("ttft_median", "TTFT p50 ms", False),
-    MetricSpec("tpot_median", "TPOT p50 ms", False),
-    MetricSpec("e2el_median", "E2EL p50 ms", False),
+    MetricSpec("total_tput_per_gpu", "tok/s/GPU", True, token_rate),
+    MetricSpec(
+        "interactivity_median",
+        "tok/s/user p50",
+        True,
+        inverse_quantile("tpot_ms", 0.5),
+        ("tpot_ms",),
+    ),
+    MetricSpec("ttft_median", "TTFT p50 ms", False, quantile("ttft_ms", 0.5)),
+    MetricSpec("ttft_p90", "TTFT p90 ms", False, quantile("ttft_ms", 0.9)),
+    MetricSpec("tpot_median", "TPOT p50 ms", False, quantile("tpot_ms", 0.5), ("tpot_ms",)),
+    MetricSpec("tpot_p90", "TPOT p90 ms", False, quantile("tpot_ms", 0.9), ("tpot_ms",)),
+    MetricSpec("e2el_median", "E2EL p50 ms", False, quantile("e2el_ms", 0.5)),
     MetricSpec("failure_rate", "failure rate", False),
 )
 
@@ -44,7 +75,9 @@ def metric_value(r: Record, name: str) -> float | None:
         "total_tput_per_gpu": d.total_tput_per_gpu,
         "interactivity_median": d.interactivity.median if d.interactivity else None,
         "ttft_median": m.ttft_ms.median,
+        "ttft_p90": m.ttft_ms.p90,
         "tpot_median": m.tpot_ms.median,
+        "tpot_p90": m.tpot_ms.p90,
         "e2el_median": m.e2el_ms.median,
         "failure_rate": d.failure_rate,
     }
@@ -58,6 +91,16 @@ class Delta:
     head: float | None
     change: float | None  # relative (head - base) / base; absolute for failure_rate
     verdict: Verdict
+    interval: Interval | None = None  # of `change`, at the comparison's confidence
+    samples: tuple[int, int] = (0, 0)  # requests behind the interval, base and head
+
+    def interval_text(self) -> str:
+        """`[-1.2%, +3.4%]`, or why there is none (`n=12/40`)."""
+        if self.interval is not None:
+            return f"[{self.interval.low:+.1%}, {self.interval.high:+.1%}]"
+        if self.change is None:
+            return ""
+        return f"(n={self.samples[0]}/{self.samples[1]})"
 
 
 @dataclass(frozen=True)
@@ -66,13 +109,15 @@ class PointDelta:
     base: Record
     head: Record
     deltas: tuple[Delta, ...]
+    repeats: tuple[int, int] = (1, 1)  # measurements pooled on each side
 
     @property
     def verdict(self) -> Verdict:
         kinds = {d.verdict for d in self.deltas}
-        if "regression" in kinds:
-            return "regression"
-        return "improvement" if "improvement" in kinds else "noise"
+        for kind in ("regression", "improvement", "unjudged"):
+            if kind in kinds:
+                return kind
+        return "noise"
 
     def worst(self) -> float:
         """The most harmful change (for sorting regressions first)."""
@@ -86,11 +131,12 @@ class PointDelta:
 class Comparison:
     base_label: str
     head_label: str
-    threshold: float
+    threshold: float  # the tolerance: a change's interval must lie beyond it
     points: tuple[PointDelta, ...]  # regressions first, worst first
     only_base: tuple[Record, ...]
     only_head: tuple[Record, ...]
     at: tuple[PairAt, ...] = ()  # per series, tok/s/GPU at equal interactivity
+    noise: NoiseModel = NoiseModel()
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for p in self.points if p.verdict == verdict)
@@ -101,21 +147,80 @@ def relative_change(base: float, head: float) -> float:
 
 
 def verdict_of(change: float, *, higher_is_better: bool, threshold: float) -> Verdict:
-    """Noise inside ±threshold; beyond it, better or worse in the metric's own direction."""
-    if abs(change) < threshold:
-        return "noise"
-    better = change > 0 if higher_is_better else change < 0
-    return "improvement" if better else "regression"
+    """Without an interval: noise inside ±threshold, else better or worse."""
+    return verdict_between(change, change, higher_is_better=higher_is_better, threshold=threshold)
 
 
-def _delta(spec: MetricSpec, base: Record, head: Record, threshold: float) -> Delta:
-    b, h = metric_value(base, spec.name), metric_value(head, spec.name)
+def verdict_between(
+    low: float, high: float, *, higher_is_better: bool, threshold: float
+) -> Verdict:
+    """A change whose interval is [low, high]: a regression or an improvement only when the
+    whole interval lies beyond the tolerance in that direction."""
+    worse_low, worse_high = (-high, -low) if higher_is_better else (low, high)
+    if worse_low > threshold:
+        return "regression"
+    if worse_high < -threshold:
+        return "improvement"
+    return "noise"
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    found = [v for v in values if v is not None]
+    return sum(found) / len(found) if found else None
+
+
+def _delta(
+    spec: MetricSpec,
+    base: Sequence[Record],
+    head: Sequence[Record],
+    samples: Mapping[str, PointSamples],
+    threshold: float,
+    noise: NoiseModel,
+    key: str,
+) -> Delta:
+    b = _mean([metric_value(r, spec.name) for r in base])
+    h = _mean([metric_value(r, spec.name) for r in head])
     if b is None or h is None:
         return Delta(spec, b, h, None, "noise")
-    # rates near zero: compare in absolute points
-    change = h - b if spec.name == "failure_rate" else relative_change(b, h)
-    verdict = verdict_of(change, higher_is_better=spec.higher_is_better, threshold=threshold)
-    return Delta(spec, b, h, change, verdict)
+    if spec.statistic is None:  # the failure rate: absolute points, from counts
+        change = h - b
+        interval = failure_interval(_failures(base), _failures(head), confidence=noise.confidence)
+        n = (_attempted(base), _attempted(head))
+        if interval is None or min(n) < noise.min_samples:
+            return Delta(spec, b, h, change, "unjudged", None, n)
+        verdict = verdict_between(
+            interval.low, interval.high, higher_is_better=False, threshold=threshold
+        )
+        return Delta(spec, b, h, change, verdict, interval, n)
+    change = relative_change(b, h)
+    b_samples = [samples[r.natural_key()] for r in base if r.natural_key() in samples]
+    h_samples = [samples[r.natural_key()] for r in head if r.natural_key() in samples]
+    if len(b_samples) < len(base) or len(h_samples) < len(head) or not math.isfinite(change):
+        return Delta(spec, b, h, change, "unjudged")  # a repeat without samples: no model
+    interval, nb, nh = change_interval(
+        b_samples,
+        h_samples,
+        fields=spec.fields,
+        stat=spec.statistic,
+        change=change,
+        model=noise,
+        key=f"{key}/{spec.name}",
+        block=head[-1].identity.concurrency,
+    )
+    if interval is None:
+        return Delta(spec, b, h, change, "unjudged", None, (nb, nh))
+    verdict = verdict_between(
+        interval.low, interval.high, higher_is_better=spec.higher_is_better, threshold=threshold
+    )
+    return Delta(spec, b, h, change, verdict, interval, (nb, nh))
+
+
+def _attempted(records: Sequence[Record]) -> int:
+    return sum(r.metrics.completed + r.metrics.failed for r in records)
+
+
+def _failures(records: Sequence[Record]) -> tuple[int, int]:
+    return sum(r.metrics.failed for r in records), _attempted(records)
 
 
 def point_label(r: Record) -> str:
@@ -126,6 +231,23 @@ def point_label(r: Record) -> str:
     )
 
 
+def _by_point(records: Sequence[Record]) -> dict[str, list[Record]]:
+    """Each point's measurements: those of the latest run that has it (its repeats pooled),
+    the later record winning among runs."""
+    last_run: dict[str, str] = {}
+    for r in records:
+        last_run[r.point_key()] = r.provenance.run_id
+    out: dict[str, list[Record]] = {}
+    for r in records:
+        key = r.point_key()
+        if r.provenance.run_id == last_run[key]:
+            repeats = out.setdefault(key, [])
+            # one measurement per repeat (a point reached by two paths counts once)
+            repeats[:] = [x for x in repeats if x.provenance.repeat != r.provenance.repeat]
+            repeats.append(r)
+    return out
+
+
 def compare_records(
     base: Sequence[Record],
     head: Sequence[Record],
@@ -134,27 +256,45 @@ def compare_records(
     base_label: str = "base",
     head_label: str = "head",
     at: float | None = None,
+    samples: Mapping[str, PointSamples] | None = None,
+    noise: NoiseModel | None = None,
 ) -> Comparison:
-    """Match by point key (the later record wins inside one side) and diff each pair;
-    per series, both frontiers at interactivity `at` (a round middle value when None)."""
-    b_map = {r.point_key(): r for r in base}
-    h_map = {r.point_key(): r for r in head}
+    """Match by point key and judge each pair's changes against their noise (`samples`:
+    per-request samples by record natural key); per series, both frontiers at
+    interactivity `at` (a round middle value when None)."""
+    noise = noise or NoiseModel()
+    samples = samples or {}
+    b_map, h_map = _by_point(base), _by_point(head)
     points = []
-    for key in b_map.keys() & h_map.keys():
+    for key in sorted(b_map.keys() & h_map.keys()):
         b, h = b_map[key], h_map[key]
-        deltas = tuple(_delta(spec, b, h, threshold) for spec in METRICS)
-        points.append(PointDelta(point_label(h), b, h, deltas))
-    rank = {"regression": 0, "improvement": 1, "noise": 2}
+        deltas = tuple(_delta(spec, b, h, samples, threshold, noise, key) for spec in METRICS)
+        points.append(PointDelta(point_label(h[-1]), b[-1], h[-1], deltas, (len(b), len(h))))
+    rank = {"regression": 0, "improvement": 1, "unjudged": 2, "noise": 3}
     points.sort(key=lambda p: (rank[p.verdict], -p.worst(), p.label))
+    b_last = {k: v[-1] for k, v in b_map.items()}
+    h_last = {k: v[-1] for k, v in h_map.items()}
     return Comparison(
         base_label=base_label,
         head_label=head_label,
         threshold=threshold,
         points=tuple(points),
-        only_base=tuple(b_map[k] for k in sorted(b_map.keys() - h_map.keys())),
-        only_head=tuple(h_map[k] for k in sorted(h_map.keys() - b_map.keys())),
-        at=tuple(compare_at(list(b_map.values()), list(h_map.values()), target=at)),
+        only_base=tuple(b_last[k] for k in sorted(b_last.keys() - h_last.keys())),
+        only_head=tuple(h_last[k] for k in sorted(h_last.keys() - b_last.keys())),
+        at=tuple(compare_at(list(b_last.values()), list(h_last.values()), target=at)),
+        noise=noise,
     )
+
+
+def compare_stored(
+    store: Store,
+    base: Sequence[Record],
+    head: Sequence[Record],
+    **options: Any,
+) -> Comparison:
+    """`compare_records` with the points' samples read from the store."""
+    keys = [r.natural_key() for r in (*base, *head)]
+    return compare_records(base, head, samples=store.samples(keys), **options)
 
 
 _FILTER_KEYS = {
@@ -202,7 +342,7 @@ def select_records(store: Store, selector: str) -> list[StoredRecord]:
 
 
 def check_threshold(threshold: float) -> float:
-    """The noise band of a comparison: a finite relative change >= 0 (NaN compares false
+    """The tolerance of a comparison: a finite relative change >= 0 (NaN compares false
     with everything, so it would silently make every change a regression or none)."""
     if not (threshold >= 0 and math.isfinite(threshold)):
         raise InputError(
@@ -212,12 +352,35 @@ def check_threshold(threshold: float) -> float:
     return threshold
 
 
+def check_noise(noise: NoiseModel) -> NoiseModel:
+    """The noise model's settings, named when out of range."""
+    if not 0.5 <= noise.confidence < 1:
+        raise InputError(
+            f"--confidence must be at least 0.5 and below 1, got {noise.confidence}",
+            hint="e.g. --confidence 0.95",
+        )
+    if noise.min_samples < 2:
+        raise InputError(f"--min-samples must be 2 or more, got {noise.min_samples}")
+    if not 100 <= noise.resamples <= 100_000:
+        raise InputError(f"--resamples must be 100 to 100,000, got {noise.resamples}")
+    return noise
+
+
 def compare_selectors(
-    store: Store, base: str, head: str, *, threshold: float = 0.05, at: float | None = None
+    store: Store,
+    base: str,
+    head: str,
+    *,
+    threshold: float = 0.05,
+    at: float | None = None,
+    noise: NoiseModel | None = None,
 ) -> Comparison:
     check_threshold(threshold)
+    noise = check_noise(noise or NoiseModel())
     if at is not None and not (at > 0 and math.isfinite(at)):
         raise InputError("--at must be a positive interactivity (tok/s/user)", hint="e.g. --at 50")
     b = [s.record for s in select_records(store, base)]
     h = [s.record for s in select_records(store, head)]
-    return compare_records(b, h, threshold=threshold, base_label=base, head_label=head, at=at)
+    return compare_stored(
+        store, b, h, threshold=threshold, base_label=base, head_label=head, at=at, noise=noise
+    )

@@ -159,8 +159,10 @@ def _integrate_gpu(
     points: list[tuple[float, float]], start: float, end: float, max_gap: float, edge_tol: float
 ) -> tuple[float, list[str]]:
     problems: list[str] = []
-    t = np.asarray([p[0] for p in points])
-    w = np.asarray([p[1] for p in points])
+    # readings of one GPU stamped alike (amd-smi stamps whole seconds) are averaged, as
+    # InferenceX's aggregate_power.py does, so the time axis increases strictly
+    t, first = np.unique(np.asarray([p[0] for p in points]), return_inverse=True)
+    w = np.bincount(first, weights=[p[1] for p in points]) / np.bincount(first)
     inside = (t >= start) & (t <= end)
     if int(inside.sum()) < MIN_SAMPLES_PER_GPU:
         problems.append(f"too few samples in the window ({int(inside.sum())})")

@@ -145,7 +145,7 @@ def _read_units(units: Sequence[Unit], identity: Mapping[str, Any] | None, now: 
                 run_ids.add(item.record.provenance.run_id)
             elif item.record is not None:
                 try:
-                    rows.append(store_row(item.record, now))
+                    rows.append(store_row(item.record, now, item.samples))
                 except InputError as exc:
                     loc = exc.location
                     exc.location = Location(item.path, loc.line, loc.column, loc.key)

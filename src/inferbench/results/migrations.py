@@ -10,6 +10,8 @@ caller's transaction, so a failed upgrade leaves the database as it was.
       so a re-ingest of an old run finds its rows instead of adding new ones
   v4  eval_results: one accuracy eval per (run, point, task), its primary score in
       columns and the whole EvalRecord as JSON
+  v5  records.samples: the point's per-request values (a compressed .npz) for the
+      comparison's noise model; NULL for points ingested before, or without them
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -78,6 +81,7 @@ records = Table(
     metadata,
     *_record_columns(),
     Column("tag", String(200), nullable=True),  # added by v2
+    Column("samples", LargeBinary, nullable=True),  # added by v5
 )
 
 job_outcomes = Table(
@@ -216,11 +220,17 @@ def _v4(conn: Connection) -> None:
     eval_results.create(conn)
 
 
+def _v5(conn: Connection) -> None:
+    kind = LargeBinary().compile(dialect=conn.dialect)  # BLOB in SQLite, BYTEA in PostgreSQL
+    conn.execute(text(f"ALTER TABLE records ADD COLUMN samples {kind}"))
+
+
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
     (2, _v2),
     (3, _v3),
     (4, _v4),
+    (5, _v5),
 )
 LATEST = MIGRATIONS[-1][0]
 

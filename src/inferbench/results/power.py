@@ -1,72 +1,48 @@
-"""GPU power samples from a CSV (nvidia-smi `--format=csv` style or plain t,gpu,watts).
+"""GPU power samples from a power file, in any form `inferbench.power.parse` reads.
 
-Columns are found by name: a time column (`timestamp`, `time`, `t`), an optional GPU
-column (`index`, `gpu`, `gpu_index`), and a power column (`power.draw [W]`, `power`,
-`watts`). Times are unix seconds or date-times (`2025/01/31 12:00:00.123`, ISO 8601).
+nvidia-smi's times carry no zone: `tz` is the zone of the host that wrote the file
+(the run's `env.json` records it), None for this process's local zone.
 """
 
 from __future__ import annotations
 
-import csv
-from datetime import UTC, datetime
+from datetime import tzinfo
 from pathlib import Path
 
 from inferbench.errors import InputError, Location
+from inferbench.fsread import MAX_RESULT_BYTES, read_text_file
+from inferbench.power.parse import ParseError, PowerCsvReader
 from inferbench.results.derived import PowerSample
 
-_TIME = ("timestamp", "time", "t", "time_unix")
-_GPU = ("index", "gpu", "gpu_index", "gpu_id")
-_POWER = ("power.draw [w]", "power.draw", "power", "watts", "power_w")
 
-
-def _find(header: list[str], names: tuple[str, ...]) -> int | None:
-    lowered = [h.strip().lower() for h in header]
-    return next((lowered.index(n) for n in names if n in lowered), None)
-
-
-def _time(value: str) -> float:
-    value = value.strip()
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S"):
-        try:
-            return datetime.strptime(value, fmt).replace(tzinfo=UTC).timestamp()
-        except ValueError:
-            continue
-    stamp = datetime.fromisoformat(value)
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=UTC)
-    return stamp.timestamp()
-
-
-def read_power_csv(path: Path) -> tuple[PowerSample, ...]:
+def read_power_csv(path: Path, tz: tzinfo | None = None) -> tuple[PowerSample, ...]:
     """All samples in the file; a malformed row -> InputError with its line."""
-    with path.open(newline="") as handle:
-        rows = list(csv.reader(handle))
-    if not rows:
-        return ()
-    header = rows[0]
-    t_col, gpu_col, w_col = _find(header, _TIME), _find(header, _GPU), _find(header, _POWER)
-    if t_col is None or w_col is None:
+    reader = PowerCsvReader(tz)
+    out = []
+    # a regular file of bounded size (a FIFO or device is refused, not read forever)
+    text = read_text_file(path, MAX_RESULT_BYTES, what="power file", errors="replace")
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        try:
+            sample = reader.feed(line)
+        except ParseError as exc:
+            raise InputError(
+                f"bad power file: {exc}",
+                location=Location(path, line=line_no),
+                hint=_HEADER_HINT if not reader.started else _ROW_HINT,
+            ) from None
+        if sample is not None:
+            out.append(PowerSample(t=sample.t, gpu=sample.gpu, watts=sample.watts))
+    if not reader.started and text.strip():
         raise InputError(
             "power CSV needs a time and a power column",
             location=Location(path, line=1),
-            hint="name them in the header (timestamp, power.draw as nvidia-smi does) or remove it",
+            hint=_HEADER_HINT,
         )
-    out = []
-    for line, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
-        try:
-            watts = row[w_col].strip().removesuffix("W").strip()
-            gpu = row[gpu_col].strip() if gpu_col is not None else "0"
-            out.append(PowerSample(t=_time(row[t_col]), gpu=gpu, watts=float(watts)))
-        except (IndexError, ValueError):
-            raise InputError(
-                f"bad power sample row: {row!r:.120}",
-                location=Location(path, line=line),
-                hint="fix or delete the row (a number of watts per sample), or remove the file",
-            ) from None
     return tuple(out)
+
+
+_HEADER_HINT = (
+    "name a time and a power column in the header (timestamp, power.draw as nvidia-smi "
+    "does) or remove the file"
+)
+_ROW_HINT = "fix or delete the row (a number of watts per sample), or remove the file"

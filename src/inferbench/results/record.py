@@ -10,6 +10,8 @@ clear message instead of being half-understood.
       client-side load (achieved_request_rate, in_flight_max, in_flight_mean), all
       optional so v1 records stay valid (store migration v3 rewrites v1 identities)
   v3  provenance.commit: the benchmark tree's commit the run was made from (optional)
+  v4  provenance.repeat: which measurement of a point measured several times in one run
+      (`--repeats`); 1, the default, keeps the natural keys of earlier versions
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pydantic import Field, ValidationError
 from inferbench.core.model import FrozenModel
 from inferbench.errors import InputError, Location
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 PoolRole = Literal["worker", "prefill", "decode"]
 # Counts (requests, tokens) are stored as 64-bit integers; a larger one is a damaged file.
@@ -136,6 +138,7 @@ class Provenance(FrozenModel):
     command: str | None = None  # how the server / client was launched, when known
     tag: str | None = None
     commit: str | None = None  # the benchmark tree's commit, when the run recorded it
+    repeat: int = Field(default=1, ge=1)  # measurement k of the point in this run (--repeats)
 
 
 class RecordStats(FrozenModel):
@@ -232,7 +235,10 @@ class Record(FrozenModel):
 
     def natural_key(self) -> str:
         """Same run, same point -> same key: re-ingesting replaces, never duplicates."""
-        return _digest({"run": self.provenance.run_id, "point": self.identity._dump})
+        key: dict[str, object] = {"run": self.provenance.run_id, "point": self.identity._dump}
+        if self.provenance.repeat > 1:  # repeat 1 keeps the key a single measurement has
+            key["repeat"] = self.provenance.repeat
+        return _digest(key)
 
     def point_key(self) -> str:
         """Identifies a point across runs (image and recipe may change between them)."""

@@ -17,16 +17,18 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from inferbench.bench.naming import repeat_of
 from inferbench.core.concurrency import MAX_CONCURRENCY
 from inferbench.core.outcome import StoredOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InputError, Location
 from inferbench.evals.result import is_eval_file, read_eval_result
 from inferbench.fsread import MAX_RESULT_BYTES, not_regular, read_file
+from inferbench.power.hostzone import recorded_zone
 from inferbench.results.agentic import agentic_fields
 from inferbench.results.benchfile import BenchFile, load_json_object, read_bench_file
 from inferbench.results.build import build_record
@@ -35,6 +37,7 @@ from inferbench.results.identity import identity_from_job, nest
 from inferbench.results.names import identity_from_name
 from inferbench.results.power import read_power_csv
 from inferbench.results.record import Identity, Provenance, Record
+from inferbench.results.samples import PointSamples
 
 RUN_FILES = {
     "run.json",
@@ -45,7 +48,7 @@ RUN_FILES = {
     "outcome.json",
     "env.json",
 }
-_CONC_FILE = re.compile(r"^conc(\d+)\.json$")
+_CONC_FILE = re.compile(r"^conc(\d+)(?:_r(\d+))?\.json$")  # repeat k > 1: conc8_r2.json
 _EVAL_FILE = re.compile(r"^eval_[A-Za-z0-9_.-]+\.json$")
 
 
@@ -56,6 +59,7 @@ class Point:
     path: Path
     record: Record | EvalRecord | None = None  # an EvalRecord for `eval_<task>.json`
     error: InputError | None = None
+    samples: PointSamples | None = None  # the point's per-request values, when its file has them
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,10 @@ UNREADABLE = (ValueError, TypeError, ArithmeticError, KeyError, IndexError, Attr
 
 def _safe(path: Path, make: Any) -> Point:
     try:
-        return Point(path, record=make())
+        made = make()
+        if isinstance(made, tuple):  # (record, its samples)
+            return Point(path, record=made[0], samples=made[1])
+        return Point(path, record=made)
     except InputError as exc:
         if exc.location.file is None:
             exc.location = Location(path, exc.location.line, exc.location.column, exc.location.key)
@@ -175,16 +182,25 @@ def _point_times(bench: BenchFile) -> dict[str, datetime | None]:
     return {"started_at": bench.started_at, "ended_at": bench.finished_at}
 
 
-def _with_power(results_dir: Path, names: set[str], conc: int, bench: BenchFile) -> BenchFile:
-    for name in (f"power_conc{conc}.csv", f"gpu_metrics_conc{conc}.csv"):
+def _with_power(
+    results_dir: Path, names: set[str], stem: str, bench: BenchFile, tz: tzinfo | None
+) -> BenchFile:
+    for name in (f"power_{stem}.csv", f"gpu_metrics_{stem}.csv"):
         if name in names:
-            samples = read_power_csv(results_dir / name)
+            samples = read_power_csv(results_dir / name, tz)
             return replace(bench, power=bench.power + samples)
-    note = f"power_conc{conc}.unavailable"
+    note = f"power_{stem}.unavailable"
     if note in names:
         reason = (results_dir / note).read_text(errors="replace").strip()[:500]
         return replace(bench, power_note=reason or "power was not sampled")
     return bench
+
+
+def _recorded_zone(env_json: Path) -> tzinfo | None:
+    try:
+        return recorded_zone(_optional_json(env_json))
+    except InputError:  # a damaged env.json costs the zone, not the job's points
+        return None
 
 
 def _job_points(
@@ -194,6 +210,8 @@ def _job_points(
         job = load_json_object(job_dir / "job.json")
         outcome = _optional_json(job_dir / "outcome.json")
         run = _optional_json(job_dir.parent / "run.json")
+        # the zone raw nvidia-smi logs of this job were stamped in (None: read as local)
+        zone = _recorded_zone(job_dir / "env.json")
     except InputError as exc:
         yield Point(job_dir, error=exc)
         return
@@ -246,12 +264,15 @@ def _job_points(
         m = _CONC_FILE.match(name)
         if not m:
             continue
-        file, conc = results / name, int(m.group(1))
+        file, conc, repeat = results / name, int(m.group(1)), int(m.group(2) or 1)
 
-        def make(file: Path = file, conc: int = conc) -> Record:
-            bench = _with_power(results, names, conc, read_bench_file(file))
-            prov = Provenance(**{**provenance, **_point_times(bench)}, source=str(file))
-            return build_record(identity_for(conc, bench), prov, bench)
+        def make(
+            file: Path = file, conc: int = conc, repeat: int = repeat
+        ) -> tuple[Record, PointSamples | None]:
+            bench = _with_power(results, names, file.stem, read_bench_file(file), zone)
+            times = _point_times(bench)
+            prov = Provenance(**{**provenance, **times}, source=str(file), repeat=repeat)
+            return build_record(identity_for(conc, bench), prov, bench), bench.samples
 
         yield _safe(file, make)
     for name in sorted(n for n in names if _EVAL_FILE.match(n)):
@@ -297,12 +318,24 @@ def _file_run_id(path: Path) -> str:
     return "file-" + hashlib.sha256(read_file(path, MAX_RESULT_BYTES)).hexdigest()[:12]
 
 
+def _file_power(path: Path, bench: BenchFile) -> BenchFile:
+    """A lone result file's power log: `power_<stem>.csv` or `gpu_metrics_<stem>.csv` beside
+    it, else the `gpu_metrics.csv` InferenceX's runners write beside their results (one
+    monitor may span several points: each point is cut to its own window). Read in this
+    process's local zone (no env.json says otherwise), as InferenceX's power step does."""
+    folder = path.parent
+    for name in (f"power_{path.stem}.csv", f"gpu_metrics_{path.stem}.csv", "gpu_metrics.csv"):
+        if (folder / name).is_file():
+            return replace(bench, power=read_power_csv(folder / name))
+    return bench
+
+
 def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
-    def make() -> Record | EvalRecord:
+    def make() -> tuple[Record, PointSamples | None] | EvalRecord:
         raw = load_json_object(path)
         if is_eval_file(raw):
             return _file_eval(path, raw, identity)
-        bench = read_bench_file(path, raw)
+        bench = _file_power(path, read_bench_file(path, raw))
         job_dir = path.parent.parent
         if path.parent.name == "results" and (job_dir / "job.json").is_file():
             base: dict[str, Any] = nest(load_json_object(job_dir / "job.json"))
@@ -311,6 +344,8 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
         if raw.get("model_id") and "model" not in base:
             base["model"] = raw["model_id"]
         merged = {**base, **agentic_fields(base, bench), **nest(identity or {})}
+        if "conc" not in merged and isinstance(raw.get("max_concurrency"), int):
+            merged["conc"] = raw["max_concurrency"]  # the file's own load, as bench wrote it
         ident = identity_from_job(merged, location=Location(path))
         run_id = (
             merged.get("run-id")
@@ -324,8 +359,9 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
             official=str(merged.get("official", "false")).lower() == "true",
             source=str(path),
             tag=merged.get("tag"),
+            repeat=repeat_of(path.stem)[1],
             **times,
         )
-        return build_record(ident, prov, bench)
+        return build_record(ident, prov, bench), bench.samples
 
     return _safe(path, make)

@@ -8,6 +8,7 @@ a failure leaves nothing half-written. An unreachable, locked or newer database 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from inferbench.results.migrations import (
     records,
 )
 from inferbench.results.record import Record, content_hash, record_from_json
+from inferbench.results.samples import PointSamples
 
 # One file name for the default store, so `make demo` and `inferbench results` meet.
 DEFAULT_DB_FILE = "results.sqlite"
@@ -240,6 +242,23 @@ class Store:
             rows = conn.execute(stmt).all()
         return [(key, StoredRecord(row_id, record_from_json(data))) for key, row_id, data in rows]
 
+    def samples(self, natural_keys: Sequence[str]) -> dict[str, PointSamples]:
+        """The per-request samples stored with these points, by natural key (points
+        ingested without them are absent)."""
+        found: dict[str, PointSamples] = {}
+        keys = list(dict.fromkeys(natural_keys))
+        with self._begin() as conn:
+            for start in range(0, len(keys), _CHUNK):
+                stmt = select(records.c.natural_key, records.c.samples).where(
+                    records.c.natural_key.in_(keys[start : start + _CHUNK]),
+                    records.c.samples.is_not(None),
+                )
+                for key, blob in conn.execute(stmt).all():
+                    parsed = PointSamples.from_bytes(bytes(blob))
+                    if parsed is not None:
+                        found[key] = parsed
+        return found
+
     def run_ids(self) -> list[str]:
         """Run ids, the most recently ingested last."""
         stmt = select(records.c.run_id).group_by(records.c.run_id).order_by(func.max(records.c.id))
@@ -322,6 +341,7 @@ class StoreRow:
     ingested_at: str
     record_json: str
     tag: str | None
+    samples: bytes | None = None  # PointSamples.to_bytes(), for the comparison's noise model
 
     def params(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in _ROW_COLUMNS}
@@ -333,10 +353,11 @@ _ROW_COLUMNS = tuple(StoreRow.__dataclass_fields__)
 _INT_COLUMN_MAX = 2**31 - 1  # INTEGER in PostgreSQL; a value beyond would fail the batch
 
 
-def store_row(r: Record, now: str) -> StoreRow:
-    """The row of a record; InputError when a value cannot be stored (so the one file is
-    skipped, not the whole transaction lost)."""
+def store_row(r: Record, now: str, samples: PointSamples | None = None) -> StoreRow:
+    """The row of a record (and its per-request samples); InputError when a value cannot be
+    stored (so the one file is skipped, not the whole transaction lost)."""
     payload = r.model_dump_json()
+    blob = samples.to_bytes() if samples is not None and samples.size else None
     i = r.identity
     for name, value in (("isl", i.isl), ("osl", i.osl), ("concurrency", i.concurrency)):
         if not 0 <= value <= _INT_COLUMN_MAX:
@@ -348,7 +369,8 @@ def store_row(r: Record, now: str) -> StoreRow:
     return StoreRow(
         natural_key=r.natural_key(),
         point_key=r.point_key(),
-        content_hash=content_hash(payload),
+        # samples arriving for a stored point (a re-ingest after an upgrade) change the row
+        content_hash=content_hash(payload if blob is None else payload + _digest(blob)),
         run_id=r.provenance.run_id,
         model_prefix=i.model_prefix,
         precision=i.precision,
@@ -361,7 +383,12 @@ def store_row(r: Record, now: str) -> StoreRow:
         ingested_at=now,
         record_json=payload,
         tag=r.provenance.tag,
+        samples=blob,
     )
+
+
+def _digest(blob: bytes) -> str:
+    return hashlib.sha256(blob).hexdigest()
 
 
 def eval_row(e: EvalRecord, now: str) -> dict[str, object]:
@@ -393,10 +420,15 @@ def _write_rows(
     conn: Connection, rows: list[dict[str, object]], outcomes: Sequence[StoredOutcome]
 ) -> WriteCounts:
     inserted = updated = unchanged = 0
+    columns = [c for c in _ROW_COLUMNS if c != "natural_key"]
+    if not any(r["samples"] is not None for r in rows):
+        # a batch without samples leaves the column out (and works on a store before v5)
+        rows = [{k: v for k, v in r.items() if k != "samples"} for r in rows]
+        columns.remove("samples")
     update_stmt = (
         update(records)
         .where(records.c.natural_key == bindparam("b_key"))
-        .values({c: bindparam(c) for c in _ROW_COLUMNS if c != "natural_key"})
+        .values({c: bindparam(c) for c in columns})
     )
     for start in range(0, len(rows), _CHUNK * 10):
         chunk = rows[start : start + _CHUNK * 10]

@@ -42,10 +42,15 @@ def _transfer_cost(dep: SimDeployment, tokens: int) -> float:
     )
 
 
-def build_cluster(dep: SimDeployment, listener: Listener | None = None) -> SimCluster:
-    """The engine for `dep`; `listener` hears tokens and finishes."""
+def build_cluster(
+    dep: SimDeployment, listener: Listener | None = None, *, step_time_factor: float = 1.0
+) -> SimCluster:
+    """The engine for `dep`; `listener` hears tokens and finishes; every step of every
+    worker takes `step_time_factor` times as long as modelled (an injected slowdown)."""
     decode = _workers(dep, dep.decode)
     prefill = _workers(dep, dep.prefill) if dep.prefill else None
+    for worker in (*decode, *(prefill or ())):
+        worker.step_time_factor = step_time_factor
     fixed = transfer_seconds(dep, 0)
     per_token = transfer_seconds(dep, 1) - fixed
     stats = attach_caches(dep, prefill or decode)  # the pool that computes the prompts

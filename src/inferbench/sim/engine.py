@@ -78,6 +78,7 @@ class Worker:
         # a rank's finish heap), so `finish` does not visit every rank of every step
         self._completing: list[tuple[RankScheduler, list[tuple[Seq, int]]]] = []
         self.busy_time = 0.0
+        self.step_time_factor = 1.0  # `sim serve --step-time-factor`: an injected slowdown
 
     def try_start(self, now: float) -> list[Seq] | None:
         """Start a step if there is work; returns remote-KV sequences admitted (or None)."""
@@ -100,7 +101,7 @@ class Worker:
             if rank.loading_admitted:
                 loading.extend(rank.loading_admitted)
                 rank.loading_admitted.clear()
-        duration = self.model.step_time(batches)
+        duration = self.model.step_time(batches) * self.step_time_factor
         # KV loaded from host DRAM for requests admitted now: the step waits for it
         # (attach_caches gives every rank of a worker a prefix cache, or none)
         if self.ranks[0].prefix is not None:

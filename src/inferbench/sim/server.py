@@ -49,6 +49,7 @@ class ServeOptions(BaseModel):
     crash_after: int | None = Field(None, ge=1)  # exit the process after N finished requests
     record_sends: Path | None = None
     seed: int = 0
+    step_time_factor: float = Field(1.0, gt=0)  # every engine step this times as long
 
 
 @dataclass(slots=True, eq=False)
@@ -113,7 +114,9 @@ class SimServer:
     def __init__(self, dep: SimDeployment, options: ServeOptions) -> None:
         self.dep, self.options = dep, options
         self.metrics = ServerMetrics(dep.served_model)
-        self.cluster = build_cluster(dep, _Listener(self))
+        self.cluster = build_cluster(
+            dep, _Listener(self), step_time_factor=options.step_time_factor
+        )
         self.rng = random.Random(options.seed)
         self.ids = itertools.count()
         self.lateness: list[float] = []  # sent - scheduled, per chunk

@@ -1,0 +1,177 @@
+"""Does `results compare --fail-on-regression` stay quiet on reruns and catch a slowdown?
+
+Measures a baseline, then `--reruns` identical reruns and `--slowed` reruns of a slower
+server, each with `inferbench bench` (real time, small points), ingests each as its own
+run and runs `inferbench results compare BASE RUN --fail-on-regression` on it, as a CI
+gate would. Reports false alarms (reruns that fail the gate) and catches (slow runs that
+fail it), and which metrics tripped.
+
+Servers: by default `inferbench sim serve` (flags mode), restarted with
+`--step-time-factor` for the slow runs (every engine step that much longer). On a real
+engine, start two servers yourself and pass them (`--base-url`, `--slow-base-url`: e.g.
+vLLM with fewer `--max-num-seqs`) with `--model`.
+
+    .venv/bin/python benchmarks/regression_gate.py [--reruns 20] [--slowed 10] [--factor 1.1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+CLI = [sys.executable, "-m", "inferbench.cli.main"]
+SIM_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+@contextmanager
+def sim_server(args: argparse.Namespace, factor: float) -> Iterator[str]:
+    cmd = [*CLI, "sim", "serve", "--model", args.model, "--gpu", args.gpu]
+    cmd += ["--isl", str(args.isl), "--osl", str(args.osl), "--port", "0"]
+    cmd += ["--step-time-factor", str(factor)]
+    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert server.stdout is not None
+    try:
+        line = server.stdout.readline()
+        if "listening on" not in line:
+            raise SystemExit(f"sim serve did not start: {line!r}")
+        yield line.strip().rsplit(" ", 1)[-1]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+
+
+def measure(args: argparse.Namespace, url: str, run_id: str, work: Path, db: str) -> None:
+    """One run: `inferbench bench` into its own folder, ingested as run `run_id`."""
+    out = work / run_id
+    bench = [*CLI, "bench", "--base-url", url, "--model", args.model, "--isl", str(args.isl)]
+    bench += ["--osl", str(args.osl), "--concurrency", args.concurrency, "--disable-tqdm"]
+    bench += ["--num-prompts", str(args.num_prompts), "--result-dir", str(out)]
+    bench += ["--repeats", str(args.repeats)]
+    subprocess.run(bench, check=True, capture_output=True)
+    identity = (
+        f"model={args.model},model-prefix=gate,precision=bf16,framework=bench,"
+        f"runner={args.gpu},isl={args.isl},osl={args.osl},tp=1,run-id={run_id}"
+    )
+    ingest = [*CLI, "results", "ingest", str(out), "--db", db, "--identity", identity]
+    subprocess.run(ingest, check=True, capture_output=True)
+
+
+def gate(args: argparse.Namespace, run_id: str, db: str) -> tuple[int, list[str]]:
+    """`results compare base RUN --fail-on-regression`: its exit code and tripped metrics."""
+    cmd = [*CLI, "results", "compare", "base", run_id, "--db", db, "--format", "markdown"]
+    cmd += ["--fail-on-regression", "--threshold", str(args.threshold)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"compare failed: {proc.stderr}")
+    return proc.returncode, _tripped(proc.stdout)
+
+
+def _tripped(markdown: str) -> list[str]:
+    """`metric: change [interval]` of each bold (regressed) cell of the markdown table."""
+    header: list[str] = []
+    out = []
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 2 and cells[1] == "point":
+            header = cells
+        elif header and line.startswith("| 🔴"):
+            out += [
+                f"{header[k]}: {cell.strip('*').split('(', 1)[-1].rstrip(')')}"
+                for k, cell in enumerate(cells)
+                if cell.startswith("**") and k < len(header)
+            ]
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--reruns", type=int, default=20)
+    parser.add_argument("--slowed", type=int, default=10)
+    parser.add_argument("--factor", type=float, default=1.1, help="sim step-time factor")
+    parser.add_argument("--base-url", help="a running server (else sim serve is started)")
+    parser.add_argument("--slow-base-url", help="the slowed server, with --base-url")
+    parser.add_argument("--model", default=SIM_MODEL)
+    parser.add_argument("--gpu", default="h200")
+    parser.add_argument("--isl", type=int, default=256)
+    parser.add_argument("--osl", type=int, default=64)
+    parser.add_argument("--concurrency", default="8,16")
+    parser.add_argument("--num-prompts", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--threshold", type=float, default=0.05)
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args()
+    if bool(args.base_url) != bool(args.slow_base_url):
+        parser.error("--base-url and --slow-base-url go together")
+    work = Path(tempfile.mkdtemp(prefix="gate-"))
+    db = f"sqlite:///{work / 'results.sqlite'}"
+    started = time.monotonic()
+    alarms: list[tuple[str, list[str]]] = []
+    caught: list[str] = []
+    missed: list[str] = []
+
+    with _server(args, 1.0, args.base_url) as url:
+        measure(args, url, "base", work, db)
+        for k in range(1, args.reruns + 1):
+            run_id = f"same-{k}"
+            measure(args, url, run_id, work, db)
+            code, tripped = gate(args, run_id, db)
+            if code:
+                alarms.append((run_id, tripped))
+            print(f"{run_id}: gate {'FAILED' if code else 'passed'} {tripped}", flush=True)
+    with _server(args, args.factor, args.slow_base_url) as url:
+        for k in range(1, args.slowed + 1):
+            run_id = f"slow-{k}"
+            measure(args, url, run_id, work, db)
+            code, tripped = gate(args, run_id, db)
+            (caught if code else missed).append(run_id)
+            print(f"{run_id}: gate {'FAILED' if code else 'passed'} {tripped}", flush=True)
+    metrics = Counter(t.split(":")[0] for _, ts in alarms for t in ts)
+    figures = {
+        "reruns": args.reruns,
+        "false_alarms": len(alarms),
+        "false_alarm_runs": alarms,
+        "slowed": args.slowed,
+        "caught": len(caught),
+        "missed": missed,
+        "factor": args.factor,
+        "concurrency": args.concurrency,
+        "num_prompts": args.num_prompts,
+        "repeats": args.repeats,
+        "threshold": args.threshold,
+        "server": args.base_url or f"sim serve {args.model} {args.gpu} {args.isl}/{args.osl}",
+        "wall_s": round(time.monotonic() - started, 1),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
+    }
+    print(json.dumps(figures, indent=2))
+    if metrics:
+        print(f"false alarms by metric: {dict(metrics)}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    ok = not alarms and len(caught) * 10 >= 9 * args.slowed
+    return 0 if ok else 1
+
+
+@contextmanager
+def _given(url: str) -> Iterator[str]:
+    yield url
+
+
+def _server(
+    args: argparse.Namespace, factor: float, given: str | None
+) -> AbstractContextManager[str]:
+    return _given(given) if given else sim_server(args, factor)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
