@@ -45,6 +45,8 @@ RUN_FILES = {
     "outcome.json",
     "env.json",
 }
+# aiperf's artifact files a replay writes beside its result (`--aiperf-artifacts`): not points
+AIPERF_ARTIFACTS = "aiperf_artifacts"
 _CONC_FILE = re.compile(r"^conc(\d+)\.json$")
 _EVAL_FILE = re.compile(r"^eval_[A-Za-z0-9_.-]+\.json$")
 
@@ -88,7 +90,7 @@ def discover_units(paths: list[Path]) -> list[Unit]:
             units.extend(
                 Unit(file, job=False)
                 for file in sorted(path.rglob("*.json"))
-                if file.name not in RUN_FILES
+                if file.name not in RUN_FILES and file.parent.name != AIPERF_ARTIFACTS
             )
     return units
 

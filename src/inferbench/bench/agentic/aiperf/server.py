@@ -20,16 +20,22 @@ _Labels = tuple[tuple[str, str], ...]
 
 
 def _families(text: str) -> dict[str, tuple[str, dict[str, dict[_Labels, float]]]]:
-    """name -> (type, sample name -> labels -> value), `_created` samples left out."""
+    """name -> (type, sample name -> labels -> value), `_created` samples left out. Counters
+    are named without `_total`, as aiperf names them; a `_total` series whose `# TYPE` line
+    names the family without the suffix (OpenMetrics style) is read as that counter."""
     out: dict[str, tuple[str, dict[str, dict[_Labels, float]]]] = {}
     for family in text_string_to_metric_families(text):
+        name, kind = family.name, family.type
+        if kind in ("unknown", "untyped") and name.endswith("_total"):
+            name, kind = name[: -len("_total")], "counter"
         samples: dict[str, dict[_Labels, float]] = {}
         for s in family.samples:
             if s.name.endswith("_created"):
                 continue
             labels = tuple(sorted((k, v) for k, v in s.labels.items()))
             samples.setdefault(s.name, {})[labels] = float(s.value)
-        out[family.name] = (family.type, samples)
+        if samples:
+            out[name] = (kind, samples)
     return out
 
 
