@@ -7,9 +7,10 @@ window together, after the window-start `/metrics` scrape, so the scrape sees no
 the window.
 
 A session replays its trace's root conversation turn by turn; a turn sleeps its recorded
-idle gap (capped), then sends its whole prompt as exact token ids and waits for the
-streamed answer. A fork starts its subagent conversations concurrently (each at its
-offset) and, when it joins, the parent waits for all of them. The first failed request
+idle gap (capped), then sends its whole prompt as exact token ids (or, in chat-text mode,
+the conversation as chat messages: `chat.py`) and waits for the streamed answer. A fork
+starts its subagent conversations concurrently (each at its offset) and, when it joins, the
+parent waits for all of them. The first failed request
 ends its session: the session counts once as failed, with that request, and the lane
 starts its next session. Lanes stop starting requests once the window ends.
 
