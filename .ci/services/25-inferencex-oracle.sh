@@ -1,7 +1,10 @@
 # Build the virtual environment in which the conformance suite (pytest marker `upstream`)
 # runs InferenceX's own tools as oracles: utils/matrix_logic/generate_sweep_configs.py,
-# validation.py, utils/process_changelog.py, validate_perf_changelog.py and
-# collect_eval_results.py. They import only pydantic, PyYAML and tabulate (the packages InferenceX's own workflows install for them).
+# validation.py, utils/process_changelog.py, validate_perf_changelog.py,
+# collect_eval_results.py and the agentic post-processing (utils/agentic/aggregation/
+# process_agentic_result.py, power_adapter.py, utils/agentic/validation/). They import only
+# pydantic, PyYAML and tabulate (the packages InferenceX's own workflows install for them);
+# the agentic scripts need nothing beyond the standard library.
 #
 # Sourced by .ci/run, or by hand: `source .ci/services/25-inferencex-oracle.sh`
 # (or `bash .ci/services/25-inferencex-oracle.sh`, which prints the interpreter's path).

@@ -1,9 +1,11 @@
-"""A loopback OpenAI-completions server that records every request it is sent.
+"""A loopback OpenAI server (completions and chat) that records every request it is sent.
 
 Each request's arrival and end times (monotonic, same clock as the client), its prompt
 token ids and max_tokens are kept in order. `fail` lists request numbers (1-based, in
 arrival order) answered with HTTP 500. `/metrics` exports vLLM-named counters, counting
 a prompt's tokens as prefix-cache hits where they repeat an earlier prompt (block-free).
+A chat request's prompt is the whitespace-separated words of its messages (no template),
+one token each, as the word-level test tokenizer counts them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -27,6 +29,7 @@ class Seen:
     ended: float = 0.0
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    messages: list[dict[str, str]] | None = None  # a chat request's messages
 
 
 @dataclass
@@ -36,12 +39,12 @@ class RecordingServer:
     fail: set[int] = field(default_factory=set)
     seen: list[Seen] = field(default_factory=list)
     url: str = ""
-    prompts_seen: list[tuple[int, ...]] = field(default_factory=list)
+    prompts_seen: list[tuple[object, ...]] = field(default_factory=list)
     queries: int = 0
     hits: int = 0
     metrics_delay_s: float = 0.0  # the time a scrape takes before the counters are read
 
-    def _hit(self, prompt: list[int]) -> int:
+    def _hit(self, prompt: Sequence[object]) -> int:
         best = 0
         for earlier in self.prompts_seen:
             n = 0
@@ -56,31 +59,39 @@ class RecordingServer:
     async def completions(self, request: web.Request) -> web.StreamResponse:
         body = orjson.loads(await request.read())
         seen = Seen(time.monotonic(), list(body["prompt"]), int(body["max_tokens"]))
+        return await self._answer(request, seen, seen.prompt)
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        body = orjson.loads(await request.read())
+        seen = Seen(time.monotonic(), [], int(body["max_tokens"]), messages=body["messages"])
+        words = [w for m in body["messages"] for w in m["content"].split()]
+        return await self._answer(request, seen, words, chat=True)
+
+    async def _answer(
+        self, request: web.Request, seen: Seen, prompt: Sequence[object], chat: bool = False
+    ) -> web.StreamResponse:
         seen.headers = {k.lower(): v for k, v in request.headers.items()}
         self.seen.append(seen)
         if len(self.seen) in self.fail:
             seen.status, seen.ended = 500, time.monotonic()
             return web.json_response({"error": {"message": "injected"}}, status=500)
-        self.queries += len(seen.prompt)
-        self.hits += self._hit(seen.prompt)
+        self.queries += len(prompt)
+        self.hits += self._hit(prompt)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         await asyncio.sleep(self.ttft_s)
-        n, p = seen.max_tokens, len(seen.prompt)
+        n, p = seen.max_tokens, len(prompt)
+        kind = "chat.completion.chunk" if chat else "text_completion"
         for k in range(1, n + 1):
             usage = {"prompt_tokens": p, "completion_tokens": k, "total_tokens": p + k}
-            chunk = {
-                "id": "x",
-                "object": "text_completion",
-                "choices": [
-                    {"index": 0, "text": " t", "finish_reason": "length" if k == n else None}
-                ],
-                "usage": usage,
-            }
+            finish = "length" if k == n else None
+            choice: dict[str, object] = {"index": 0, "finish_reason": finish}
+            choice.update({"delta": {"content": " t"}} if chat else {"text": " t"})
+            chunk = {"id": "x", "object": kind, "choices": [choice], "usage": usage}
             await resp.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
             if k < n and self.itl_s:
                 await asyncio.sleep(self.itl_s)
-        final = {"id": "x", "object": "text_completion", "choices": [], "usage": usage}
+        final = {"id": "x", "object": kind, "choices": [], "usage": usage}
         await resp.write(b"data: " + orjson.dumps(final) + b"\n\ndata: [DONE]\n\n")
         await resp.write_eof()
         seen.ended = time.monotonic()
@@ -107,6 +118,7 @@ def recording_server(**kwargs: object) -> Iterator[RecordingServer]:
     async def start() -> None:
         app = web.Application(client_max_size=1 << 28)
         app.router.add_post("/v1/completions", srv.completions)
+        app.router.add_post("/v1/chat/completions", srv.chat)
         app.router.add_get("/metrics", srv.metrics)
         runner = web.AppRunner(app)
         await runner.setup()

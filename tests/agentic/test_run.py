@@ -99,6 +99,14 @@ def test_run_takes_the_agentic_example_to_the_store(tmp_path: Path) -> None:
     assert block["window_s"] >= 3
     assert block["server"]["engine"] == "vllm" and block["server"]["prefix_cache_queries"] > 0
     assert data["inferbench"]["workload"]["kind"] == "trace"
+    # aiperf's artifact files of the point, where InferenceX's post-processing reads them
+    artifacts = files[0].with_suffix("") / "aiperf_artifacts"
+    lines = (artifacts / "profile_export.jsonl").read_bytes().splitlines()
+    assert len(lines) == block["requests"]
+    aggregate = json.loads((artifacts / "profile_export_aiperf.json").read_text())
+    assert aggregate["request_count"]["avg"] == data["completed"]
+    server = json.loads((artifacts / "server_metrics_export.json").read_text())
+    assert server["metrics"]["vllm:prefix_cache_queries"]["type"] == "counter"
     power = [files[0].with_name(f"power_conc4.{ext}") for ext in ("csv", "unavailable")]
     assert any(p.is_file() for p in power)  # sampled beside the replay, or why not
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"

@@ -129,7 +129,7 @@ def _random_prompt(spec: RandomWorkload, index: int, seed: int) -> Prompt:
     if spec.tokenizer is None:
         return Prompt(index, ids.tolist(), isl, osl)
     tok = load_tokenizer(spec.tokenizer)
-    text, actual = _framed(spec, tok, *_text_of_length(tok, ids, isl, rng))
+    text, actual = _framed(spec, tok, *text_of_length(tok, ids, isl, rng))
     return Prompt(index, text, actual, osl)
 
 
@@ -143,13 +143,13 @@ def _shared_prefix_prompt(spec: SharedPrefixWorkload, index: int, seed: int) -> 
     if spec.tokenizer is None:
         return Prompt(index, prefix.tolist() + suffix.tolist(), spec.prefix_len + isl, osl)
     tok = load_tokenizer(spec.tokenizer)
-    prefix_text, n_prefix = _text_of_length(tok, prefix, spec.prefix_len, prefix_rng)
-    suffix_text, n_suffix = _text_of_length(tok, suffix, isl, rng)
+    prefix_text, n_prefix = text_of_length(tok, prefix, spec.prefix_len, prefix_rng)
+    suffix_text, n_suffix = text_of_length(tok, suffix, isl, rng)
     text, actual = _framed(spec, tok, prefix_text + " " + suffix_text, n_prefix + n_suffix)
     return Prompt(index, text, actual, osl)
 
 
-def _text_of_length(
+def text_of_length(
     tok: Any, ids: np.ndarray, target: int, rng: np.random.Generator
 ) -> tuple[str, int]:
     """Decode ids to text and re-encode until the text is `target` tokens (best effort)."""

@@ -9,9 +9,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from inferbench.bench.agentic.aiperf import write_aiperf_artifacts
 from inferbench.bench.agentic.api import ReplayOutcome, run_replay
 from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.arguments import CLIENT_OPTION_NAMES, validated
+from inferbench.bench.dialect import api_of, resolve_tokenizer
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_point_result
 from inferbench.bench.settings import ClientOptions, Endpoint
@@ -19,6 +21,7 @@ from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces
 from inferbench.cli.outputs import output_file
 from inferbench.core.limits import MAX_CONCURRENCY, MAX_SESSIONS, MAX_TOKENS
+from inferbench.errors import InputError, Location
 
 
 def register(app: typer.Typer) -> None:
@@ -69,6 +72,15 @@ def _render(console: Console, outcome: ReplayOutcome) -> None:
 def replay(
     base_url: str = typer.Option(..., "--base-url", help="Server root, e.g. http://127.0.0.1:8000"),
     model: str = typer.Option(..., "--model", help="Model name the server serves"),
+    endpoint: str = typer.Option(
+        "completions",
+        "--endpoint",
+        help="completions: exact token ids | chat: the conversation as chat messages"
+        " (text made with --tokenizer), as InferenceX's aiperf scenario sends it",
+    ),
+    tokenizer: str | None = typer.Option(
+        None, "--tokenizer", help="chat: tokenizer.json, its folder, or a model id in the HF cache"
+    ),
     trace: Path | None = typer.Option(None, "--trace", help="trace file or folder"),
     dataset: str | None = typer.Option(None, "--dataset", help="ORG/NAME in the local HF cache"),
     hf_cache: Path | None = typer.Option(None, "--hf-cache", help="hub cache root"),
@@ -93,9 +105,25 @@ def replay(
     result_file: Path | None = typer.Option(
         None, "--result-file", parser=output_file("--result-file")
     ),
+    aiperf_artifacts: Path | None = typer.Option(
+        None,
+        "--aiperf-artifacts",
+        help="also write aiperf's artifact files into this folder, for InferenceX's agentic"
+        " post-processing (its layout: RESULT_DIR/aiperf_artifacts)",
+    ),
 ) -> None:
     """Replay agentic sessions turn by turn and write one result file."""
-    ep = validated(Endpoint, "--base-url", base_url=base_url, model=model, api_key_env=api_key_env)
+    api = api_of(None, endpoint)
+    ep = validated(
+        Endpoint, "--base-url", base_url=base_url, model=model, api=api, api_key_env=api_key_env
+    )
+    tokenizer_path = resolve_tokenizer(tokenizer)
+    if aiperf_artifacts is not None and aiperf_artifacts.exists() and not aiperf_artifacts.is_dir():
+        raise InputError(
+            "not a folder",
+            location=Location(file=aiperf_artifacts, key="--aiperf-artifacts"),
+            hint="name a folder to write the artifact files into (created if missing)",
+        )
     traces = open_traces(
         trace=trace,
         dataset=dataset,
@@ -140,10 +168,14 @@ def replay(
         client=client,
         max_model_len=max_model_len,
         context_rule=context_rule.value,
+        tokenizer=tokenizer_path,
     )
     if result_file is not None:
         write_point_result(result_file, outcome.result)
         console.print(f"wrote {result_file}", markup=False)
+    if aiperf_artifacts is not None:
+        write_aiperf_artifacts(aiperf_artifacts, outcome, ep.base_url)
+        console.print(f"wrote aiperf artifacts into {aiperf_artifacts}", markup=False)
     _render(console, outcome)
     if not outcome.passed:
         ib = outcome.result.inferbench

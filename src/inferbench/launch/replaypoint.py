@@ -4,6 +4,9 @@ The traces are the plan's (`AgenticBench.trace`), else synthetic sessions from
 `AgenticBench.synth` (`inferbench traces synth` defaults), with the context rule at the
 served max-model-len. The result file is written atomically under its final name only
 when the point finished, and GPU power is sampled beside it, as for fixed-length points.
+aiperf's artifact files of the point go to `results/<point>/aiperf_artifacts/` (written
+before the result file), so `RESULT_DIR=results/<point>` is what InferenceX's agentic
+post-processing reads (`inferbench.bench.agentic.aiperf`).
 """
 
 from __future__ import annotations
@@ -17,9 +20,15 @@ from inferbench.launch.pointpower import log_line as _log_line
 from inferbench.launch.pointpower import sampling_power
 
 
+def aiperf_artifacts_dir(result_path: Path) -> Path:
+    """Where a point's aiperf artifact files go: `results/<point>/aiperf_artifacts`."""
+    return result_path.with_suffix("") / "aiperf_artifacts"
+
+
 def replay_point(
     base_url: str, spec: BenchSpec, point: BenchPoint, result_path: Path, log_path: Path
 ) -> PointOutcome:
+    from inferbench.bench.agentic.aiperf import write_aiperf_artifacts
     from inferbench.bench.agentic.api import run_replay
     from inferbench.bench.agentic.options import ReplayOptions
     from inferbench.bench.result import write_point_result
@@ -53,6 +62,7 @@ def replay_point(
             max_model_len=agentic.max_model_len,
         )
     result = outcome.result
+    write_aiperf_artifacts(aiperf_artifacts_dir(result_path), outcome, base_url)
     write_point_result(result_path, result)
     block = result.inferbench
     reason = block.gate_failure or (

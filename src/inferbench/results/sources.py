@@ -48,6 +48,8 @@ RUN_FILES = {
     "outcome.json",
     "env.json",
 }
+# aiperf's artifact files a replay writes beside its result (`--aiperf-artifacts`): not points
+AIPERF_ARTIFACTS = "aiperf_artifacts"
 _CONC_FILE = re.compile(r"^conc(\d+)(?:_r(\d+))?\.json$")  # repeat k > 1: conc8_r2.json
 _EVAL_FILE = re.compile(r"^eval_[A-Za-z0-9_.-]+\.json$")
 
@@ -92,7 +94,7 @@ def discover_units(paths: list[Path]) -> list[Unit]:
             units.extend(
                 Unit(file, job=False)
                 for file in sorted(path.rglob("*.json"))
-                if file.name not in RUN_FILES
+                if file.name not in RUN_FILES and file.parent.name != AIPERF_ARTIFACTS
             )
     return units
 

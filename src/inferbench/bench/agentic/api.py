@@ -3,21 +3,28 @@
 The result file keeps the sa-bench fields where they mean the same thing (over every
 measured request of the window: TTFT, TPOT, ITL, E2EL, throughput, lengths) and adds the
 agentic figures under `inferbench.agentic`. The server's `/metrics` is read when the
-window starts and when it ends.
+window starts and when it ends. `inferbench.bench.agentic.aiperf` writes the same run as
+aiperf's artifact files (what InferenceX's agentic post-processing reads).
+
+Two request modes: exact token ids to `/v1/completions` (default), or chat text to
+`/v1/chat/completions` (`Endpoint.api` chat, with a tokenizer; see `chat.py`), the mode of
+InferenceX's aiperf scenario.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
+from inferbench.bench.agentic.chat import TextOfIds
 from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.agentic.replay import ReplayRun, replay
 from inferbench.bench.agentic.server_metrics import (
-    Samples,
     ServerCacheMetrics,
     cache_metrics,
-    scrape,
+    parse_metrics,
+    scrape_text,
 )
 from inferbench.bench.agentic.summary import agentic_block
 from inferbench.bench.metrics import summarize
@@ -34,6 +41,8 @@ from inferbench.errors import InputError, Location
 class ReplayOutcome:
     result: PointResult
     run: ReplayRun
+    # the server's `/metrics` text at the window's start and end (None: not read)
+    metrics_text: tuple[str, str] | None = None
 
     @property
     def passed(self) -> bool:
@@ -53,6 +62,15 @@ def _gate(run: ReplayRun, client: ClientOptions) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A replay's run, the server's cache figures and both `/metrics` texts."""
+
+    run: ReplayRun
+    server: ServerCacheMetrics | None
+    metrics_text: tuple[str, str] | None
+
+
 async def replay_with_metrics(
     endpoint: Endpoint,
     traces: TraceSet,
@@ -60,11 +78,23 @@ async def replay_with_metrics(
     request: RequestOptions,
     client: ClientOptions,
 ) -> tuple[ReplayRun, ServerCacheMetrics | None]:
-    before: list[Samples | str] = []
+    measured = await replay_measured(endpoint, traces, options, request, client)
+    return measured.run, measured.server
+
+
+async def replay_measured(
+    endpoint: Endpoint,
+    traces: TraceSet,
+    options: ReplayOptions,
+    request: RequestOptions,
+    client: ClientOptions,
+    text: TextOfIds | None = None,
+) -> Measured:
+    before: list[tuple[str | None, str | None]] = []
 
     async def window_start() -> None:
         if options.scrape_metrics:
-            before.append(await scrape(endpoint.base_url))
+            before.append(await scrape_text(endpoint.base_url))
 
     run = await replay(
         endpoint,
@@ -73,14 +103,20 @@ async def replay_with_metrics(
         request=request,
         client=client,
         on_window_start=window_start,
+        text=text,
     )
     if not options.scrape_metrics or not before:
-        return run, None
-    after = await scrape(endpoint.base_url)
-    start = before[0]
-    if isinstance(start, str) or isinstance(after, str):
-        return run, ServerCacheMetrics(error=start if isinstance(start, str) else str(after))
-    return run, cache_metrics(start, after)
+        return Measured(run, None, None)
+    (start, start_error), (end, end_error) = before[0], await scrape_text(endpoint.base_url)
+    if start is None or end is None:
+        error = start_error or end_error or "GET /metrics: no text"
+        return Measured(run, ServerCacheMetrics(error=error), None)
+    try:
+        server = cache_metrics(parse_metrics(start), parse_metrics(end))
+    except ValueError as exc:
+        error = f"GET /metrics: {type(exc).__name__}: {exc}"[:200]
+        return Measured(run, ServerCacheMetrics(error=error), None)
+    return Measured(run, server, (start, end))
 
 
 def build_replay_result(
@@ -97,6 +133,7 @@ def build_replay_result(
     max_model_len: int | None = None,
     context_rule: str = "trim",
     backend: str = "openai",
+    tokenizer_id: str | None = None,
 ) -> PointResult:
     """The result file of one replay (the simulator's agentic estimate builds it too)."""
     records = [t.record for t in run.turns]
@@ -131,11 +168,20 @@ def build_replay_result(
         incomplete_reason="interrupted" if run.interrupted else run.stopped_reason,
         gate_failure=_gate(run, client),
         backend=backend,
+        tokenizer_id=tokenizer_id,
+        window=_wall_window(run),
     )
     block = agentic_block(run, traces, options, server)
     return result.model_copy(
         update={"inferbench": result.inferbench.model_copy(update={"agentic": block})}
     )
+
+
+def _wall_window(run: ReplayRun) -> tuple[float, float] | None:
+    """The measured window in Unix seconds (None on the simulator's virtual clock)."""
+    if not run.wall_t0:
+        return None
+    return run.wall_t0, run.wall_t0 + run.duration_s
 
 
 def run_replay(
@@ -148,25 +194,33 @@ def run_replay(
     max_model_len: int | None = None,
     context_rule: str = "trim",
     backend: str = "openai",
+    tokenizer: Path | None = None,
 ) -> ReplayOutcome:
-    """Replay `traces` against `endpoint` and build the point's result (in this process)."""
-    if endpoint.api is not ApiKind.COMPLETIONS:
-        raise InputError(
-            "the replay sends exact token ids, which only the completions API takes",
-            location=Location(key="--endpoint"),
-            hint="use --endpoint completions",
-        )
+    """Replay `traces` against `endpoint` and build the point's result (in this process).
+    `endpoint.api` completions sends exact token ids; chat sends each conversation as chat
+    messages, its ids made text with `tokenizer` (a local tokenizer.json or its folder)."""
+    text = None
+    if endpoint.api is ApiKind.CHAT:
+        if tokenizer is None:
+            raise InputError(
+                "chat-text mode turns the traces' token ids into text, and needs a tokenizer",
+                location=Location(key="--tokenizer"),
+                hint="pass --tokenizer PATH (the model's tokenizer.json or its folder),"
+                " or use --endpoint completions to send exact ids",
+            )
+        text = TextOfIds(tokenizer)
     if options.duration_s is None and options.sessions is None:
         raise InputError("a replay needs an end", hint="pass --duration SECONDS or --sessions N")
     request = request or RequestOptions()
     client = client or ClientOptions()
     started = datetime.now(UTC)
-    run, server = _event_loop_runner()(
-        replay_with_metrics(endpoint, traces, options, request, client)
+    measured = _event_loop_runner()(
+        replay_measured(endpoint, traces, options, request, client, text)
     )
+    run = measured.run
     result = build_replay_result(
         run,
-        server,
+        measured.server,
         traces,
         options,
         endpoint=EndpointInfo(base_url=endpoint.base_url, model=endpoint.model, api=endpoint.api),
@@ -177,5 +231,6 @@ def run_replay(
         max_model_len=max_model_len,
         context_rule=context_rule,
         backend=backend,
+        tokenizer_id=None if tokenizer is None else str(tokenizer),
     )
-    return ReplayOutcome(result=result, run=run)
+    return ReplayOutcome(result=result, run=run, metrics_text=measured.metrics_text)

@@ -7,9 +7,10 @@ window together, after the window-start `/metrics` scrape, so the scrape sees no
 the window.
 
 A session replays its trace's root conversation turn by turn; a turn sleeps its recorded
-idle gap (capped), then sends its whole prompt as exact token ids and waits for the
-streamed answer. A fork starts its subagent conversations concurrently (each at its
-offset) and, when it joins, the parent waits for all of them. The first failed request
+idle gap (capped), then sends its whole prompt as exact token ids (or, in chat-text mode,
+the conversation as chat messages: `chat.py`) and waits for the streamed answer. A fork
+starts its subagent conversations concurrently (each at its offset) and, when it joins, the
+parent waits for all of them. The first failed request
 ends its session: the session counts once as failed, with that request, and the lane
 starts its next session. Lanes stop starting requests once the window ends.
 
@@ -28,8 +29,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import orjson
 
+from inferbench.bench.agentic.chat import ChatConversation, TextOfIds, chat_prompt_slack
 from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.agentic.reuse import PrefixTrie
 from inferbench.bench.agentic.tokens import TokenSource, salt_base
@@ -63,6 +66,7 @@ class TurnRecord:
     reused: int  # prompt tokens shared with an earlier prompt (client side)
     delay_s: float  # the idle gap slept before it
     server_cached: int | None = None  # prompt tokens the server found cached (simulator)
+    conversation: str = ""  # its conversation's session id (the affinity headers' value)
 
 
 @dataclass(slots=True)
@@ -87,6 +91,7 @@ class ReplayRun:
     sessions: list[SessionRecord] = field(default_factory=list)
     t0: float = 0.0
     end: float = 0.0
+    wall_t0: float = 0.0  # Unix time at t0 (0: a virtual clock, no wall time)
     warmup_requests: int = 0
     interrupted: bool = False
     stopped_reason: str | None = None  # the live failure gate ended the window early
@@ -125,12 +130,13 @@ class _Session:
     ) -> None:
         turn_no = 0
         own = dict(headers)[_SESSION]
+        chat = self.replay.new_conversation()
         for step in stream.steps:
             if self.over:
                 return
             if isinstance(step, Turn):
                 turn_no += 1
-                await self.send(step, stream.name, turn_no, depth, headers)
+                await self.send(step, stream.name, turn_no, depth, headers, chat)
                 continue
             await self.idle(step.delay_s)
             tasks = []
@@ -161,6 +167,7 @@ class _Session:
         number: int,
         depth: int,
         headers: tuple[tuple[str, str], ...] = (),
+        chat: ChatConversation | None = None,
     ) -> None:
         replay = self.replay
         gap = replay.options.gap(turn.delay_s) if self.measured else 0.0
@@ -171,7 +178,12 @@ class _Session:
         if replay.window_over():
             self.record.status = "cut"
             return
-        req = replay.prepare(self.tokens.prompt(turn.prompt), turn.output, headers)
+        ids = self.tokens.prompt(turn.prompt)
+        # chat-text mode: decoding a long first prompt takes a while; off the event loop
+        messages = (
+            None if chat is None else await asyncio.to_thread(chat.messages, ids, turn.output)
+        )
+        req = replay.prepare(ids, turn.output, headers, messages)
         reused = self.trie.reuse_and_add(turn.prompt)
         rec = await replay.send(req)
         s = self.record
@@ -179,8 +191,20 @@ class _Session:
         s.input_tokens += req.input_len
         s.output_tokens += rec.output_tokens
         if self.measured:
+            conversation = dict(headers).get(_SESSION, "")
             replay.run.turns.append(
-                TurnRecord(rec, s.lane, s.session, s.trace, stream, number, depth, reused, gap)
+                TurnRecord(
+                    rec,
+                    s.lane,
+                    s.session,
+                    s.trace,
+                    stream,
+                    number,
+                    depth,
+                    reused,
+                    gap,
+                    conversation=conversation,
+                )  # fmt: skip
             )
         else:
             replay.run.warmup_requests += 1
@@ -205,8 +229,10 @@ class _Replay:
         request: RequestOptions,
         client: ClientOptions,
         transport: Transport,
+        text: TextOfIds | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self.text = text  # chat-text mode: token ids become message text
         self.traces = traces
         self.options = options
         self.request = request
@@ -247,15 +273,27 @@ class _Replay:
         body.update(self.request.extra_body)
         return body
 
+    def new_conversation(self) -> ChatConversation | None:
+        """A stream's message history (chat-text mode), None when exact ids are sent."""
+        return None if self.text is None else ChatConversation(self.text)
+
     def prepare(
-        self, ids: object, output: int, headers: tuple[tuple[str, str], ...] = ()
+        self,
+        ids: np.ndarray,
+        output: int,
+        headers: tuple[tuple[str, str], ...] = (),
+        messages: list[dict[str, str]] | None = None,
     ) -> PreparedRequest:
         self.counter += 1
-        body = {**self._body, "prompt": ids, "max_tokens": output}
+        slack = 0
+        if messages is None:
+            body = {**self._body, "prompt": ids, "max_tokens": output}
+        else:
+            body = {**self._body, "messages": messages, "max_tokens": output}
+            slack = chat_prompt_slack(len(messages))
         data = orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY)
-        n = len(ids)  # type: ignore[arg-type]
         request_id = f"{self.tag}-{self.counter}"
-        return PreparedRequest(self.counter, data, n, output, 0, request_id, headers)
+        return PreparedRequest(self.counter, data, len(ids), output, slack, request_id, headers)
 
     async def send(self, req: PreparedRequest) -> RequestRecord:
         now = time.monotonic()
@@ -315,6 +353,7 @@ class _Replay:
         if self.on_window_start is not None:
             await self.on_window_start()
         self.run.t0 = time.monotonic()
+        self.run.wall_t0 = time.time()
         if self.options.duration_s is not None:
             self.stop_at = self.run.t0 + self.options.duration_s
         self.window_open.set()
@@ -329,12 +368,14 @@ async def replay(
     request: RequestOptions | None = None,
     client: ClientOptions | None = None,
     on_window_start: Callable[[], Awaitable[object]] | None = None,
+    text: TextOfIds | None = None,
 ) -> ReplayRun:
-    """Replay `traces` over `options.lanes` lanes; returns every measured request and session."""
+    """Replay `traces` over `options.lanes` lanes; returns every measured request and session.
+    With `text` (chat-text mode) each conversation is sent as chat messages."""
     request = request or RequestOptions()
     client = client or ClientOptions()
     transport = open_transport(endpoint, client, options.lanes)
-    state = _Replay(endpoint, traces, options, request, client, transport)
+    state = _Replay(endpoint, traces, options, request, client, transport, text)
     state.on_window_start = on_window_start
     gc.collect()
     gc.freeze()

@@ -52,8 +52,8 @@ def parse_metrics(text: str) -> Samples:
     return dict(out)
 
 
-async def scrape(base_url: str, timeout_s: float = 10.0) -> Samples | str:
-    """The parsed `/metrics` of the server at `base_url`, or why it could not be read."""
+async def scrape_text(base_url: str, timeout_s: float = 10.0) -> tuple[str | None, str | None]:
+    """The `/metrics` text of the server at `base_url` and None, or None and why not."""
     import aiohttp  # here: the result-file model above is read without the HTTP client
 
     root = base_url[:-3] if base_url.endswith("/v1") else base_url
@@ -64,9 +64,20 @@ async def scrape(base_url: str, timeout_s: float = 10.0) -> Samples | str:
             session.get(root + "/metrics") as resp,
         ):
             if resp.status != 200:
-                return f"GET /metrics: HTTP {resp.status}"
-            return parse_metrics(await resp.text())
+                return None, f"GET /metrics: HTTP {resp.status}"
+            return await resp.text(), None
     except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
+        return None, f"GET /metrics: {type(exc).__name__}: {exc}"[:200]
+
+
+async def scrape(base_url: str, timeout_s: float = 10.0) -> Samples | str:
+    """The parsed `/metrics` of the server at `base_url`, or why it could not be read."""
+    text, error = await scrape_text(base_url, timeout_s)
+    if text is None:
+        return error or "GET /metrics: no text"
+    try:
+        return parse_metrics(text)
+    except ValueError as exc:
         return f"GET /metrics: {type(exc).__name__}: {exc}"[:200]
 
 
