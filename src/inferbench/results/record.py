@@ -10,6 +10,8 @@ clear message instead of being half-understood.
       client-side load (achieved_request_rate, in_flight_max, in_flight_mean), all
       optional so v1 records stay valid (store migration v3 rewrites v1 identities)
   v3  provenance.commit: the benchmark tree's commit the run was made from (optional)
+  v4  agentic: the replay's per-turn, per-session and cache figures of an agentic point
+      (the result file's `inferbench.agentic` block, optional)
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from typing import Annotated, Any, Literal, Self
 import orjson
 from pydantic import Field, ValidationError
 
+from inferbench.bench.agentic.block import AgenticBlock
 from inferbench.core.model import FrozenModel
 from inferbench.errors import InputError, Location
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 PoolRole = Literal["worker", "prefill", "decode"]
 # Counts (requests, tokens) are stored as 64-bit integers; a larger one is a damaged file.
@@ -229,6 +232,7 @@ class Record(FrozenModel):
     provenance: Provenance
     metrics: Metrics
     derived: Derived
+    agentic: AgenticBlock | None = None  # agentic replays only
 
     def natural_key(self) -> str:
         """Same run, same point -> same key: re-ingesting replaces, never duplicates."""
