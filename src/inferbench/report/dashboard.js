@@ -61,7 +61,8 @@
   }
   function slug(text) { return String(text).replace(/[^A-Za-z0-9.]+/g, "-").replace(/^-|-$/g, ""); }
   function chartHead(title, name, rows) {
-    var h = el("h3", {}, title + " ");
+    var h = el("h3");
+    h.appendChild(el("span", { "class": "title" }, title));
     h.appendChild(csvButton(name, rows));
     return h;
   }
@@ -684,7 +685,10 @@
     body.textContent = "";
     sessionRows(pts).slice(1).forEach(function (r) {
       var tr = el("tr");
-      r.forEach(function (v, k) { tr.appendChild(el("td", { "class": k > 1 ? "num" : "" }, k > 1 ? fmt(v) : String(v))); });
+      r.forEach(function (v, k) {
+        var text = k < 2 ? String(v) : (Number.isInteger(v) ? String(v) : fmt(v));
+        tr.appendChild(el("td", { "class": k > 1 ? "num" : "" }, text));
+      });
       body.appendChild(tr);
     });
   }

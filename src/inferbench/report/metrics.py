@@ -26,7 +26,7 @@ class Axis:
     value: Value
     log: bool = False  # the default scale
     note: str = ""  # shown beside the chart when this axis is chosen
-    group: str = ""  # the menu section; "energy" axes are offered only when a point has power
+    group: str = ""  # the menu section
 
 
 def _cost(model: CostModel, tok_per_s: Callable[[Record], float], *, per_dollar: bool) -> Value:
@@ -162,7 +162,7 @@ def cost_axes(model: CostModel) -> tuple[Axis, ...]:
             False,
             _cost(model, lambda r: r.metrics.total_token_throughput, per_dollar=False),
             note=note,
-            group="cost",
+            group=f"cost: {model.label}",
         ),
         Axis(
             f"cost_output.{model.key}",
@@ -171,7 +171,7 @@ def cost_axes(model: CostModel) -> tuple[Axis, ...]:
             False,
             _cost(model, lambda r: r.metrics.output_throughput, per_dollar=False),
             note=note,
-            group="cost",
+            group=f"cost: {model.label}",
         ),
         Axis(
             f"tok_per_dollar.{model.key}",
@@ -180,7 +180,7 @@ def cost_axes(model: CostModel) -> tuple[Axis, ...]:
             True,
             _cost(model, lambda r: r.metrics.total_token_throughput, per_dollar=True),
             note=note,
-            group="cost",
+            group=f"cost: {model.label}",
         ),
     )
 
