@@ -119,3 +119,7 @@ def test_run_takes_the_agentic_example_to_the_store(tmp_path: Path) -> None:
     assert ident.isl == data["inferbench"]["workload"]["mean_input"]
     assert "agentic synth kv-none" in series_key(stored.record).variant()
     assert stored.record.derived.energy is not None  # joules per token, or the reason none
+    # the replay's own figures travel with the point, for the report's agentic view
+    kept = stored.record.agentic
+    assert kept is not None and kept.requests == block["requests"]
+    assert [t.turn for t in kept.per_turn] == [t["turn"] for t in block["per_turn"]]

@@ -3,10 +3,15 @@
 Every request but file:// is refused and recorded; a test fails if the page tried the
 network or threw. Screenshots of each view go to $INFERBENCH_SCREENSHOTS when set (the
 docs' pictures are made that way), else into the test's tmp dir.
+
+Two stores: `report` (two nightly runs, no power, no evals, no agentic point) and
+`rich` (one run with GPU power samples and accuracy evals, plus a real agentic replay
+on the simulator through `inferbench run`).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -16,7 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import runcli
 
+from inferbench.evals.result import (
+    EvalResult,
+    EvalScore,
+    EvalStatus,
+    eval_file_name,
+    write_eval_result,
+)
+from inferbench.evals.spec import EvalSpec
 from inferbench.report import build_report
 from inferbench.report.markdown import comparison_markdown
 from inferbench.results.compare import compare_selectors
@@ -26,6 +40,8 @@ from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 from services import needs_service
 
 CHROMIUM = Path("/usr/bin/chromium")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+AGENTIC_KEY = "llama3.1-8b-bf16-h200-vllm-agentic"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -93,6 +109,63 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     return Report(dashboard, url, root, shots)
 
 
+def _eval(score: float, *, simulated: bool = False) -> EvalResult:
+    n = 1319
+    return EvalResult(
+        task="gsm8k",
+        lm_eval_task="gsm8k",
+        status=EvalStatus.OK,
+        simulated=simulated,
+        scores=(
+            EvalScore(
+                metric="exact_match",
+                filter="strict-match",
+                value=score,
+                stderr=(score * (1 - score) / (n - 1)) ** 0.5,
+                samples=n,
+            ),
+        ),
+        primary_metric="exact_match",
+        primary_filter="strict-match",
+        model="deepseek-ai/DeepSeek-R1",
+        base_url="http://127.0.0.1:8000",
+        spec=EvalSpec(concurrency=64, context_length=9472),
+        started_at="2026-01-05T10:40:00+00:00",
+        finished_at="2026-01-05T10:50:00+00:00",
+    )
+
+
+RICH = [
+    SyntheticConfig(power_w=700.0),
+    SyntheticConfig(framework="vllm", tp=4, power_w=700.0),
+    SyntheticConfig(runner="b200", framework="trt", precision="fp4", tp=4, power_w=1000.0),
+]
+
+
+@pytest.fixture(scope="module")
+def rich(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """Power samples on every point, a gsm8k eval per job (one simulated), and a real
+    agentic replay of the example tree on the simulator, all in one store."""
+    root = tmp_path_factory.mktemp("rich")
+    url = f"sqlite:///{root / 'r.sqlite'}"
+    run = write_run_dir(root / "runs", "power-1", RICH, seed=3, commit="3333ccc")
+    for job, score, sim in zip(sorted(run.glob("job*")), (0.95, 0.93, 0.0), (0, 0, 1), strict=True):
+        write_eval_result(
+            job / "results" / eval_file_name("gsm8k"), _eval(score, simulated=bool(sim))
+        )
+    agentic_runs = root / "agentic"
+    args = ["--root", str(EXAMPLES), "--config-keys", AGENTIC_KEY, "--engine", "sim"]
+    args += ["--max-conc", "4", "--duration", "3", "--synth", "sessions=6,delay=0.2"]
+    # its own process: the browser fixture's event loop may already run in this one
+    code, out = runcli.finish(runcli.start(root, *args, "--runs-dir", str(agentic_runs)))
+    assert code == 0, out
+    ingest_paths([run, *[p for p in agentic_runs.iterdir() if p.is_dir()]], url)
+    dashboard = build_report(url, root / "report", plots=False).dashboard
+    shots = Path(os.environ.get("INFERBENCH_SCREENSHOTS") or root / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    return Report(dashboard, url, root, shots)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -104,9 +177,18 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture()
 def page(browser: Any, report: Report) -> Iterator[Any]:
+    yield from _page(browser, report)
+
+
+@pytest.fixture()
+def rich_page(browser: Any, rich: Report) -> Iterator[Any]:
+    yield from _page(browser, rich)
+
+
+def _page(browser: Any, report: Report) -> Iterator[Any]:
     report.attempted.clear()
     report.errors.clear()
-    pg = browser.new_page(viewport={"width": 1300, "height": 1000})
+    pg = browser.new_page(viewport={"width": 1300, "height": 1000}, accept_downloads=True)
 
     def block(route: Any) -> None:
         if route.request.url.startswith("file://"):
@@ -149,7 +231,7 @@ def layout(page: Any, facet: int = 0) -> dict[str, Any]:
 
 def test_curves_facets_series_frontiers_and_header(page: Any, report: Report) -> None:
     open_view(page, report)
-    facets = page.locator("#facets .facet h3").all_inner_texts()
+    facets = page.locator("#facets .facet h3 .title").all_inner_texts()
     assert facets == ["dsr1 1024/1024", "llama70b 8192/1024"]
     drawn = traces(page)
     assert {t["name"] for t in drawn} == {"b200 trt fp4", "h200 sglang fp8", "h200 vllm fp8"}
@@ -196,8 +278,8 @@ def test_filters_and_series_toggles_reach_charts_table_and_url(page: Any, report
 def test_metric_and_axis_switches(page: Any, report: Report) -> None:
     open_view(page, report)
     before = {t["name"]: max(t["y"]) for t in traces(page)}
-    page.select_option("#y", "cost_total")
-    assert layout(page)["y"] == "cost per million total tokens ($)"
+    page.select_option("#y", "cost_total.on_demand")
+    assert layout(page)["y"] == "cost per million total tokens ($, on-demand rental)"
     cost = {t["name"]: t["y"] for t in traces(page)}
     assert cost.keys() == before.keys() and all(v > 0 for ys in cost.values() for v in ys)
     assert "$/GPU-hour from" in page.locator("#axis-note").inner_text()
@@ -209,15 +291,18 @@ def test_metric_and_axis_switches(page: Any, report: Report) -> None:
     assert layout(page)["ytype"] == "log"
     hashed = page.evaluate("location.hash")
     assert "y=output_tput" in hashed and "x=ttft" in hashed and "logy=1" in hashed
-    page.select_option("#y", "tok_per_joule")  # no energy in these runs
-    assert traces(page) == [] and any("no tok/J values" in n for n in layout(page)["notes"])
+    # no power samples in these runs: no energy metric is offered, and no empty frame
+    offered = page.locator("#y option").evaluate_all("os => os.map(o => o.value)")
+    assert not {"tok_per_joule", "out_tok_per_joule", "tput_per_mw"} & set(offered)
+    assert "energy" not in page.locator("#y optgroup").evaluate_all("gs => gs.map(g => g.label)")
 
 
 def test_url_state_reopens_the_same_view(page: Any, report: Report) -> None:
     open_view(
         page, report, "#view=curves&y=cost_output&x=e2el&logx=1&f.model=dsr1&sort=conc&desc=1"
     )
-    assert page.locator("#y").input_value() == "cost_output"
+    # a link from before cost models were keyed opens the first (on-demand) model
+    assert page.locator("#y").input_value() == "cost_output.on_demand"
     assert page.locator("#x").input_value() == "e2el"
     assert page.locator("#f-model").input_value() == "dsr1"
     assert layout(page)["xtype"] == "log"
@@ -289,3 +374,185 @@ def test_compare_view_is_the_markdown_comparison(page: Any, report: Report) -> N
     at = page.locator("#cmp-at li.cell-regression").all_inner_texts()
     assert any("h200 vllm fp8" in line for line in at)
     page.screenshot(path=str(report.shots / "report-compare.png"), full_page=True)
+
+
+def download_csv(page: Any, button: Any) -> list[list[str]]:
+    with page.expect_download() as info:
+        button.click()
+    path = info.value.path()
+    with open(path, newline="") as handle:
+        return list(csv.reader(handle))
+
+
+def test_tail_latency_axes(page: Any, report: Report) -> None:
+    open_view(page, report, "#f.model=dsr1")
+    p50 = {t["name"]: sorted(t["x"]) for t in traces(page) if t["part"] == "frontier"}
+    page.select_option("#x", "ttft_p90")
+    assert layout(page)["x"] == "time to first token p90 (ms)"
+    assert layout(page)["xtype"] == "log"
+    page.select_option("#x", "e2el_p99")
+    assert layout(page)["x"] == "end-to-end latency p99 (ms)"
+    page.select_option("#x", "e2e_inter")
+    e2e = {t["name"]: sorted(t["x"]) for t in traces(page) if t["part"] == "frontier"}
+    # whole-request interactivity counts the wait for the first token: always below p50's
+    assert e2e.keys() == p50.keys()
+    assert all(max(e2e[n]) < max(p50[n]) for n in p50)
+    page.select_option("#x", "e2e_inter_p90")
+    tail = {t["name"]: sorted(t["x"]) for t in traces(page) if t["part"] == "frontier"}
+    assert all(max(tail[n]) < max(e2e[n]) for n in e2e)  # the p90 request is slower
+    assert "x=e2e_inter_p90" in page.evaluate("location.hash")
+    page.locator("#facets").screenshot(path=str(report.shots / "report-tail.png"))
+
+
+def test_cost_models_with_their_sources_and_tokens_per_dollar(page: Any, report: Report) -> None:
+    open_view(page, report, "#f.model=dsr1")
+    groups = page.locator("#y optgroup").evaluate_all("gs => gs.map(g => g.label)")
+    assert groups == [
+        "throughput",
+        "cost: on-demand rental",
+        "cost: 1-year reserved rental",
+        "cost: owned (hyperscaler TCO)",
+    ]
+    page.select_option("#y", "cost_total.on_demand")
+    on_demand = {t["name"]: t["y"] for t in traces(page)}
+    page.select_option("#y", "cost_total.reserved_1y")
+    reserved = {t["name"]: t["y"] for t in traces(page)}
+    assert reserved.keys() == on_demand.keys()
+    for name, ys in reserved.items():  # same tokens, cheaper hours: 2.35/2.99 of the price
+        assert all(r < o for r, o in zip(ys, on_demand[name], strict=True))
+    sources = page.locator("#cost-sources")
+    assert "1-year reserved rental" in sources.inner_text()
+    sources.locator("summary").click()
+    rows = page.locator("#cost-table tr").all_inner_texts()
+    assert any(r.startswith("h100") and "2.35" in r and "SemiAnalysis" in r for r in rows)
+    page.select_option("#y", "tok_per_dollar.owned_tco")
+    # only b200 has an owned-TCO figure: h200 series are not drawn, never at zero
+    assert {t["name"] for t in traces(page)} == {"b200 trt fp4"}
+    assert layout(page)["y"] == "total tokens per dollar (tok/$, owned (hyperscaler TCO))"
+    page.select_option("#y", "cost_total.owned_tco")
+    page.select_option("#f-model", "")
+    assert "no $/M tok values in llama70b 8192/1024" in page.locator("#hidden-facets").inner_text()
+    assert page.locator("#facets .facet").count() == 1
+    page.select_option("#y", "tok_per_dollar.on_demand")
+    page.select_option("#f-model", "dsr1")
+    page.locator("#view-curves").screenshot(path=str(report.shots / "report-cost.png"))
+
+
+def test_energy_views_hidden_without_power_and_shown_with_it(
+    page: Any, report: Report, rich_page: Any, rich: Report
+) -> None:
+    open_view(page, report, "#y=tok_per_joule")
+    assert page.locator("#y").input_value() == "total_tput"  # not offered: the default
+    assert page.locator("#tabs button[data-view='accuracy']").is_hidden()
+    assert page.locator("#tabs button[data-view='agentic']").is_hidden()
+    open_view(rich_page, rich, "#f.model=dsr1&y=tok_per_joule")
+    per_joule = {t["name"]: t["y"] for t in traces(rich_page)}
+    assert set(per_joule) == {"b200 trt fp4", "h200 sglang fp8", "h200 vllm fp8"}
+    assert all(v > 0 for ys in per_joule.values() for v in ys)
+    rich_page.select_option("#y", "tput_per_mw")
+    per_mw = {t["name"]: t["y"] for t in traces(rich_page)}
+    for name, ys in per_mw.items():  # tok/s per MW of measured power is 1e6 tok/J
+        assert ys == pytest.approx([v * 1e6 for v in per_joule[name]], rel=2e-3)
+    assert "power samples" in rich_page.locator("#axis-note").inner_text()
+    rich_page.locator("#facets").screenshot(path=str(rich.shots / "report-power.png"))
+
+
+def test_csv_download_per_chart_is_the_chart_as_shown(page: Any, report: Report) -> None:
+    open_view(page, report, "#f.hw=b200&y=output_tput&x=ttft_p99")
+    drawn = traces(page)
+    rows = download_csv(page, page.locator("#facets .facet").first.locator("button.csv"))
+    head, body = rows[0], rows[1:]
+    assert head[:6] == ["series", "part", "topology", "concurrency", "TTFT p99 ms", "out tok/s/GPU"]
+    assert len(body) == sum(t["n"] for t in drawn) == 10
+    shown = sorted((float(x), float(y)) for t in drawn for x, y in zip(t["x"], t["y"], strict=True))
+    assert sorted((float(r[4]), float(r[5])) for r in body) == shown
+    assert {r[1] for r in body} == {"frontier", "dominated"}
+    page.locator("#tabs button[data-view='history']").click()
+    rows = download_csv(page, page.locator("#h-head button.csv"))
+    assert rows[0][2] == "out tok/s/GPU" and len(rows) > 1
+
+
+def test_gpus_compared_at_equal_interactivity(page: Any, report: Report) -> None:
+    open_view(page, report, "#view=gpus&f.model=dsr1")
+    box = page.locator("#gpu-facets .facet").first
+    data = page.evaluate("() => JSON.parse(document.getElementById('ib-data').textContent)")
+    # an interactivity both GPUs' frontiers reach
+    row = next(
+        r
+        for r in data["at"]["dsr1 1024/1024"]["total_tput"]
+        if {data["series"][si]["hw"] for si, _ in r["values"]} == {"b200", "h200"}
+    )
+    box.locator("select.gpu-target").select_option(label=f"{row['at']:g} tok/s/user")
+    bars = page.evaluate(
+        "() => { const t = document.querySelector('#gpu-facets .plot').data[0];"
+        " return {x: t.x, y: t.y, best: t.customdata}; }"
+    )
+    assert sorted(bars["x"]) == ["b200", "h200"]
+    # each GPU's bar is its best series at that interactivity, read off the frontiers
+    best: dict[str, float] = {}
+    for si, v in row["values"]:
+        hw = data["series"][si]["hw"]
+        best[hw] = max(best.get(hw, 0.0), v)
+    assert dict(zip(bars["x"], bars["y"], strict=True)) == best
+    assert bars["y"] == sorted(bars["y"], reverse=True)
+    rows = download_csv(page, box.locator("button.csv"))
+    assert rows[0][:3] == ["interactivity (tok/s/user)", "hardware", "best series"]
+    assert [r[1] for r in rows[1:]] == bars["x"]
+    page.locator("#tabs button[data-view='curves']").click()
+    page.locator(".series-toggle", has_text="h200 vllm fp8").click()
+    page.locator("#tabs button[data-view='gpus']").click()
+    assert "view=gpus" in page.evaluate("location.hash")
+    page.locator("#view-gpus").screenshot(path=str(report.shots / "report-gpus.png"))
+
+
+def test_accuracy_view_scores_each_configuration(rich_page: Any, rich: Report) -> None:
+    open_view(rich_page, rich, "#view=accuracy")
+    bars = rich_page.evaluate(
+        "() => { const t = document.querySelector('#acc-charts .plot').data[0];"
+        " return {y: t.y, x: t.x, err: t.error_x.array, color: t.marker.color}; }"
+    )
+    assert len(bars["y"]) == 3 and all("conc" in c for c in bars["y"])
+    scores = dict(zip(bars["y"], bars["x"], strict=True))
+    assert sorted(scores.values()) == [0.0, 0.93, 0.95]
+    assert all(0 < e < 0.01 for e, x in zip(bars["err"], bars["x"], strict=True) if x)
+    assert bars["color"].count("#9ca3af") == 1  # the simulated eval: grey, not an accuracy
+    assert rich_page.locator("#evals tbody tr").count() == 3
+    rows = download_csv(rich_page, rich_page.locator("#acc-charts button.csv"))
+    assert rows[0][:4] == ["configuration", "task", "metric", "score"] and len(rows) == 4
+    rich_page.locator("#acc-charts").screenshot(path=str(rich.shots / "report-accuracy.png"))
+
+
+def test_agentic_view_per_turn_per_session_and_cache(rich_page: Any, rich: Report) -> None:
+    open_view(rich_page, rich, "#view=agentic")
+    with open_store(rich.db_url) as store:
+        (agentic,) = [s.record for s in store.latest_per_point() if s.record.agentic]
+    block = agentic.agentic
+    assert block is not None and block.per_turn
+    turns = rich_page.evaluate(
+        "() => document.getElementById('ag-turns').data.map(t => ({x: t.x, y: t.y, name: t.name}))"
+    )
+    assert len(turns) == 1 and "agentic synth kv-none" in turns[0]["name"]
+    assert turns[0]["x"] == [t.turn for t in block.per_turn]
+    assert turns[0]["y"] == pytest.approx([t.median_ttft_ms for t in block.per_turn], rel=1e-3)
+    rich_page.select_option("#ag-metric", "ttft_p90")
+    p90 = rich_page.evaluate("() => document.getElementById('ag-turns').data[0].y")
+    assert p90 == pytest.approx([t.p90_ttft_ms for t in block.per_turn], rel=1e-3)
+    assert "tm=ttft_p90" in rich_page.evaluate("location.hash")
+    cache = rich_page.evaluate(
+        "() => document.getElementById('ag-cache').data.map(t => [t.name, t.y[0]])"
+    )
+    shares = dict(cache)
+    assert shares["reusable prompt share (a perfect prefix cache)"] == pytest.approx(
+        block.client_reuse_share, rel=1e-3
+    )
+    assert block.server is not None and block.server.overall_hit_rate is not None
+    assert shares["server hit rate, all tiers"] == pytest.approx(
+        block.server.overall_hit_rate, rel=1e-3
+    )
+    cells = rich_page.locator("#ag-rows tr").first.locator("td").all_inner_texts()
+    assert cells[1] == "synth kv-none" and int(cells[4]) == block.sessions.completed
+    rows = download_csv(rich_page, rich_page.locator("#ag-turns-head button.csv"))
+    assert len(rows) == 1 + len(block.per_turn)
+    rows = download_csv(rich_page, rich_page.locator("#ag-sessions-head button.csv"))
+    assert rows[1][3] == str(block.sessions.started)
+    rich_page.locator("#view-agentic").screenshot(path=str(rich.shots / "report-agentic.png"))

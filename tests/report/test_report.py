@@ -10,7 +10,7 @@ import pytest
 from inferbench.errors import InputError
 from inferbench.report import build_report
 from inferbench.report.dashboard import DashboardInputs, dashboard_data
-from inferbench.report.metrics import X_AXES, Y_AXES, axis
+from inferbench.report.metrics import X_AXES, axis, y_axes
 from inferbench.report.payload import MAX_POINTS_PER_SERIES
 from inferbench.report.prices import load_prices
 from inferbench.results.ingest import ingest_paths
@@ -113,16 +113,21 @@ def test_every_axis_is_a_column_and_frontier_bits_match_the_results_frontier(
 ) -> None:
     data = _data(two_run_store(tmp_path), tmp_path)
     pts = data["points"]
-    assert set(pts["y"]) == {a.key for a in Y_AXES} and set(pts["x"]) == {a.key for a in X_AXES}
+    assert set(pts["x"]) == {a.key for a in X_AXES}
+    # no power samples: the energy metrics are not offered at all (no empty frames)
+    offered = [a["key"] for a in data["axes"]["y"]]
+    assert set(pts["y"]) == set(offered)
+    every = [a.key for a in y_axes(load_prices())]
+    assert set(every) - set(offered) == {"tok_per_joule", "out_tok_per_joule", "tput_per_mw"}
     # bit for (interactivity, total_tput) is the results package's frontier
     with open_store(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
         latest = [s.record for s in store.latest_per_point()]
     expected = sum(len(c.frontier) for c in build_curves(latest))
-    assert sum(1 for m in pts["fm"] if m & 1) == expected
+    assert sum(1 for m in pts["fm"]["interactivity"] if m & 1) == expected
     # cost is lower-better: its frontier (bit of x=interactivity, y=cost_total) differs in
     # direction, yet with one topology per series every point is on both
-    cost_bit = 1 << [a.key for a in Y_AXES].index("cost_total")
-    assert sum(1 for m in pts["fm"] if m & cost_bit) == expected
+    cost_bit = 1 << offered.index("cost_total.on_demand")
+    assert sum(1 for m in pts["fm"]["interactivity"] if m & cost_bit) == expected
     assert pareto_frontier([1, 2, 3], [3, 2, 1], higher_y=False) == [2]
 
 
@@ -131,16 +136,25 @@ def test_cost_per_million_tokens_uses_the_price_table(tmp_path: Path) -> None:
     with open_store(url) as store:
         record = store.latest_per_point()[0].record
     prices = load_prices()
-    cost = axis("cost_total", Y_AXES).value(record, prices)
+    ys = y_axes(prices)
     gpus = record.identity.total_gpus
-    assert cost == pytest.approx(
-        prices.gpu_hour("h200") * gpus * 1e6 / (3600 * record.metrics.total_token_throughput)
-    )
+    tps = record.metrics.total_token_throughput
+    for model in prices.models:
+        cost = axis(f"cost_total.{model.key}", ys).value(record, prices)
+        per_dollar = axis(f"tok_per_dollar.{model.key}", ys).value(record, prices)
+        hour = model.gpu_hour("h200")
+        if hour is None:  # no owned-TCO figure for h200: no point rather than a zero
+            assert cost is None and per_dollar is None
+            continue
+        assert cost == pytest.approx(hour * gpus * 1e6 / (3600 * tps))
+        assert per_dollar == pytest.approx(3600 * tps / (hour * gpus))
+    assert [m.key for m in prices.models] == ["on_demand", "reserved_1y", "owned_tco"]
     assert prices.gpu_hour("b200-dgxc") == prices.gpu_hour("b200") == 4.99
+    assert prices.model("owned_tco").gpu_hour("b200") == 1.95
     assert prices.gpu_hour("tpu-v9") is None
     # no energy samples in these runs: tokens per joule stays empty rather than zero
-    assert axis("tok_per_joule", Y_AXES).value(record, prices) is None
-    assert all(source for source in prices.sources.values())
+    assert axis("tok_per_joule", ys).value(record, prices) is None
+    assert all(source for m in prices.models for source in m.sources.values())
 
 
 def test_a_bad_price_file_names_file_line_and_key(tmp_path: Path) -> None:
@@ -180,7 +194,7 @@ def test_history_marks_the_run_where_a_series_got_slower(tmp_path: Path) -> None
     data = _data(two_run_store(tmp_path), tmp_path)
     h = data["history"]
     assert len(h["configs"]) == 20 and len(h["cfg"]) == 40
-    bit = 1 << [a.key for a in Y_AXES].index("total_tput")
+    bit = 1 << [a.key for a in y_axes(load_prices())].index("total_tput")
     flagged = {
         data["series"][h["configs"][c]["s"]]["fw"]
         for c, reg in zip(h["cfg"], h["reg"], strict=True)
@@ -228,7 +242,7 @@ def test_large_series_are_thinned_keeping_every_frontier_point(tmp_path: Path) -
     ingest_paths([write_run_dir(tmp_path / "runs", "big", [SyntheticConfig()], concs)], url)
     data = _data(url, tmp_path)
     assert len(data["points"]["s"]) == MAX_POINTS_PER_SERIES
-    assert sum(1 for m in data["points"]["fm"] if m & 1) >= 1
+    assert sum(1 for m in data["points"]["fm"]["interactivity"] if m & 1) >= 1
     assert data["outcomes"]["failed"] == 0
 
 

@@ -14,8 +14,11 @@
   var PAGE = 50;
   var PLOTLY_CONFIG = { displaylogo: false, responsive: true,
     modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"] };
+  var VIEWS = ["curves", "gpus", "history", "compare", "accuracy", "agentic"];
+  var TURN_METRICS = [["ttft_p50", "TTFT p50 (ms)"], ["ttft_p90", "TTFT p90 (ms)"],
+    ["tpot_p50", "TPOT p50 (ms)"], ["hit", "server prefix-cache hit rate"], ["prompt", "mean prompt tokens"]];
   var state = { view: "curves", y: D.axes.y[0].key, x: D.axes.x[0].key, logx: null, logy: null,
-    f: {}, hide: {}, sort: null, desc: false, q: "", page: 0, hs: null, at: {} };
+    f: {}, hide: {}, sort: null, desc: false, q: "", page: 0, hs: null, at: {}, tm: "ttft_p50" };
 
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -36,10 +39,32 @@
   function s(i) { return STR[i]; }
   function axisOf(table, key) { return D.axes[table].filter(function (a) { return a.key === key; })[0]; }
   function color(si) { return COLORS[si % COLORS.length]; }
-  function frontBit() {
-    var xi = D.axes.x.map(function (a) { return a.key; }).indexOf(state.x);
-    var yi = D.axes.y.map(function (a) { return a.key; }).indexOf(state.y);
-    return 1 << (xi * D.axes.y.length + yi);
+  // P.fm[x key][point]: bit i set when the point is on the frontier of (x, D.axes.y[i])
+  function frontBit() { return 1 << D.axes.y.map(function (a) { return a.key; }).indexOf(state.y); }
+  function onFront(i, bit) { return (P.fm[state.x][i] & bit) !== 0; }
+
+  // ---- CSV: every chart's data as shown, from a button beside it ----
+  function csvCell(v) {
+    if (v === null || v === undefined) return "";
+    var t = String(v);
+    return /[",\n]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
+  }
+  function download(name, rows) {
+    var text = rows.map(function (r) { return r.map(csvCell).join(","); }).join("\n") + "\n";
+    var a = el("a", { href: URL.createObjectURL(new Blob([text], { type: "text/csv" })), download: name });
+    document.body.appendChild(a); a.click(); a.remove();
+  }
+  function csvButton(name, rows) {
+    var b = el("button", { "class": "csv", title: "download this chart's data as CSV" }, "CSV");
+    b.addEventListener("click", function () { download(name, rows()); });
+    return b;
+  }
+  function slug(text) { return String(text).replace(/[^A-Za-z0-9.]+/g, "-").replace(/^-|-$/g, ""); }
+  function chartHead(title, name, rows) {
+    var h = el("h3");
+    h.appendChild(el("span", { "class": "title" }, title));
+    h.appendChild(csvButton(name, rows));
+    return h;
   }
 
   // ---- URL state: the fragment holds everything a shared link needs ----
@@ -55,13 +80,17 @@
     if (state.q) q.set("q", state.q);
     if (state.page) q.set("page", String(state.page));
     if (state.hs !== null) q.set("hs", String(state.hs));
+    if (state.tm !== "ttft_p50") q.set("tm", state.tm);
     var text = "#" + q.toString();
     try { history.replaceState(null, "", text); } catch (e) { location.hash = text; }
   }
   function loadState() {
     var q = new URLSearchParams(location.hash.replace(/^#/, ""));
-    if (q.get("view")) state.view = q.get("view");
-    if (q.get("y") && axisOf("y", q.get("y"))) state.y = q.get("y");
+    if (VIEWS.indexOf(q.get("view")) >= 0) state.view = q.get("view");
+    var y = q.get("y");
+    // a cost metric from before cost models were keyed: the first model's
+    if (y && !axisOf("y", y) && D.prices.models.length) y = y + "." + D.prices.models[0].key;
+    if (y && axisOf("y", y)) state.y = y;
     if (q.get("x") && axisOf("x", q.get("x"))) state.x = q.get("x");
     if (q.has("logx")) state.logx = q.get("logx") === "1";
     if (q.has("logy")) state.logy = q.get("logy") === "1";
@@ -70,6 +99,7 @@
     state.sort = q.get("sort"); state.desc = q.get("desc") === "1";
     state.q = q.get("q") || ""; state.page = parseInt(q.get("page") || "0", 10) || 0;
     if (q.has("hs")) state.hs = parseInt(q.get("hs"), 10);
+    if (q.get("tm")) state.tm = q.get("tm");
   }
   function logX() { return state.logx === null ? axisOf("x", state.x).log : state.logx; }
   function logY() { return state.logy === null ? axisOf("y", state.y).log : state.logy; }
@@ -110,8 +140,11 @@
       box.appendChild(label);
     });
     [["y", "y"], ["x", "x"]].forEach(function (pair) {
-      var sel = document.getElementById(pair[0]);
-      D.axes[pair[1]].forEach(function (a) { sel.appendChild(el("option", { value: a.key }, a.label)); });
+      var sel = document.getElementById(pair[0]), groups = {};
+      D.axes[pair[1]].forEach(function (a) {
+        if (!groups[a.group]) { groups[a.group] = el("optgroup", { label: a.group }); sel.appendChild(groups[a.group]); }
+        groups[a.group].appendChild(el("option", { value: a.key }, a.label));
+      });
       sel.value = state[pair[0]];
       sel.addEventListener("change", function () {
         state[pair[0]] = sel.value;
@@ -135,6 +168,12 @@
       state.page += 1; renderTable(); saveState(); });
     document.getElementById("h-series").addEventListener("change", function (ev) {
       state.hs = parseInt(ev.target.value, 10); renderHistory(); saveState(); });
+    var tm = document.getElementById("ag-metric");
+    TURN_METRICS.forEach(function (m) { tm.appendChild(el("option", { value: m[0] }, m[1])); });
+    tm.value = state.tm;
+    tm.addEventListener("change", function () { state.tm = tm.value; renderAgentic(); saveState(); });
+    document.querySelector("#tabs button[data-view='accuracy']").hidden = !D.evals.length;
+    document.querySelector("#tabs button[data-view='agentic']").hidden = !D.agentic.length;
   }
 
   function seriesShown(si) {
@@ -178,9 +217,9 @@
     Object.keys(bySeries).map(Number).sort(function (a, b) { return a - b; }).forEach(function (si) {
       var pts = bySeries[si].filter(function (i) { return P.x[xa.key][i] !== null && P.y[ya.key][i] !== null; });
       if (!pts.length) return;
-      var front = pts.filter(function (i) { return P.fm[i] & bit; })
+      var front = pts.filter(function (i) { return onFront(i, bit); })
         .sort(function (a, b) { return P.x[xa.key][a] - P.x[xa.key][b]; });
-      var rest = pts.filter(function (i) { return !(P.fm[i] & bit); });
+      var rest = pts.filter(function (i) { return !onFront(i, bit); });
       [[front, "lines+markers", 1.0, "frontier"], [rest, "markers", 0.28, "dominated"]].forEach(function (part) {
         if (!part[0].length) return;
         traces.push({
@@ -209,15 +248,19 @@
     var holder = document.getElementById("facets");
     holder.querySelectorAll(".plot").forEach(function (p) { Plotly.purge(p); });
     holder.textContent = "";
+    var empty = [];
     Object.keys(byFacet).sort().forEach(function (facet) {
+      var traces = facetTraces(byFacet[facet], ya, xa, bit);
+      // a chart with nothing to draw is named in a note, never drawn as an empty frame
+      if (!traces.length) { empty.push(facet); return; }
       var box = el("div", { "class": "facet", "data-facet": facet });
-      box.appendChild(el("h3", {}, facet));
       var plot = el("div", { "class": "plot" });
+      box.appendChild(chartHead(facet, "curves-" + slug(facet) + "-" + ya.key + "-vs-" + xa.key + ".csv",
+        function () { return curveRows(plot, ya, xa); }));
       box.appendChild(plot);
       var at = el("div", { "class": "at" });
       box.appendChild(at);
       holder.appendChild(box);
-      var traces = facetTraces(byFacet[facet], ya, xa, bit);
       var unofficial = byFacet[facet].some(function (i) { return !P.off[i]; });
       var layout = {
         margin: { l: 70, r: 12, t: 8, b: 46 }, hovermode: "closest", showlegend: false,
@@ -228,16 +271,15 @@
         annotations: unofficial ? [{ text: "UNOFFICIAL", xref: "paper", yref: "paper", x: 0.5, y: 0.5,
           showarrow: false, textangle: -20, opacity: 0.1, font: { size: 56, color: "#c00" } }] : []
       };
-      if (!traces.length) {
-        layout.annotations.push({ text: "no " + ya.short + " values for these points", xref: "paper",
-          yref: "paper", x: 0.5, y: 0.6, showarrow: false });
-      }
       Plotly.newPlot(plot, traces, layout, PLOTLY_CONFIG);
       plot.on("plotly_click", function (ev) { if (ev.points.length) showDetail(ev.points[0].customdata); });
       renderAt(at, facet);
     });
+    document.getElementById("hidden-facets").textContent = empty.length ?
+      "no " + ya.short + " values in " + empty.join(", ") + " (not drawn)" : "";
     var note = axisOf("y", state.y).note;
     document.getElementById("axis-note").textContent = note;
+    renderCostSources();
     document.getElementById("logx").checked = logX();
     document.getElementById("logy").checked = logY();
   }
@@ -481,16 +523,230 @@
     document.getElementById("cmp-md").textContent = C.markdown;
   }
 
+  // the CSV of one facet: every point drawn, frontier first, with what the hover shows
+  function curveRows(plot, ya, xa) {
+    var rows = [["series", "part", "topology", "concurrency", xa.short, ya.short, "official", "status",
+      "failed", "run", "date", "commit", "image"]];
+    plot.data.forEach(function (t) {
+      t.customdata.forEach(function (i) {
+        rows.push([S[P.s[i]].label, t.meta.part, s(P.t[i]), P.c[i], P.x[xa.key][i], P.y[ya.key][i],
+          P.off[i] ? "yes" : "no", s(P.st[i]), P.fr[i], s(P.run[i]), s(P.date[i]), s(P.commit[i]), s(P.img[i])]);
+      });
+    });
+    return rows;
+  }
+
+  // the $/GPU-hour figures behind a cost metric, each with its source
+  function costModel() {
+    var key = state.y.split(".")[1];
+    return D.prices.models.filter(function (m) { return m.key === key; })[0] || null;
+  }
+  function renderCostSources() {
+    var box = document.getElementById("cost-sources");
+    box.textContent = "";
+    var m = costModel();
+    box.hidden = !m;
+    if (!m) return;
+    box.appendChild(el("summary", { "class": "note" }, "$/GPU-hour, " + m.label + " (" + D.prices.file + ")"));
+    if (m.note) box.appendChild(el("p", { "class": "note" }, m.note));
+    var t = el("table", { id: "cost-table" });
+    var head = el("tr");
+    ["GPU", D.prices.currency + "/GPU-hour", "source"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
+    t.appendChild(head);
+    Object.keys(m.per_gpu_hour).forEach(function (gpu) {
+      var tr = el("tr");
+      tr.appendChild(el("td", {}, gpu));
+      tr.appendChild(el("td", { "class": "num" }, m.per_gpu_hour[gpu].toFixed(2)));
+      tr.appendChild(el("td", {}, m.sources[gpu]));
+      t.appendChild(tr);
+    });
+    box.appendChild(t);
+  }
+
+  // ---- GPUs: each hardware's best frontier at one interactivity ----
+  function renderGpus() {
+    var ya = axisOf("y", state.y), holder = document.getElementById("gpu-facets");
+    holder.querySelectorAll(".plot").forEach(function (p) { Plotly.purge(p); });
+    holder.textContent = "";
+    var facets = Object.keys(D.at).sort().filter(function (f) {
+      return S.some(function (row, si) { return row.facet === f && seriesVisible(si); }); });
+    var none = [];
+    facets.forEach(function (facet) {
+      var rows = (D.at[facet][state.y] || []);
+      if (!rows.length) { none.push(facet); return; }
+      var box = el("div", { "class": "facet", "data-facet": facet });
+      var plot = el("div", { "class": "plot gpu-plot" });
+      var shown = [];
+      box.appendChild(chartHead(facet, "gpus-" + slug(facet) + "-" + ya.key + ".csv", function () {
+        var out = [["interactivity (tok/s/user)", "hardware", "best series", ya.short, "x of best"]];
+        shown.forEach(function (r) { out.push(r); });
+        return out;
+      }));
+      var label = el("label", {}, "at interactivity ");
+      var sel = el("select", { "class": "gpu-target" });
+      rows.forEach(function (r, k) { sel.appendChild(el("option", { value: String(k) }, r.at + " tok/s/user")); });
+      var pick = state.at[facet];
+      if (pick === undefined || pick >= rows.length) pick = Math.floor((rows.length - 1) / 2);
+      sel.value = String(pick);
+      label.appendChild(sel);
+      box.appendChild(label);
+      box.appendChild(plot);
+      holder.appendChild(box);
+      function draw() {
+        var r = rows[parseInt(sel.value, 10)], best = {};
+        r.values.forEach(function (v) {
+          if (!seriesVisible(v[0])) return;
+          var hw = S[v[0]].hw, cur = best[hw];
+          var better = !cur || (ya.higher ? v[1] > cur[1] : v[1] < cur[1]);
+          if (better) best[hw] = v;
+        });
+        var hws = Object.keys(best).sort(function (a, b) {
+          return ya.higher ? best[b][1] - best[a][1] : best[a][1] - best[b][1]; });
+        var top = hws.length ? best[hws[0]][1] : null;
+        shown = hws.map(function (hw) {
+          return [r.at, hw, S[best[hw][0]].variant, best[hw][1], +(best[hw][1] / top).toFixed(3)]; });
+        Plotly.react(plot, [{
+          type: "bar", x: hws, y: hws.map(function (hw) { return best[hw][1]; }),
+          text: hws.map(function (hw) { return fmt(best[hw][1]) + " (" + (best[hw][1] / top).toFixed(2) + "x)"; }),
+          textposition: "outside", cliponaxis: false,
+          customdata: hws.map(function (hw) { return S[best[hw][0]].variant; }),
+          hovertemplate: "%{x}: %{y} " + ya.short + "<br>best: %{customdata}<extra></extra>",
+          marker: { color: hws.map(function (hw) { return color(best[hw][0]); }) }
+        }], {
+          margin: { l: 70, r: 12, t: 24, b: 40 }, showlegend: false,
+          yaxis: { title: { text: ya.label }, rangemode: "tozero" },
+          xaxis: { title: { text: "hardware (best configuration at " + r.at + " tok/s/user)" } },
+          font: { family: "system-ui, sans-serif", size: 11 }
+        }, PLOTLY_CONFIG);
+      }
+      sel.addEventListener("change", function () { state.at[facet] = parseInt(sel.value, 10); draw(); saveState(); });
+      draw();
+    });
+    document.getElementById("gpu-none").textContent = none.length ?
+      "no interactivity reached by two frontiers for " + ya.short + " in " + none.join(", ") : "";
+  }
+
+  // ---- accuracy: eval scores per configuration, one chart per task ----
+  function renderAccuracy() {
+    var holder = document.getElementById("acc-charts");
+    holder.querySelectorAll(".plot").forEach(function (p) { Plotly.purge(p); });
+    holder.textContent = "";
+    var byTask = {};
+    D.evals.forEach(function (e) {
+      if (state.f.hw && e.hw !== state.f.hw) return;
+      (byTask[e.task] = byTask[e.task] || []).push(e);
+    });
+    Object.keys(byTask).sort().forEach(function (task) {
+      var rows = byTask[task].slice().sort(function (a, b) { return (a.score || 0) - (b.score || 0); });
+      var box = el("div", { "class": "facet", "data-task": task });
+      var plot = el("div", { "class": "plot acc-plot" });
+      plot.style.height = Math.max(220, 60 + 28 * rows.length) + "px";
+      box.appendChild(chartHead(task + " (" + rows[0].metric + ")", "accuracy-" + slug(task) + ".csv", function () {
+        var out = [["configuration", "task", "metric", "score", "stderr", "n", "status", "run"]];
+        rows.forEach(function (e) { out.push([e.config, e.task, e.metric, e.score, e.stderr, e.n, e.status, e.run]); });
+        return out;
+      }));
+      box.appendChild(plot);
+      holder.appendChild(box);
+      Plotly.newPlot(plot, [{
+        type: "bar", orientation: "h", y: rows.map(function (e) { return e.config; }),
+        x: rows.map(function (e) { return e.score; }),
+        error_x: { type: "data", array: rows.map(function (e) { return e.stderr || 0; }), visible: true },
+        text: rows.map(function (e) { return e.ok ? fmt(e.score) : e.status; }), textposition: "auto",
+        marker: { color: rows.map(function (e) { return e.ok ? "#1d4ed8" : "#9ca3af"; }) },
+        hovertemplate: "%{y}<br>score %{x}<extra></extra>"
+      }], {
+        margin: { l: 360, r: 12, t: 8, b: 40 }, showlegend: false,
+        xaxis: { title: { text: "score (± stderr)" }, range: [0, 1] },
+        font: { family: "system-ui, sans-serif", size: 11 }
+      }, PLOTLY_CONFIG);
+    });
+  }
+
+  // ---- agentic: per-turn and per-session figures, cache hit rates ----
+  function agName(a) { return S[a.s].variant + " " + a.t + " conc " + a.c; }
+  function renderAgentic() {
+    var pts = D.agentic.filter(function (a) { return seriesVisible(a.s); });
+    var m = TURN_METRICS.filter(function (t) { return t[0] === state.tm; })[0] || TURN_METRICS[0];
+    var turns = document.getElementById("ag-turns"), cache = document.getElementById("ag-cache");
+    Plotly.purge(turns); Plotly.purge(cache);
+    var font = { family: "system-ui, sans-serif", size: 11 };
+    Plotly.newPlot(turns, pts.map(function (a, n) {
+      return { type: "scatter", mode: "lines+markers", name: agName(a), x: a.turns.turn, y: a.turns[m[0]],
+        line: { color: color(a.s) }, marker: { symbol: n % 2 ? "square" : "circle" } };
+    }), { margin: { l: 70, r: 12, t: 8, b: 80 }, legend: { orientation: "h", y: -0.3 },
+      xaxis: { title: { text: "turn of the root conversation" }, dtick: 1 },
+      yaxis: { title: { text: m[1] }, rangemode: "tozero" }, font: font }, PLOTLY_CONFIG);
+    var parts = [["client_reuse", "reusable prompt share (a perfect prefix cache)", "#9ca3af"],
+      ["server_overall", "server hit rate, all tiers", "#1d4ed8"], ["server_gpu", "server hit rate, GPU", "#2ca02c"],
+      ["server_external", "server hit rate, CPU / external", "#ff7f0e"]];
+    Plotly.newPlot(cache, parts.map(function (p) {
+      return { type: "bar", name: p[1], x: pts.map(agName), y: pts.map(function (a) { return a.cache[p[0]]; }),
+        marker: { color: p[2] }, hovertemplate: "%{x}<br>" + p[1] + " %{y:.1%}<extra></extra>" };
+    }), { barmode: "group", margin: { l: 70, r: 12, t: 8, b: 80 }, legend: { orientation: "h", y: -0.3 },
+      yaxis: { title: { text: "share of prompt tokens" }, tickformat: ".0%", range: [0, 1] }, font: font }, PLOTLY_CONFIG);
+    var body = document.getElementById("ag-rows");
+    body.textContent = "";
+    sessionRows(pts).slice(1).forEach(function (r) {
+      var tr = el("tr");
+      r.forEach(function (v, k) {
+        var text = k < 2 ? String(v) : (Number.isInteger(v) ? String(v) : fmt(v));
+        tr.appendChild(el("td", { "class": k > 1 ? "num" : "" }, text));
+      });
+      body.appendChild(tr);
+    });
+  }
+  function sessionRows(pts) {
+    var rows = [["point", "kind", "sessions/min", "started", "completed", "failed", "cut", "session s p50",
+      "session s p90", "requests/session p50", "input tok/session p50", "output tok/session p50", "requests", "tok/s"]];
+    pts.forEach(function (a) {
+      var x = a.sessions;
+      rows.push([agName(a), a.kind, x.per_min, x.started, x.completed, x.failed, x.cut, x.duration_p50,
+        x.duration_p90, x.requests_p50, x.input_p50, x.output_p50, a.requests, a.tput]);
+    });
+    return rows;
+  }
+  function agenticControls() {
+    function visible() { return D.agentic.filter(function (a) { return seriesVisible(a.s); }); }
+    document.getElementById("ag-turns-head").appendChild(csvButton("agentic-per-turn.csv", function () {
+      var out = [["point", "turn", "requests", "mean prompt tokens", "TTFT p50 ms", "TTFT p90 ms", "TPOT p50 ms", "server hit rate"]];
+      visible().forEach(function (a) {
+        a.turns.turn.forEach(function (t, k) {
+          out.push([agName(a), t, a.turns.requests[k], a.turns.prompt[k], a.turns.ttft_p50[k], a.turns.ttft_p90[k],
+            a.turns.tpot_p50[k], a.turns.hit[k]]);
+        });
+      });
+      return out;
+    }));
+    document.getElementById("ag-cache-head").appendChild(csvButton("agentic-cache.csv", function () {
+      var out = [["point", "engine", "reusable prompt share", "server hit rate", "server GPU hit rate", "server external hit rate"]];
+      visible().forEach(function (a) {
+        out.push([agName(a), a.cache.engine, a.cache.client_reuse, a.cache.server_overall, a.cache.server_gpu, a.cache.server_external]);
+      });
+      return out;
+    }));
+    document.getElementById("ag-sessions-head").appendChild(csvButton("agentic-sessions.csv", function () {
+      return sessionRows(visible()); }));
+    document.getElementById("h-head").appendChild(csvButton("history.csv", function () {
+      var chart = document.getElementById("h-chart"), out = [["configuration", "run date or run", axisOf("y", state.y).short]];
+      (chart.data || []).forEach(function (t) {
+        if (t.name === "regression") return;
+        t.x.forEach(function (x, k) { out.push([t.name, x, t.y[k]]); });
+      });
+      return out;
+    }));
+  }
+
   // ---- everything ----
   function render() {
     visibleIdx = [];
     for (var i = 0; i < N; i++) if (seriesVisible(P.s[i])) visibleIdx.push(i);
     document.querySelectorAll("#tabs button").forEach(function (b) {
       b.setAttribute("aria-selected", b.getAttribute("data-view") === state.view ? "true" : "false"); });
-    ["curves", "history", "compare"].forEach(function (v) {
-      document.getElementById("view-" + v).hidden = v !== state.view; });
+    VIEWS.forEach(function (v) { document.getElementById("view-" + v).hidden = v !== state.view; });
     document.getElementById("x").disabled = state.view !== "curves";
     document.getElementById("logx").disabled = state.view !== "curves";
+    document.getElementById("axes").hidden = state.view === "accuracy" || state.view === "agentic";
     document.getElementById("y").value = state.y;
     document.getElementById("x").value = state.x;
     if (state.view === "curves") {
@@ -501,8 +757,14 @@
       visibleIdx.forEach(function (k) { shownSeries[P.s[k]] = true; });
       document.getElementById("shown").textContent = visibleIdx.length + " points in " +
         Object.keys(shownSeries).length + " series shown";
+    } else if (state.view === "gpus") {
+      renderGpus();
     } else if (state.view === "history") {
       renderHistory();
+    } else if (state.view === "accuracy") {
+      renderAccuracy();
+    } else if (state.view === "agentic") {
+      renderAgentic();
     } else {
       renderCompare();
     }
@@ -512,6 +774,7 @@
   loadState();
   summary();
   buildControls();
+  agenticControls();
   render();
   document.body.setAttribute("data-render-ms", String(Math.round(performance.now() - T0)));
   document.body.setAttribute("data-ready", "1");

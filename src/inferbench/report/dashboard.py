@@ -21,7 +21,8 @@ from typing import Any
 import orjson
 
 from inferbench.core.outcome import StoredOutcome
-from inferbench.report.evals import evals_html
+from inferbench.report.agentic import agentic_payload
+from inferbench.report.evals import evals_html, evals_payload
 from inferbench.report.history import compare_payload, history_payload
 from inferbench.report.outcomes import outcomes_payload
 from inferbench.report.payload import (
@@ -30,6 +31,7 @@ from inferbench.report.payload import (
     at_payload,
     axes_payload,
     frontier_masks,
+    page_y_axes,
     points_payload,
     thin,
 )
@@ -60,32 +62,49 @@ class DashboardHtml:
 
 
 def dashboard_data(inputs: DashboardInputs) -> dict[str, Any]:
-    masks = frontier_masks(inputs.latest, inputs.prices)
+    ys = page_y_axes(inputs.latest, inputs.prices)
+    masks = frontier_masks(inputs.latest, inputs.prices, ys)
     records = thin(inputs.latest, masks)
     series = SeriesTable.of(inputs.latest)
     strings = Strings()
-    points = points_payload(records, masks, series, strings, inputs.prices, inputs.output_dir)
+    points = points_payload(records, masks, series, strings, inputs.prices, inputs.output_dir, ys)
     history = history_payload(
-        inputs.history, series, strings, inputs.prices, threshold=inputs.threshold
+        inputs.history, series, strings, inputs.prices, threshold=inputs.threshold, ys=ys
     )
     return {
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "stored": inputs.stored,
         "distinct": len(inputs.latest),
-        "axes": axes_payload(inputs.prices),
-        "prices": {
-            "file": inputs.prices.file,
-            "currency": inputs.prices.currency,
-            "per_gpu_hour": inputs.prices.prices,
-            "sources": inputs.prices.sources,
-        },
+        "axes": axes_payload(inputs.prices, ys),
+        "prices": prices_payload(inputs.prices),
         "series": series.rows,
         "points": points,
-        "at": at_payload(records, series, inputs.prices),
+        "at": at_payload(records, series, inputs.prices, ys),
         "history": history,
         "compare": compare_payload(inputs.comparison, series),
         "outcomes": outcomes_payload(inputs.outcomes),
+        "evals": evals_payload(inputs.evals),
+        "agentic": agentic_payload(inputs.latest, series),
         "strings": strings.items,
+    }
+
+
+def prices_payload(prices: PriceTable) -> dict[str, Any]:
+    """The cost models as the page lists them under the cost charts: every figure with
+    its source, so a reader sees what a cost number assumed."""
+    return {
+        "file": prices.file,
+        "currency": prices.currency,
+        "models": [
+            {
+                "key": m.key,
+                "label": m.label,
+                "note": m.note,
+                "per_gpu_hour": m.prices,
+                "sources": m.sources,
+            }
+            for m in prices.models
+        ],
     }
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from inferbench.report.markdown import comparison_markdown
-from inferbench.report.metrics import X_AXES, Y_AXES, axis
+from inferbench.report.metrics import X_AXES, Axis, axis
 from inferbench.report.payload import SeriesTable, Strings, sig, when
 from inferbench.report.prices import PriceTable
 from inferbench.results.compare import VERDICTS, Comparison, relative_change, verdict_of
@@ -34,6 +34,7 @@ def history_payload(
     prices: PriceTable,
     *,
     threshold: float,
+    ys: Sequence[Axis],
 ) -> dict[str, Any]:
     groups: dict[str, list[Record]] = {}
     for point, r in records:  # the point key as stored: same series, topology, concurrency
@@ -43,7 +44,7 @@ def history_payload(
     cols: dict[str, list[Any]] = {
         k: [] for k in ("cfg", "run", "date", "img", "commit", "tag", "reg")
     }
-    ys: dict[str, list[float | None]] = {a.key: [] for a in Y_AXES}
+    yv: dict[str, list[float | None]] = {a.key: [] for a in ys}
     inter = axis("interactivity", X_AXES)
     xs: list[float | None] = []
     ordered = sorted(
@@ -67,29 +68,29 @@ def history_payload(
         previous: list[float | None] | None = None
         for r in sorted(members, key=_order):
             p = r.provenance
-            values = [a.value(r, prices) for a in Y_AXES]
+            values = [a.value(r, prices) for a in ys]
             cols["cfg"].append(cfg)
             cols["run"].append(strings(p.run_id))
             cols["date"].append(strings(when(p.started_at)))
             cols["img"].append(strings(r.identity.image))
             cols["commit"].append(strings(p.commit))
             cols["tag"].append(strings(p.tag))
-            cols["reg"].append(_regressions(previous, values, threshold))
+            cols["reg"].append(_regressions(ys, previous, values, threshold))
             xs.append(sig(inter.value(r, prices)))
-            for a, v in zip(Y_AXES, values, strict=True):
-                ys[a.key].append(sig(v))
+            for a, v in zip(ys, values, strict=True):
+                yv[a.key].append(sig(v))
             previous = values
-    return {"configs": configs, **cols, "y": ys, "x": xs, "threshold": threshold}
+    return {"configs": configs, **cols, "y": yv, "x": xs, "threshold": threshold}
 
 
 def _regressions(
-    before: list[float | None] | None, now: list[float | None], threshold: float
+    ys: Sequence[Axis], before: list[float | None] | None, now: list[float | None], threshold: float
 ) -> int:
-    """Bit i set when Y_AXES[i] regressed from `before` to `now` (values in Y_AXES order)."""
+    """Bit i set when ys[i] regressed from `before` to `now` (values in ys order)."""
     if before is None:
         return 0
     mask = 0
-    for i, (a, b, h) in enumerate(zip(Y_AXES, before, now, strict=True)):
+    for i, (a, b, h) in enumerate(zip(ys, before, now, strict=True)):
         if b is None or h is None:
             continue
         change = relative_change(b, h)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.core.status import PointStatus
-from inferbench.report.metrics import X_AXES, Y_AXES, Axis
+from inferbench.report.metrics import X_AXES, Axis, y_axes
 from inferbench.report.prices import PriceTable
 from inferbench.results.equal import ratio_sentence, round_targets, values_at
 from inferbench.results.pareto import SeriesKey, build_curves, pareto_frontier, series_key
@@ -88,31 +88,49 @@ class SeriesTable:
         return table
 
 
-def frontier_masks(records: Sequence[Record], prices: PriceTable) -> dict[int, int]:
-    """id(record) -> bit (x_index * len(Y_AXES) + y_index) set when it is on that frontier."""
+def page_y_axes(records: Sequence[Record], prices: PriceTable) -> tuple[Axis, ...]:
+    """The y metrics the page offers: every one with a value somewhere. A store without
+    power samples has no energy metric, a cost model without a price for any GPU shown
+    has no cost metric: the page never draws an empty frame for them."""
+    ys = y_axes(prices)
+    return tuple(
+        a
+        for a in ys
+        if a.group == "throughput" or any(a.value(r, prices) is not None for r in records)
+    )
+
+
+Masks = dict[int, list[int]]
+
+
+def frontier_masks(records: Sequence[Record], prices: PriceTable, ys: Sequence[Axis]) -> Masks:
+    """id(record) -> one int per x axis (X_AXES order) whose bit y_index is set when the
+    record is on that (x, y) frontier (one int per x keeps each under 31 bits for JS)."""
+    if len(ys) > 30:
+        raise ValueError(f"{len(ys)} y metrics: the page's frontier bits hold 30")
     by_series: dict[SeriesKey, list[Record]] = {}
     for r in records:
         by_series.setdefault(series_key(r), []).append(r)
-    masks: dict[int, int] = {id(r): 0 for r in records}
+    masks: Masks = {id(r): [0] * len(X_AXES) for r in records}
     for members in by_series.values():
+        y_values = [[ya.value(r, prices) for r in members] for ya in ys]
         for xi, xa in enumerate(X_AXES):
             xs = [xa.value(r, prices) for r in members]
-            for yi, ya in enumerate(Y_AXES):
-                ys = [ya.value(r, prices) for r in members]
-                keep = [k for k in range(len(members)) if xs[k] is not None and ys[k] is not None]
+            for yi, ya in enumerate(ys):
+                yv = y_values[yi]
+                keep = [k for k in range(len(members)) if xs[k] is not None and yv[k] is not None]
                 front = pareto_frontier(
                     [float(xs[k] or 0) for k in keep],
-                    [float(ys[k] or 0) for k in keep],
+                    [float(yv[k] or 0) for k in keep],
                     higher_x=xa.higher_is_better,
                     higher_y=ya.higher_is_better,
                 )
-                bit = 1 << (xi * len(Y_AXES) + yi)
                 for j in front:
-                    masks[id(members[keep[j]])] |= bit
+                    masks[id(members[keep[j]])][xi] |= 1 << yi
     return masks
 
 
-def thin(records: Sequence[Record], masks: dict[int, int]) -> list[Record]:
+def thin(records: Sequence[Record], masks: Masks) -> list[Record]:
     """At most MAX_POINTS_PER_SERIES per series: frontier points first, then an even sample."""
     by_series: dict[SeriesKey, list[Record]] = {}
     for r in records:
@@ -122,8 +140,8 @@ def thin(records: Sequence[Record], masks: dict[int, int]) -> list[Record]:
         if len(members) <= MAX_POINTS_PER_SERIES:
             kept.extend(members)
             continue
-        front = [r for r in members if masks[id(r)]][:MAX_POINTS_PER_SERIES]
-        rest = [r for r in members if not masks[id(r)]]
+        front = [r for r in members if any(masks[id(r)])][:MAX_POINTS_PER_SERIES]
+        rest = [r for r in members if not any(masks[id(r)])]
         room = MAX_POINTS_PER_SERIES - len(front)
         step = max(1, len(rest) // max(1, room))
         kept.extend(front + rest[::step][:room])
@@ -144,18 +162,20 @@ def _job_link(source: str | None, output_dir: Path | None) -> str | None:
 
 def points_payload(
     records: Sequence[Record],
-    masks: dict[int, int],
+    masks: Masks,
     series: SeriesTable,
     strings: Strings,
     prices: PriceTable,
     output_dir: Path | None,
+    ys: Sequence[Axis],
 ) -> dict[str, Any]:
     cols: dict[str, list[Any]] = {
         k: [] for k in ("s", "c", "t", "img", "run", "tag", "date", "commit", "dir", "off", "fr")
     }
-    cols.update({"st": [], "fm": []})
+    cols["st"] = []
+    fm: dict[str, list[int]] = {a.key: [] for a in X_AXES}
     xs: dict[str, list[float | None]] = {a.key: [] for a in X_AXES}
-    ys: dict[str, list[float | None]] = {a.key: [] for a in Y_AXES}
+    yv: dict[str, list[float | None]] = {a.key: [] for a in ys}
     for r in records:
         p = r.provenance
         cols["s"].append(series.index[series_key(r)])
@@ -170,12 +190,13 @@ def points_payload(
         cols["off"].append(1 if p.official else 0)
         cols["fr"].append(round(r.derived.failure_rate, 4))
         cols["st"].append(strings(point_status(r).value))
-        cols["fm"].append(masks[id(r)])
+        for a, m in zip(X_AXES, masks[id(r)], strict=True):
+            fm[a.key].append(m)
         for a in X_AXES:
             xs[a.key].append(sig(a.value(r, prices)))
-        for a in Y_AXES:
-            ys[a.key].append(sig(a.value(r, prices)))
-    return {**cols, "x": xs, "y": ys}
+        for a in ys:
+            yv[a.key].append(sig(a.value(r, prices)))
+    return {**cols, "fm": fm, "x": xs, "y": yv}
 
 
 def _axis_rows(table: Sequence[Axis], prices: PriceTable) -> list[dict[str, Any]]:
@@ -187,17 +208,18 @@ def _axis_rows(table: Sequence[Axis], prices: PriceTable) -> list[dict[str, Any]
             "higher": a.higher_is_better,
             "log": a.log,
             "note": a.note.format(prices=prices.file),
+            "group": a.group,
         }
         for a in table
     ]
 
 
-def axes_payload(prices: PriceTable) -> dict[str, Any]:
-    return {"x": _axis_rows(X_AXES, prices), "y": _axis_rows(Y_AXES, prices)}
+def axes_payload(prices: PriceTable, ys: Sequence[Axis]) -> dict[str, Any]:
+    return {"x": _axis_rows(X_AXES, prices), "y": _axis_rows(ys, prices)}
 
 
 def at_payload(
-    records: Sequence[Record], series: SeriesTable, prices: PriceTable
+    records: Sequence[Record], series: SeriesTable, prices: PriceTable, ys: Sequence[Axis]
 ) -> dict[str, dict[str, Any]]:
     """Per facet and y metric: round interactivity targets, each with every series'
     interpolated value and the headline sentence."""
@@ -207,7 +229,7 @@ def at_payload(
     out: dict[str, dict[str, Any]] = {}
     for facet, members in facets.items():
         per_y: dict[str, Any] = {}
-        for ya in Y_AXES:
+        for ya in ys:
 
             def y_of(r: Record, ya: Axis = ya) -> float | None:
                 return ya.value(r, prices)

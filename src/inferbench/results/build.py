@@ -68,6 +68,7 @@ def build_record(identity: Identity, provenance: Provenance, bench: BenchFile) -
             provenance=provenance,
             metrics=bench.metrics,
             derived=derive(identity, bench.metrics, bench),
+            agentic=bench.point.inferbench.agentic if bench.point is not None else None,
         )
     except ValidationError as exc:
         first = exc.errors()[0]

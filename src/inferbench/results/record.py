@@ -11,7 +11,9 @@ clear message instead of being half-understood.
       optional so v1 records stay valid (store migration v3 rewrites v1 identities)
   v3  provenance.commit: the benchmark tree's commit the run was made from (optional)
   v4  provenance.repeat: which measurement of a point measured several times in one run
-      (`--repeats`); 1, the default, keeps the natural keys of earlier versions
+      (`--repeats`); 1, the default, keeps the natural keys of earlier versions; and
+      agentic: the replay's per-turn, per-session and cache figures of an agentic point
+      (the result file's `inferbench.agentic` block, optional)
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Annotated, Any, Literal, Self
 import orjson
 from pydantic import Field, ValidationError
 
+from inferbench.bench.agentic.block import AgenticBlock
 from inferbench.core.model import FrozenModel
 from inferbench.errors import InputError, Location
 
@@ -232,6 +235,7 @@ class Record(FrozenModel):
     provenance: Provenance
     metrics: Metrics
     derived: Derived
+    agentic: AgenticBlock | None = None  # agentic replays only
 
     def natural_key(self) -> str:
         """Same run, same point -> same key: re-ingesting replaces, never duplicates."""

@@ -35,6 +35,7 @@ class SyntheticConfig:
     osl: int = 1024
     base_tpot_ms: float = 8.0
     knee: float = 32.0
+    power_w: float | None = None  # per-GPU board power at full load: writes power samples
 
 
 def sa_bench_result(
@@ -144,6 +145,8 @@ def write_run_dir(
         for conc in concurrencies:
             factor = speedup * (speedups or {}).get(cfg.framework, 1.0)
             bench = sa_bench_result(cfg, conc, rng=rng, speedup=factor)
+            if cfg.power_w is not None:
+                _write_power(run_dir / fp / "results", cfg, conc, bench)
             _write(run_dir / fp / "results" / f"conc{conc}.json", bench)
         _write(
             run_dir / fp / "outcome.json",
@@ -157,6 +160,22 @@ def write_run_dir(
             },
         )
     return run_dir
+
+
+def _write_power(results: Path, cfg: SyntheticConfig, conc: int, bench: dict[str, Any]) -> None:
+    """nvidia-smi style samples (1 s apart) over the point's window, which the result
+    then records; power rises with load up to `power_w` per GPU."""
+    assert cfg.power_w is not None
+    start = 1_767_268_800.0 + conc * 10_000  # 2026-01-01 12:00 UTC, a window per point
+    end = start + bench["duration"]
+    bench["benchmark_start_time_unix"], bench["benchmark_end_time_unix"] = start, end
+    watts = cfg.power_w * (0.5 + 0.5 * min(1.0, conc / cfg.knee))
+    lines = ["timestamp, index, power.draw [W]"]
+    for k in range(int(end - start) + 3):
+        for gpu in range(cfg.tp):
+            lines.append(f"{start - 1 + k:.1f}, {gpu}, {watts:.1f} W")
+    results.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(results / f"power_conc{conc}.csv", ("\n".join(lines) + "\n").encode())
 
 
 def _write(path: Path, obj: object) -> None:
