@@ -85,7 +85,16 @@ def test_run_takes_the_agentic_example_to_the_store(tmp_path: Path) -> None:
     from inferbench.results.store import open_store
 
     runs = tmp_path / "runs"
-    args = ["run", "--root", str(EXAMPLES), "--config-keys", KEY, "--engine", "sim"]
+    args = [
+        "run",
+        "--root",
+        str(EXAMPLES),
+        "--config-keys",
+        KEY,
+        "--engine",
+        "sim",
+        "--sim-realtime",
+    ]
     args += ["--max-conc", "4", "--duration", "3", "--synth", "sessions=6,delay=0.2"]
     with pytest.raises(SystemExit) as info:
         main([*args, "--runs-dir", str(runs)])
