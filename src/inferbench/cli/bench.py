@@ -7,14 +7,6 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from inferbench.bench.api import BenchRun, PointMeasurement, run_bench
@@ -25,6 +17,7 @@ from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
 from inferbench.cli.outputs import output_file, output_folder
+from inferbench.cli.progress import counted
 from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS, MAX_WORKERS
 
 
@@ -231,7 +224,9 @@ def bench(
     extra_body: str | None = typer.Option(
         None, "--extra-body", help='JSON object merged into each request body, e.g. {"top_k": 1}'
     ),
-    disable_tqdm: bool = typer.Option(False, "--disable-tqdm", help="no progress bar"),
+    disable_tqdm: bool = typer.Option(
+        False, "--disable-tqdm", help="no progress bar (a log still gets timestamped lines)"
+    ),
     random_num_workers: int | None = typer.Option(
         None, "--random-num-workers", help="accepted; prompts are generated per request"
     ),
@@ -328,21 +323,10 @@ def bench(
         if detail_path is not None:
             write_detail_jsonl(detail_path, outcome.run.records)
 
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=disable_tqdm,
-    ) as progress:
-        bars: dict[str, TaskID] = {}
+    with counted(console, disable=disable_tqdm) as update:
 
         def on_progress(point: LoadPoint, done: int, total: int) -> None:
-            if point.label not in bars:
-                bars[point.label] = progress.add_task(point.label, total=total)
-            progress.update(bars[point.label], completed=done)
+            update(point.label, done, total)
 
         run = run_bench(
             inv.endpoint,

@@ -18,6 +18,7 @@ from inferbench.bench.settings import ClientOptions, Endpoint
 from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces
 from inferbench.cli.outputs import output_file
+from inferbench.cli.progress import working
 from inferbench.core.limits import MAX_CONCURRENCY, MAX_SESSIONS, MAX_TOKENS
 
 
@@ -124,14 +125,21 @@ def replay(
         seed=seed,
     )
     console = Console(stderr=True)
-    outcome = run_replay(
-        ep,
-        traces,
-        options,
-        client=client,
-        max_model_len=max_model_len,
-        context_rule=context_rule.value,
-    )
+    end = f"{duration:g} s" if duration is not None else f"{sessions} sessions"
+    with working(console, f"replay: {lanes} lanes, {end}") as status:
+
+        def on_request(sent: int, failed: int) -> None:
+            status(f"replay: {lanes} lanes, {end}: {sent} requests, {failed} failed")
+
+        outcome = run_replay(
+            ep,
+            traces,
+            options,
+            client=client,
+            max_model_len=max_model_len,
+            context_rule=context_rule.value,
+            on_request=on_request,
+        )
     if result_file is not None:
         write_point_result(result_file, outcome.result)
         console.print(f"wrote {result_file}", markup=False)

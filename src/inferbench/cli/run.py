@@ -16,6 +16,7 @@ from rich.table import Table
 from inferbench.cli.filters import FilterOptions, eval_mode
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_folder
+from inferbench.cli.progress import LineProgress, log_mode
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.launch.deployment import Deployment
@@ -31,7 +32,8 @@ _STATUS_STYLE = {JobStatus.COMPLETED: "green", JobStatus.POINTS_FAILED: "yellow"
 
 
 class _Progress(RunEvents):
-    """Rich progress: one bar over the jobs; each finished point printed above it."""
+    """Rich progress (a terminal): one bar over the jobs; each finished point printed above
+    it."""
 
     def __init__(self, progress: Progress, total: int) -> None:
         self.progress = progress
@@ -47,6 +49,39 @@ class _Progress(RunEvents):
 
     def job_finished(self, dep: Deployment, outcome: Outcome) -> None:
         self.progress.advance(self.task)
+
+
+class _Lines(RunEvents):
+    """Progress lines (a log): each job start, point and job end, timestamped, and the job
+    running now repeated at least every 10 s."""
+
+    def __init__(self, lines: LineProgress, total: int) -> None:
+        self.lines = lines
+        self.total = total
+        self.started = 0
+        self.head = ""
+        self.todo = 0
+
+    def _state(self) -> None:
+        self.lines.state(f"{self.head}: running, {self.todo} points to do")
+
+    def job_started(self, dep: Deployment, attempt: int, todo: int) -> None:
+        self.started += attempt == 1
+        extra = f" (attempt {attempt})" if attempt > 1 else ""
+        self.head, self.todo = f"job {self.started}/{self.total} {_label(dep)}{extra}", todo
+        self._state()
+        self.lines.say(f"{self.head}: started, {todo} points")
+
+    def point_done(self, dep: Deployment, point: PointOutcome) -> None:
+        mark = "ok" if point.ok else f"failed {point.reason[:100]}"
+        self.lines.say(f"{_label(dep)} conc {point.concurrency}: {mark}")
+        self.todo = max(0, self.todo - 1)
+        self._state()
+
+    def job_finished(self, dep: Deployment, outcome: Outcome) -> None:
+        ok = sum(p.ok for p in outcome.points)
+        self.lines.say(f"{_label(dep)}: {outcome.status} ({ok}/{len(dep.concurrencies)} ok)")
+        self.lines.state(f"{self.started}/{self.total} jobs started")
 
 
 def _label(dep: Deployment) -> str:
@@ -83,9 +118,17 @@ def render_summary(summary: RunSummary, console: Console = _console) -> None:
 
 
 def run_with_progress(request: RunRequest) -> RunSummary:
-    """Run with a progress bar; the first Ctrl-C asks the run to stop after its current point,
-    the second stops it at once."""
+    """Run with a progress bar (lines in a log); the first Ctrl-C asks the run to stop after
+    its current point, the second stops it at once."""
     total = min(len(request.deployments), request.max_jobs or len(request.deployments))
+    if log_mode():
+        with LineProgress(_console.file) as lines:
+
+            def said() -> None:
+                lines.say("stopping after the current point (Ctrl-C again to stop at once)")
+
+            with graceful_sigint(request.stop, said):
+                return execute_run(request, _Lines(lines, total))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeElapsedColumn(), console=_console) as progress:
 

@@ -18,6 +18,7 @@ from rich.table import Table
 from inferbench.bench.naming import check_point_output, point_stem, result_path
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file, output_folder
+from inferbench.cli.progress import counted, working
 from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
 from inferbench.errors import InputError
 
@@ -299,8 +300,9 @@ def estimate_cmd(
         "sim tok/wall s",
     )
     concs = dep.workload.concurrencies
-    for conc in concs:
-        with console.status(f"simulating concurrency {conc}..."):
+    err = Console(stderr=True, highlight=False)
+    for i, conc in enumerate(concs, 1):
+        with working(err, f"simulating concurrency {conc} ({i}/{len(concs)})"):
             run = estimate(dep, conc, num_prompts=dep.workload.num_prompts, seed=seed)
         p = point(run)
         table.add_row(
@@ -330,23 +332,13 @@ def _print_warnings(dep: SimDeployment, console: Console) -> None:
 
 
 def _sweep(dep: SimDeployment, gpu_budget: int | None, console: Console) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from inferbench.sim.topologies import pareto, sweep_topologies
 
     budget = gpu_budget or dep.total_gpus
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task(f"layouts for {budget} GPUs", total=None)
+    with counted(Console(stderr=True, highlight=False)) as update:
 
         def step(done: int, total: int, topology: str) -> None:
-            bar.update(task, completed=done, total=total, description=f"{topology:>16}")
+            update(f"layouts for {budget} GPUs", done, total)
 
         points = sweep_topologies(dep, budget, progress=step)
     table = Table("topology", "GPUs", "conc", "tok/s/GPU", "tok/s/user", "TTFT p50 ms", "pareto")

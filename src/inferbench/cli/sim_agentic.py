@@ -14,6 +14,7 @@ from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.result import EndpointInfo, write_point_result
 from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
 from inferbench.bench.traces.source import open_traces
+from inferbench.cli.progress import working
 from inferbench.sim.agentic import estimate_agentic
 from inferbench.sim.deployment import SimDeployment
 
@@ -65,11 +66,12 @@ def estimate_agentic_points(
         "wall s",
     )
     concs = dep.workload.concurrencies
-    for conc in concs:
+    err = Console(stderr=True, highlight=False)
+    for i, conc in enumerate(concs, 1):
         end = duration_s if duration_s or sessions else DEFAULT_DURATION_S
         options = ReplayOptions(lanes=conc, duration_s=end, sessions=sessions)
         started = datetime.now(UTC)
-        with console.status(f"simulating {conc} lanes..."):
+        with working(err, f"simulating {conc} lanes ({i}/{len(concs)})"):
             est = estimate_agentic(dep, traces, options)
         result = build_replay_result(
             est.run,

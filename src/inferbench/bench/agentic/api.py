@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from inferbench.bench.agentic.options import ReplayOptions
-from inferbench.bench.agentic.replay import ReplayRun, replay
+from inferbench.bench.agentic.replay import ReplayRun, RequestProgress, replay
 from inferbench.bench.agentic.server_metrics import (
     Samples,
     ServerCacheMetrics,
@@ -59,6 +59,7 @@ async def replay_with_metrics(
     options: ReplayOptions,
     request: RequestOptions,
     client: ClientOptions,
+    on_request: RequestProgress | None = None,
 ) -> tuple[ReplayRun, ServerCacheMetrics | None]:
     before: list[Samples | str] = []
 
@@ -73,6 +74,7 @@ async def replay_with_metrics(
         request=request,
         client=client,
         on_window_start=window_start,
+        on_request=on_request,
     )
     if not options.scrape_metrics or not before:
         return run, None
@@ -148,8 +150,10 @@ def run_replay(
     max_model_len: int | None = None,
     context_rule: str = "trim",
     backend: str = "openai",
+    on_request: RequestProgress | None = None,
 ) -> ReplayOutcome:
-    """Replay `traces` against `endpoint` and build the point's result (in this process)."""
+    """Replay `traces` against `endpoint` and build the point's result (in this process);
+    `on_request(sent, failed)` is called after every request (warm-up ones included)."""
     if endpoint.api is not ApiKind.COMPLETIONS:
         raise InputError(
             "the replay sends exact token ids, which only the completions API takes",
@@ -162,7 +166,7 @@ def run_replay(
     client = client or ClientOptions()
     started = datetime.now(UTC)
     run, server = _event_loop_runner()(
-        replay_with_metrics(endpoint, traces, options, request, client)
+        replay_with_metrics(endpoint, traces, options, request, client, on_request)
     )
     result = build_replay_result(
         run,
