@@ -78,4 +78,4 @@ def test_pip_install_gives_the_console_script(tmp_path: Path) -> None:
         "sim", "estimate", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100",
         "--isl", "256", "--osl", "64", "--num-prompts", "20",
     )  # fmt: skip
-    assert "Llama-3.1-8B on 1x h100" in estimate
+    assert "Llama-3.1-8B on 1x h100" in estimate and "tok/s/GPU" in estimate

@@ -20,14 +20,19 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 def _list_rules() -> None:
     from rich.console import Console
-    from rich.table import Table
 
     from inferbench.checks.registry import all_rules
+    from inferbench.cli.fit import Col, print_table
 
-    table = Table("id", "slug", "severity", "subject", "checks", box=None)
-    for r in all_rules():
-        table.add_row(r.id, r.slug, r.severity.value, r.subject.__name__, r.title)
-    Console(highlight=False, width=200).print(table)
+    cols = (
+        Col("id"),
+        Col("slug"),
+        Col("severity"),
+        Col("subject", priority=1),
+        Col("checks", wrap=True),
+    )
+    rows = [(r.id, r.slug, r.severity.value, r.subject.__name__, r.title) for r in all_rules()]
+    print_table(Console(highlight=False), cols, rows, box=None)
 
 
 def check(

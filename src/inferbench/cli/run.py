@@ -11,9 +11,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.text import Text
 
 from inferbench.cli.filters import FilterOptions, eval_mode
+from inferbench.cli.fit import Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_folder
 from inferbench.cli.progress import LineProgress, log_mode
@@ -88,30 +89,45 @@ def _label(dep: Deployment) -> str:
     return dep.config_key or dep.fingerprint[:12]
 
 
+_SUMMARY_COLUMNS = (
+    Col("job"),
+    Col("fingerprint", priority=2),
+    Col("status"),
+    Col("points ok"),
+    Col("evals", priority=1),
+    Col("attempt", priority=3),
+    Col("reason", wrap=True),
+)
+
+
+def _evals_cell(evals: list[str]) -> Text:
+    """One line per eval, red unless it ran (or was simulated)."""
+    lines = [Text(e) if e.split()[1] in ("ok", "simulated") else Text(e, "red") for e in evals]
+    return Text("\n").join(lines)
+
+
 def render_summary(summary: RunSummary, console: Console = _console) -> None:
-    table = Table(title=f"run {summary.run.run_id}")
     from inferbench.launch.evalstep import eval_statuses
 
-    for column in ("job", "fingerprint", "status", "points ok", "evals", "attempt", "reason"):
-        table.add_column(column)
+    rows: list[tuple[str | Text, ...]] = []
     for dep, outcome in summary.outcomes:
         style = _STATUS_STYLE.get(outcome.status, "red")
         evals = eval_statuses(summary.run.job(dep.fingerprint).results)
-        table.add_row(
+        rows.append((
             _label(dep),
             dep.fingerprint[:12],
-            f"[{style}]{outcome.status}[/]",
+            Text(str(outcome.status), style=style),
             f"{sum(p.ok for p in outcome.points)}/{len(dep.concurrencies)}",
-            "\n".join(
-                escape(e) if e.split()[1] in ("ok", "simulated") else f"[red]{escape(e)}[/]"
-                for e in evals
-            ),
+            _evals_cell(evals),
             str(outcome.attempt),
             outcome.reason[:120],
-        )
+        ))  # fmt: skip
     for dep in summary.skipped:
-        table.add_row(_label(dep), dep.fingerprint[:12], "done earlier", "", "", "", "")
-    console.print(table)
+        rows.append((_label(dep), dep.fingerprint[:12], "done earlier", "", "", "", ""))
+    print_table(
+        console, _SUMMARY_COLUMNS, rows, title=f"run {summary.run.run_id}",
+        wider="the run directory has each job's outcome",
+    )  # fmt: skip
     if summary.stopped_early:
         console.print("[yellow]stopped after the first failed job (--fail-fast)[/]")
     console.print(f"run directory: {summary.run.path}", markup=False)
