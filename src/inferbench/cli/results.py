@@ -252,8 +252,8 @@ def export(
         ..., "--output", parser=output_file("--output"), help="File to write (- is stdout)."
     ),
     db: str = DB_OPTION,
-    run: str | None = typer.Option(None, "--run"),
-    tag: str | None = typer.Option(None, "--tag"),
+    run: str | None = typer.Option(None, "--run", help="only this run id"),
+    tag: str | None = typer.Option(None, "--tag", help="only runs with this tag"),
     evals: bool = typer.Option(
         False, "--evals", help="Export the accuracy evals instead of the points."
     ),
