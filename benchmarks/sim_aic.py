@@ -1,8 +1,8 @@
 """Evaluate NVIDIA's aiconfigurator-core as the simulator's step-cost source.
 
-For the NVIDIA calibration points (C1, C2, C3, C5, C6, C9 of
-../shared/calibration/published-points.md) the simulator runs each point twice more with
-every engine step timed by aiconfigurator's measured per-operation tables (GEMM,
+For the NVIDIA calibration points (C1, C2, C3, C5, C6, C9 of the published-points table,
+given as --published FILE or $INFERBENCH_PUBLISHED_POINTS) the simulator runs each point
+twice more with every engine step timed by aiconfigurator's measured per-operation tables (GEMM,
 attention/MLA, MoE, communication) instead of the roofline, the rest unchanged: the same
 scheduler, batches, KV accounting, arrivals, front latency and per-step CPU overhead. It
 prints predicted over measured for tok/s/GPU, interactivity and TTFT, for the roofline
@@ -15,7 +15,7 @@ leave-one-out figures to compare with.
 Needs the optional package (not a dependency of inferbench):
 
     .venv/bin/pip install aiconfigurator-core
-    .venv/bin/python benchmarks/sim_aic.py [--points C1,C6]
+    .venv/bin/python benchmarks/sim_aic.py --published published-points.md [--points C1,C6]
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from inferbench.sim.calibrate import METRICS, MeasuredPoint, Prediction, deployment, predict
@@ -36,7 +37,7 @@ from inferbench.sim.calibrate import simulate as simulate_point
 from inferbench.sim.calibration import load_calibration
 from inferbench.sim.deployment import PoolSpec, SimDeployment
 from inferbench.sim.perf import RankBatch, StepModel
-from sim_calibration import POINTS, PUBLISHED, load
+from sim_calibration import POINTS, PUBLISHED_ENV, load, published_file
 
 
 @dataclass(frozen=True)
@@ -219,17 +220,20 @@ def main() -> int:
     parser.add_argument(
         "--loo-scale", action="store_true", help="add aic with a leave-one-out fitted factor"
     )
+    parser.add_argument(
+        "--published", type=Path, help=f"the published-points table (or ${PUBLISHED_ENV})"
+    )
     args = parser.parse_args()
     try:
         version = importlib.metadata.version("aiconfigurator-core")
     except importlib.metadata.PackageNotFoundError:
         print("aiconfigurator-core is not installed (pip install aiconfigurator-core)")
         return 2
-    if not PUBLISHED.is_file():
-        print(f"{PUBLISHED} not found (run from the repository root)", file=sys.stderr)
+    measured = published_file(args.published)
+    if measured is None:
         return 2
     wanted = set(args.points.split(","))
-    points = [pt for pt in load(POINTS, PUBLISHED) if pt.name in wanted and pt.name in SETUPS]
+    points = [pt for pt in load(POINTS, measured) if pt.name in wanted and pt.name in SETUPS]
     cal = load_calibration("default")
     columns: tuple[str, ...] = (
         "ours, defaults",

@@ -1,18 +1,21 @@
 """Calibrate the simulator on the ten published InferenceX points and report leave-one-out.
 
 Reads the deployments from benchmarks/data/published_points.yaml and the measured figures
-from ../shared/calibration/published-points.md (by point name, at run time), fits the
-default calibration, predicts each point in-sample and leave-one-out (fitted without it),
-and prints predicted/measured ratios. Targets (issue 13): LOO tok/s/GPU within +/-25% on
-at least 8 of 10, interactivity within +/-25% on at least 8, TTFT within 2x on at least 7.
+from the published-points table (a Markdown file of InferenceX's published figures, not
+shipped with inferbench: pass it as --published FILE or in $INFERBENCH_PUBLISHED_POINTS;
+matched by point name), fits the default calibration, predicts each point in-sample and
+leave-one-out (fitted without it), and prints predicted/measured ratios. Targets (issue 13):
+LOO tok/s/GPU within +/-25% on at least 8 of 10, interactivity within +/-25% on at least 8,
+TTFT within 2x on at least 7.
 
-    .venv/bin/python benchmarks/sim_calibration.py \
+    .venv/bin/python benchmarks/sim_calibration.py --published published-points.md \
         [--write src/inferbench/sim/calibration_default.yaml]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -25,10 +28,10 @@ from inferbench.sim.calibrate import METRICS, Measured, MeasuredPoint, dump_cali
 
 HERE = Path(__file__).parent
 POINTS = HERE / "data" / "published_points.yaml"
-PUBLISHED = Path("../shared/calibration/published-points.md")
+PUBLISHED_ENV = "INFERBENCH_PUBLISHED_POINTS"
 DESCRIPTION = (
     "default calibration, fitted on the ten published InferenceX points C1-C10 "
-    "(../shared/calibration/published-points.md) by benchmarks/sim_calibration.py"
+    "(their published-points table) by benchmarks/sim_calibration.py"
 )
 _NUMBER = re.compile(r"[\d,]+(?:\.\d+)?")
 
@@ -57,6 +60,21 @@ def published(path: Path) -> dict[str, Measured]:
     return out
 
 
+def published_file(given: Path | None) -> Path | None:
+    """The published-points table: `given`, else $INFERBENCH_PUBLISHED_POINTS; None (after
+    saying how to give it) when neither names a file."""
+    path = given or (Path(os.environ[PUBLISHED_ENV]) if os.environ.get(PUBLISHED_ENV) else None)
+    if path is not None and path.is_file():
+        return path
+    what = f"{path} is not a file" if path is not None else "no published-points table given"
+    print(
+        f"{what}: this benchmark needs InferenceX's published figures (a Markdown table, not "
+        f"shipped with inferbench); pass --published FILE or set {PUBLISHED_ENV}",
+        file=sys.stderr,
+    )
+    return None
+
+
 def load(points_file: Path, measured_file: Path) -> list[MeasuredPoint]:
     data = YAML(typ="safe").load(points_file.read_text("utf-8"))
     figures = published(measured_file)
@@ -69,13 +87,15 @@ def load(points_file: Path, measured_file: Path) -> list[MeasuredPoint]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--points", type=Path, default=POINTS)
-    parser.add_argument("--published", type=Path, default=PUBLISHED)
+    parser.add_argument(
+        "--published", type=Path, help=f"the published-points table (or ${PUBLISHED_ENV})"
+    )
     parser.add_argument("--write", type=Path, help="write the fitted calibration here")
     args = parser.parse_args()
-    if not args.published.is_file():
-        print(f"{args.published} not found (run from the repository root)", file=sys.stderr)
+    measured = published_file(args.published)
+    if measured is None:
         return 2
-    points = load(args.points, args.published)
+    points = load(args.points, measured)
     started = time.perf_counter()
     report = evaluate(points, progress=lambda msg: print(f"  {msg}", file=sys.stderr))
     wall = time.perf_counter() - started

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
 import orjson
+import pytest
 
 from inferbench.bench.agentic.api import run_replay
 from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.settings import Endpoint
 from inferbench.bench.traces.load import load_traces
+from inferbench.cli.main import main
 
 from .recording_server import recording_server
 
@@ -177,3 +180,20 @@ def test_every_request_carries_its_conversations_session_ids(tmp_path: Path) -> 
         == b2["x-dynamo-session-id"]
         not in (root, x1["x-dynamo-session-id"])
     )
+
+
+def test_replay_prints_lines_in_a_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Under pytest stdout is not a terminal: progress is timestamped lines on stderr, the
+    last one with the request count the library reported."""
+    trace = _write(tmp_path, TRACE)
+    with recording_server() as srv, pytest.raises(SystemExit) as exit_:
+        main(["replay", "--base-url", srv.url, "--model", "m", "--trace", str(trace),
+              "--lanes", "1", "--sessions", "2"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert exit_.value.code == 0, err
+    line = re.compile(r"^\d\d:\d\d:\d\d \+\d+s (.*)$")
+    said = [m.group(1) for m in map(line.match, err.splitlines()) if m]
+    assert said == [
+        "replay: 1 lanes, 2 sessions",
+        f"replay: 1 lanes, 2 sessions: {len(EXPECTED_LENGTHS)} requests, 0 failed: done",
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,9 @@ def test_plans_of_the_example_carry_offload_and_duration() -> None:
 
 
 @pytest.mark.slow
-def test_run_takes_the_agentic_example_to_the_store(tmp_path: Path) -> None:
+def test_run_takes_the_agentic_example_to_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from inferbench.cli.main import main
     from inferbench.results.ingest import ingest_paths
     from inferbench.results.pareto import series_key
@@ -99,6 +102,12 @@ def test_run_takes_the_agentic_example_to_the_store(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as info:
         main([*args, "--runs-dir", str(runs)])
     assert info.value.code == 0
+    # stdout is not a terminal under pytest: a timestamped line per job start, point and end
+    stamped = re.compile(r"^\d\d:\d\d:\d\d \+\d+s (.*)$")
+    said = [m.group(1) for m in map(stamped.match, capsys.readouterr().out.splitlines()) if m]
+    starts = [s for s in said if re.fullmatch(rf"job \d/\d {KEY}: started, \d+ points", s)]
+    assert starts and len(starts) == int(starts[0].split("/")[1].split()[0])
+    assert f"{KEY} conc 4: ok" in said and said[-1].startswith(f"{KEY}: completed")
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
     files = sorted(run_dir.glob("*/results/conc4.json"))
     assert len(files) == 1  # the dram deployment starts at conc 8

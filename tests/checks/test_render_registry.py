@@ -104,3 +104,26 @@ def test_select_and_ignore_by_id_prefix_and_slug() -> None:
     assert all(r.id.startswith(prefix) for r in select_rules(rules, select=[prefix]))
     with pytest.raises(InputError, match="unknown rule"):
         select_rules(rules, select=["IB9999-nope"])
+
+
+def test_statistics_count_each_rule_most_first() -> None:
+    from inferbench.checks.statistics import render_statistics_json, render_statistics_text
+
+    many = [replace(F2, line=n) for n in range(12)] + [F1]
+    text = render_statistics_text(many).splitlines()
+    assert text == [
+        "12  IB205  warning  x-y",
+        " 1  IB201  error    config-file-missing",
+        "1 error, 12 warnings in 2 files.",
+    ]
+    assert json.loads(render_statistics_json(many)) == [
+        {"rule": "IB205", "slug": "x-y", "severity": "warning", "count": 12},
+        {"rule": "IB201", "slug": "config-file-missing", "severity": "error", "count": 1},
+    ]
+    assert render_statistics_text([]) == "No findings.\n"
+    # the default report's summary names the rules behind most findings
+    summary = render_text(many, base=Path("/t")).splitlines()[-1]
+    assert summary == (
+        "1 error, 12 warnings in 2 files. Most: IB205 x-y (12), IB201 config-file-missing (1);"
+        " --statistics counts every rule."
+    )

@@ -149,6 +149,14 @@ def test_cli_exit_codes_and_formats(tree: Path, capsys: pytest.CaptureFixture[st
     assert any(
         line.startswith("::error file=") and "title=IB302" in line for line in out.splitlines()
     )
+    code, out = run_cli([str(tree), "--statistics"], capsys)  # same exit code, per-rule counts
+    assert code == 1 and out.splitlines()[:2] == [
+        "1  IB302  error    precision-mismatch",
+        "1  IB208  warning  decode-capacity-exceeded",
+    ]
+    code, out = run_cli([str(tree), "--statistics", "--format", "json"], capsys)
+    assert code == 1 and [d["count"] for d in json.loads(out)] == [1, 1]
+    assert run_cli([str(tree), "--statistics", "--format", "github"], capsys)[0] == 2
     code, out = run_cli([str(tree), "--select", "IB208", "--format", "json"], capsys)
     assert code == 0 and [d["rule"] for d in json.loads(out)] == ["IB208"]
     code, out = run_cli([str(tree), "--ignore", "precision-mismatch,IB2"], capsys)

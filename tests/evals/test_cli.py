@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ def _main(args: list[str]) -> int:
 @needs_lm_eval
 @pytest.mark.slow
 @pytest.mark.integration
-def test_eval_command_writes_the_score(tmp_path: Path) -> None:
+def test_eval_command_writes_the_score(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = write_dataset(tmp_path / "gsm.jsonl")
     with known_answer_server(known=6) as srv:
         code = _main(
@@ -33,6 +34,12 @@ def test_eval_command_writes_the_score(tmp_path: Path) -> None:
     result = read_eval_result(tmp_path / "out" / "eval_gsm8k.json")
     assert result.status is EvalStatus.OK and result.primary is not None
     assert result.primary.value == pytest.approx(0.6)
+    # stdout is not a terminal under pytest: progress is timestamped lines, not a spinner
+    said = [line.split(" ", 2) for line in capsys.readouterr().err.splitlines()]
+    progress = [w[2] for w in said if len(w) == 3 and re.fullmatch(r"\+\d+s", w[1])]
+    step = f"lm-eval gsm8k against {srv.url}"
+    assert progress[0] == step and progress[-1] == f"{step}: done"
+    assert set(progress[1:-1]) <= {step}  # the heartbeat, on an eval longer than 10 s
 
 
 def test_bad_input_exits_2_with_a_reason(

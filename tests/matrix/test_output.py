@@ -1,14 +1,13 @@
 import json
 
-from rich.console import Console
-
 from inferbench.core.job import Job
 from inferbench.matrix.output import (
     GITHUB_MATRIX_LIMIT,
+    JOB_COLUMNS,
     chunked,
     github_matrix,
     github_to_json,
-    jobs_table,
+    job_row,
     jobs_to_json,
     topology,
 )
@@ -74,8 +73,10 @@ def test_topology_labels() -> None:
     assert topology(multi(decode=worker(0, 8))).startswith("agg")
 
 
-def test_table_renders_every_job() -> None:
-    console = Console(width=200, record=True)
-    console.print(jobs_table([single(16), multi()]))
-    text = console.export_text()
-    assert "dsr1-fp8-h200-vllm" in text and "2xDEP2 / 1xDEP8" in text and "2 jobs" in text
+def test_table_rows_name_every_column() -> None:
+    one, two = job_row(single(16)), job_row(multi((4, 8)))
+    assert len(one) == len(two) == len(JOB_COLUMNS)
+    row = dict(zip(JOB_COLUMNS, two, strict=True))
+    assert row["config-key"] == "minimaxm3-fp4-b200-dynamo-vllm"
+    assert row["topology"] == "2xDEP2 / 1xDEP8" and row["conc"] == "4, 8"
+    assert dict(zip(JOB_COLUMNS, one, strict=True))["conc"] == "16"

@@ -59,6 +59,7 @@ def embedded_data(html: str) -> dict[str, Any]:
     return json.loads(m.group(1))
 
 
+@pytest.mark.slow  # a whole report with plotly.js inside (1-2 s)
 def test_report_is_one_offline_file_with_plotly_inside(tmp_path: Path) -> None:
     paths = build_report(two_run_store(tmp_path), tmp_path / "out")
     html = paths.dashboard.read_text()
@@ -77,6 +78,7 @@ def test_report_is_one_offline_file_with_plotly_inside(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # a whole report of a run (1-2.5 s)
 def test_a_clean_run_has_no_failed_jobs_and_injected_failures_are_counted(
     tmp_path: Path,
 ) -> None:
@@ -236,6 +238,7 @@ def test_run_directory_links_are_relative_to_the_report(tmp_path: Path) -> None:
     assert all((tmp_path / "out" / link / "job.json").is_file() for link in links)
 
 
+@pytest.mark.slow  # a report of a large store (1-2 s)
 def test_large_series_are_thinned_keeping_every_frontier_point(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     concs = tuple(range(1, MAX_POINTS_PER_SERIES + 101))

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from cli_helper import run_cli
 from results_fixtures import sa_bench, sa_bench_requests, write_json, write_run_dir
 
@@ -18,8 +19,10 @@ def test_ingest_list_show_export(tmp_path: Path) -> None:
     again = run_cli("results", "ingest", str(run), "--db", db)
     assert "0 new, 0 updated, 2 unchanged" in again.out
     listed = run_cli("results", "list", "--db", db, "--format", "json", "--run", "run-1")
-    rows = json.loads(listed.out)
+    listing = json.loads(listed.out)
+    rows = listing["points"]
     assert len(rows) == 2 and {r["concurrency"] for r in rows} == {64, 128}
+    assert listing["evals"] == []
     shown = run_cli("results", "show", str(rows[0]["id"]), "--db", db)
     assert json.loads(shown.out)["identity"]["model_prefix"] == "dsr1"
     table = run_cli("results", "list", "--db", db)
@@ -33,6 +36,20 @@ def test_ingest_list_show_export(tmp_path: Path) -> None:
         assert len(list(csv.DictReader(handle))) == 2
     assert len(json.loads((tmp_path / "export.json").read_text())) == 2
     assert pq.read_table(tmp_path / "export.parquet").num_rows == 2
+
+
+def test_list_fits_narrow_terminals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    assert run_cli("results", "ingest", str(write_run_dir(tmp_path / "runs")), "--db", db).code == 0
+    for width in (80, 50):
+        monkeypatch.setenv("COLUMNS", str(width))
+        listed = run_cli("results", "list", "--db", db)
+        assert listed.code == 0
+        lines = listed.out.splitlines()
+        assert all(len(line) <= width for line in lines), listed.out
+        rows = [line.split() for line in lines[3:]]  # under the title, header and rule
+        assert [r[:3] for r in rows] == [["1", "dsr1", "gb200"], ["2", "dsr1", "gb200"]]
+        assert "…" not in listed.out
 
 
 _IDENT = (

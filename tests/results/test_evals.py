@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import UTC, datetime
 from importlib.util import find_spec
@@ -90,7 +91,13 @@ def test_evals_are_ingested_with_the_jobs_identity_and_compared(
     with pytest.raises(SystemExit) as exc:
         main(["results", "list", "--db", db, "--run", "base"])
     assert exc.value.code == 0
-    assert "accuracy evals" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    assert "accuracy evals" in table and "0.95" in table
+    with pytest.raises(SystemExit) as exc:  # JSON holds the evals the table shows
+        main(["results", "list", "--db", db, "--run", "base", "--format", "json"])
+    assert exc.value.code == 0
+    (listed,) = json.loads(capsys.readouterr().out)["evals"]
+    assert listed["task"] == "gsm8k" and listed["score"] == 0.95 and listed["run_id"] == "base"
 
     from inferbench.report import build_report
 

@@ -93,6 +93,7 @@ def _throughput(dep: SimDeployment, traces: TraceSet) -> tuple[float, float]:
     return block.output_throughput, block.server.overall_hit_rate or 0.0
 
 
+@pytest.mark.slow  # two agentic simulations (1-1.5 s)
 def test_dram_tier_raises_throughput_when_the_gpu_cache_is_too_small() -> None:
     traces = _traces()
     small = _dep(0.35)  # the GPU holds far less KV than 24 lanes of 30k-token sessions
@@ -103,6 +104,7 @@ def test_dram_tier_raises_throughput_when_the_gpu_cache_is_too_small() -> None:
     assert with_dram > 1.3 * gpu_only
 
 
+@pytest.mark.slow  # an agentic simulation (1-2 s)
 def test_cache_aware_routing_keeps_sessions_on_their_rank() -> None:
     traces = _traces(16)
     aware = _dep(0.9, dp=2).model_copy(update={"cache": CacheSpec()})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import aiohttp
+import pytest
 
 from inferbench.bench.agentic.api import replay_with_metrics
 from inferbench.bench.agentic.options import ReplayOptions
@@ -16,6 +17,7 @@ from inferbench.sim.server import ServeOptions, SimServer
 from .conftest import small_deployment
 
 
+@pytest.mark.slow  # a real-time replay against the served simulator: about 5 s
 async def test_served_prefix_cache_hits_show_in_metrics() -> None:
     dep = small_deployment(max_model_len=16384).model_copy(
         update={"cache": CacheSpec(cpu_offload_gb=50)}

@@ -14,6 +14,7 @@ from .oracles import (
     REPO_ROOT,
     SRTCTL,
     oracle_python,
+    published_points,
     srtctl_executable,
     upstream_tree,
 )
@@ -60,3 +61,9 @@ def srtctl_python() -> Path:
 def srtctl_bin(srtctl_python: Path) -> Path:
     """The real `srtctl` executable, installed from ../shared/upstream/srt-slurm."""
     return srtctl_executable(srtctl_python)
+
+
+@pytest.fixture(scope="session")
+def published_points_file() -> Path:
+    """InferenceX's published-points table (read-only), or skip with the reason."""
+    return published_points()

@@ -20,6 +20,10 @@ from services import missing_service
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = REPO_ROOT.parent / "shared" / "upstream"
+# InferenceX's published figures the simulator's default calibration is fitted on: a table
+# inferbench does not ship (benchmarks/sim_calibration.py takes it as --published FILE)
+PUBLISHED_POINTS_ENV = "INFERBENCH_PUBLISHED_POINTS"
+PUBLISHED_POINTS = REPO_ROOT.parent / "shared" / "calibration" / "published-points.md"
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,19 @@ def upstream_tree(name: str) -> Path:
     path = UPSTREAM / name
     if not path.is_dir():
         missing_service(f"upstream tree {name!r} not found at {path} (../shared/upstream)")
+    return path
+
+
+def published_points() -> Path:
+    """The published-points table: $INFERBENCH_PUBLISHED_POINTS, else the one beside the
+    upstream trees, else skip the test with a reason."""
+    exported = os.environ.get(PUBLISHED_POINTS_ENV)
+    path = Path(exported) if exported else PUBLISHED_POINTS
+    if not path.is_file():
+        missing_service(
+            f"published-points table not found at {path} (not shipped with inferbench; "
+            f"set {PUBLISHED_POINTS_ENV}=FILE)"
+        )
     return path
 
 

@@ -47,14 +47,21 @@ def summary_line(findings: Sequence[Finding]) -> str:
 
 
 def render_text(findings: Sequence[Finding], base: Path | None = None) -> str:
-    """One line per finding (`file:line:col: ID severity slug: message`), fix hints, a summary."""
+    """One line per finding (`file:line:col: ID severity slug: message`), fix hints, then one
+    summary line: the counts and, when several rules fired, the most frequent ones."""
+    from inferbench.checks.statistics import most_frequent
+
     lines: list[str] = []
     for f in findings:
         key = f" [{f.key}]" if f.key else ""
         lines.append(f"{_where(f, base)}: {f.rule} {f.severity.value} {f.slug}: {f.message}{key}")
         if f.hint:
             lines.append(f"    fix: {f.hint}")
-    lines.append(summary_line(findings))
+    summary = summary_line(findings)
+    rules = len({f.rule for f in findings})
+    if 1 < rules < len(findings):  # a rule that fired many times is the first thing to read
+        summary += f" Most: {most_frequent(findings)}; --statistics counts every rule."
+    lines.append(summary)
     return "\n".join(lines) + "\n"
 
 

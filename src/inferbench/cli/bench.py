@@ -7,14 +7,6 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from inferbench.bench.api import BenchRun, PointMeasurement, run_bench
@@ -26,6 +18,7 @@ from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
 from inferbench.cli.outputs import output_file, output_folder
+from inferbench.cli.progress import counted
 from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS, MAX_WORKERS
 
 
@@ -113,7 +106,7 @@ def bench(
         None, "--base-url", help="Server root, e.g. http://127.0.0.1:8000"
     ),
     host: str | None = typer.Option(None, "--host", help="with --port, instead of --base-url"),
-    port: int | None = typer.Option(None, "--port"),
+    port: int | None = typer.Option(None, "--port", help="with --host, instead of --base-url"),
     model: str = typer.Option(..., "--model", help="Model name (in results and requests)"),
     served_model_name: str | None = typer.Option(
         None, "--served-model-name", help="Model name the API serves, when not --model"
@@ -138,13 +131,22 @@ def bench(
         None, "--concurrency", "--max-concurrency", help="4,8,16 or 4x8x16"
     ),
     num_prompts: int | None = typer.Option(
-        None, "--num-prompts", max=MAX_PROMPTS, help=f"requests per point (at most {MAX_PROMPTS:,})"
+        None,
+        "--num-prompts",
+        max=MAX_PROMPTS,
+        help=f"requests per point, at most {MAX_PROMPTS:,} (sa-bench preset: 10 x concurrency)",
     ),
     request_rate: float | None = typer.Option(
         None, "--request-rate", help="req/s (open loop); inf = closed loop at --concurrency"
     ),
     burstiness: float = typer.Option(1.0, "--burstiness", help="gamma shape; 1 = Poisson"),
-    warmups: int | None = typer.Option(None, "--warmups", "--num-warmups", max=MAX_PROMPTS),
+    warmups: int | None = typer.Option(
+        None,
+        "--warmups",
+        "--num-warmups",
+        max=MAX_PROMPTS,
+        help="unmeasured requests before each point",
+    ),
     duration: float | None = typer.Option(None, "--duration", help="seconds per point"),
     endpoint: str | None = typer.Option(
         None, "--endpoint", help="completions | chat (or /v1/completions, /v1/chat/completions)"
@@ -154,10 +156,16 @@ def bench(
     ),
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
     result_file: Path | None = typer.Option(
-        None, "--result-file", parser=output_file("--result-file")
+        None,
+        "--result-file",
+        parser=output_file("--result-file"),
+        help="result file; several points: out_conc4.json, ...",
     ),
     result_dir: Path | None = typer.Option(
-        None, "--result-dir", parser=output_folder("--result-dir")
+        None,
+        "--result-dir",
+        parser=output_folder("--result-dir"),
+        help="folder of result files: conc4.json, ... (sa-bench: with --result-filename)",
     ),
     result_filename: str | None = typer.Option(
         None, "--result-filename", help="sa-bench: the file in --result-dir"
@@ -172,7 +180,11 @@ def bench(
     detail: bool = typer.Option(
         False, "--detail", "--save-detailed", help="ttfts/itls/texts in the result file"
     ),
-    max_failure_rate: float = typer.Option(SA_BENCH.max_failure_rate, "--max-failure-rate"),
+    max_failure_rate: float = typer.Option(
+        SA_BENCH.max_failure_rate,
+        "--max-failure-rate",
+        help="a point with a larger share of failed requests fails (exit 1)",
+    ),
     request_timeout: float = typer.Option(600.0, "--request-timeout", help="seconds"),
     slo: str | None = typer.Option(None, "--slo", help="ttft=2000,tpot=50,e2el=60000 (ms)"),
     goodput: list[str] = typer.Option([], "--goodput", help="vLLM: ttft:2000 tpot:50 (ms)"),
@@ -200,7 +212,9 @@ def bench(
         None, "--dataset-name", help="random | sharegpt | custom"
     ),
     dataset_format: str | None = typer.Option(None, "--dataset-format", help="jsonl|sharegpt"),
-    range_ratio: float | None = typer.Option(None, "--range-ratio", "--random-range-ratio"),
+    range_ratio: float | None = typer.Option(
+        None, "--range-ratio", "--random-range-ratio", help="length spread, per --range-mode"
+    ),
     range_mode: str | None = typer.Option(None, "--range-mode", help="inferencex|vllm|sglang"),
     prefix_groups: int | None = typer.Option(
         None,
@@ -217,14 +231,18 @@ def bench(
     random_prefix_len: int | None = typer.Option(
         None, "--random-prefix-len", max=MAX_TOKENS, help="one prefix shared by every prompt"
     ),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="seed of the prompts, lengths and arrivals"),
     workers: int | None = typer.Option(
         None, "--workers", max=MAX_WORKERS, help="client processes (default auto)"
     ),
     ignore_eos: bool = typer.Option(False, "--ignore-eos", help="the default; sa-bench's flag"),
-    no_ignore_eos: bool = typer.Option(False, "--no-ignore-eos"),
-    temperature: float = typer.Option(0.0, "--temperature"),
-    logprobs: int | None = typer.Option(None, "--logprobs"),
+    no_ignore_eos: bool = typer.Option(
+        False, "--no-ignore-eos", help="let the server stop at end-of-sequence"
+    ),
+    temperature: float = typer.Option(0.0, "--temperature", help="sampling temperature"),
+    logprobs: int | None = typer.Option(
+        None, "--logprobs", help="log-probabilities per token (vLLM's flag)"
+    ),
     http_client: str = typer.Option("fast", "--http-client", help="fast|aiohttp"),
     receive_stamps: str = typer.Option(
         "kernel", "--receive-stamps", help="kernel (arrival, SO_TIMESTAMPNS) | user (handled)"
@@ -232,7 +250,9 @@ def bench(
     extra_body: str | None = typer.Option(
         None, "--extra-body", help='JSON object merged into each request body, e.g. {"top_k": 1}'
     ),
-    disable_tqdm: bool = typer.Option(False, "--disable-tqdm", help="no progress bar"),
+    disable_tqdm: bool = typer.Option(
+        False, "--disable-tqdm", help="no progress bar (a log still gets timestamped lines)"
+    ),
     repeats: int = typer.Option(
         1,
         "--repeats",
@@ -251,11 +271,20 @@ def bench(
     dsv4: bool = typer.Option(
         False, "--dsv4", help="sa-bench: framed by DeepSeek-V4's encoder (implies the above)"
     ),
-    profile: bool = typer.Option(False, "--profile", hidden=True),
-    best_of: int = typer.Option(1, "--best-of", hidden=True),
-    use_beam_search: bool = typer.Option(False, "--use-beam-search", hidden=True),
-    lora_modules: list[str] = typer.Option([], "--lora-modules", hidden=True),
-    sharegpt_output_len: int | None = typer.Option(None, "--sharegpt-output-len", max=MAX_TOKENS),
+    profile: bool = typer.Option(False, "--profile", hidden=True, help="vLLM's; refused"),
+    best_of: int = typer.Option(1, "--best-of", hidden=True, help="vLLM's; above 1 refused"),
+    use_beam_search: bool = typer.Option(
+        False, "--use-beam-search", hidden=True, help="vLLM's; refused"
+    ),
+    lora_modules: list[str] = typer.Option(
+        [], "--lora-modules", hidden=True, help="vLLM's; refused"
+    ),
+    sharegpt_output_len: int | None = typer.Option(
+        None,
+        "--sharegpt-output-len",
+        max=MAX_TOKENS,
+        help="ShareGPT: output length instead of the reply's",
+    ),
 ) -> None:
     """Stream requests at an OpenAI-compatible server and write one result file per point.
 
@@ -343,21 +372,10 @@ def bench(
         if detail_path is not None:
             write_detail_jsonl(repeat_path(detail_path, repeat), outcome.run.records)
 
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=disable_tqdm,
-    ) as progress:
-        bars: dict[str, TaskID] = {}
+    with counted(console, disable=disable_tqdm) as update:
 
         def on_progress(point: LoadPoint, done: int, total: int) -> None:
-            if point.label not in bars:
-                bars[point.label] = progress.add_task(point.label, total=total)
-            progress.update(bars[point.label], completed=done)
+            update(point.label, done, total)
 
         run = run_bench(
             inv.endpoint,

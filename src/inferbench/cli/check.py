@@ -9,6 +9,7 @@ import typer
 from inferbench.checks import result_cache
 from inferbench.checks.render import RENDERERS
 from inferbench.checks.report import CheckOptions
+from inferbench.checks.statistics import STATISTICS_RENDERERS
 from inferbench.errors import InputError
 
 
@@ -19,14 +20,19 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 def _list_rules() -> None:
     from rich.console import Console
-    from rich.table import Table
 
     from inferbench.checks.registry import all_rules
+    from inferbench.cli.fit import Col, print_table
 
-    table = Table("id", "slug", "severity", "subject", "checks", box=None)
-    for r in all_rules():
-        table.add_row(r.id, r.slug, r.severity.value, r.subject.__name__, r.title)
-    Console(highlight=False, width=200).print(table)
+    cols = (
+        Col("id"),
+        Col("slug"),
+        Col("severity"),
+        Col("subject", priority=1),
+        Col("checks", wrap=True),
+    )
+    rows = [(r.id, r.slug, r.severity.value, r.subject.__name__, r.title) for r in all_rules()]
+    print_table(Console(highlight=False), cols, rows, box=None)
 
 
 def check(
@@ -49,6 +55,12 @@ def check(
         "importable) instead of inferbench's copy of srtctl's schema.",
     ),
     list_rules: bool = typer.Option(False, "--list-rules", help="Print the rule table and exit."),
+    statistics: bool = typer.Option(
+        False,
+        "--statistics",
+        help="Instead of each finding, how many each rule made (most first) and the summary; "
+        "text or JSON. The exit code is the same.",
+    ),
 ) -> None:
     """Check a benchmark tree: exit 0 clean, 1 on error findings (or warnings with --strict),
     2 on unreadable input."""
@@ -62,6 +74,13 @@ def check(
         raise InputError(
             f"unknown --format {output_format!r}", hint="use one of: " + ", ".join(RENDERERS)
         )
+    if statistics:
+        renderer = STATISTICS_RENDERERS.get(output_format)
+        if renderer is None:
+            raise InputError(
+                f"--statistics prints {' or '.join(STATISTICS_RENDERERS)}, not {output_format}",
+                hint="drop --statistics for GitHub annotations (they end with the summary)",
+            )
     options = CheckOptions(
         base=base,
         srt_slurm=srt_slurm,

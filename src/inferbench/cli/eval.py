@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from inferbench.cli.outputs import output_file, output_folder
+from inferbench.cli.progress import working
 from inferbench.errors import InputError, Location
 from inferbench.fsio import is_stream
 
@@ -94,7 +95,7 @@ def eval_cmd(
     beside = result_file is not None and not is_stream(result_file)
     folder = result_dir or (result_file.parent if result_file and beside else Path("."))
     console = Console(stderr=True, highlight=False)
-    with console.status(f"lm-eval {info.name} against {base_url} ..."):
+    with working(console, f"lm-eval {info.name} against {base_url}"):
         result = run_eval(base_url, model, spec, folder, wall_timeout_s=timeout)
     target = result_file or folder / eval_file_name(info.name)
     write_eval_result(target, result)

@@ -20,6 +20,7 @@ from inferbench.bench.settings import ClientOptions, Endpoint
 from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces
 from inferbench.cli.outputs import output_file
+from inferbench.cli.progress import working
 from inferbench.core.limits import MAX_CONCURRENCY, MAX_SESSIONS, MAX_TOKENS
 from inferbench.errors import InputError, Location
 
@@ -96,14 +97,27 @@ def replay(
     max_idle: float = typer.Option(300.0, "--max-idle", help="cap on each idle gap, seconds"),
     delay_scale: float = typer.Option(1.0, "--delay-scale", help="multiplies recorded gaps"),
     no_cache_bust: bool = typer.Option(False, "--no-cache-bust", help="same tokens every run"),
-    max_model_len: int | None = typer.Option(None, "--max-model-len", max=MAX_TOKENS),
-    context_rule: ContextRule = typer.Option(ContextRule.TRIM, "--context-rule"),
-    max_failure_rate: float = typer.Option(SA_BENCH.max_failure_rate, "--max-failure-rate"),
+    max_model_len: int | None = typer.Option(
+        None,
+        "--max-model-len",
+        max=MAX_TOKENS,
+        help="context length: a request over it follows --context-rule",
+    ),
+    context_rule: ContextRule = typer.Option(
+        ContextRule.TRIM,
+        "--context-rule",
+        help="over --max-model-len: trim (end that conversation) or reject (exit 2)",
+    ),
+    max_failure_rate: float = typer.Option(
+        SA_BENCH.max_failure_rate,
+        "--max-failure-rate",
+        help="a larger share of failed requests fails the replay (and stops it early)",
+    ),
     request_timeout: float = typer.Option(600.0, "--request-timeout", help="seconds"),
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="seed of the token ids and trace order"),
     result_file: Path | None = typer.Option(
-        None, "--result-file", parser=output_file("--result-file")
+        None, "--result-file", parser=output_file("--result-file"), help="the result file"
     ),
     aiperf_artifacts: Path | None = typer.Option(
         None,
@@ -161,15 +175,22 @@ def replay(
         seed=seed,
     )
     console = Console(stderr=True)
-    outcome = run_replay(
-        ep,
-        traces,
-        options,
-        client=client,
-        max_model_len=max_model_len,
-        context_rule=context_rule.value,
-        tokenizer=tokenizer_path,
-    )
+    end = f"{duration:g} s" if duration is not None else f"{sessions} sessions"
+    with working(console, f"replay: {lanes} lanes, {end}") as status:
+
+        def on_request(sent: int, failed: int) -> None:
+            status(f"replay: {lanes} lanes, {end}: {sent} requests, {failed} failed")
+
+        outcome = run_replay(
+            ep,
+            traces,
+            options,
+            client=client,
+            max_model_len=max_model_len,
+            context_rule=context_rule.value,
+            tokenizer=tokenizer_path,
+            on_request=on_request,
+        )
     if result_file is not None:
         write_point_result(result_file, outcome.result)
         console.print(f"wrote {result_file}", markup=False)

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 import typer
-from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from inferbench.cli.fit import KEEP, Col, print_table
 from inferbench.cli.outputs import output_file
 from inferbench.errors import InputError, Location
 from inferbench.results.store import (
@@ -22,9 +22,6 @@ from inferbench.results.store import (
     Store,
     open_store,
 )
-
-if TYPE_CHECKING:
-    from inferbench.results.evalrecord import EvalRecord
 
 results_app = typer.Typer(
     help="Store, list, export and compare benchmark results.", no_args_is_help=True
@@ -134,86 +131,96 @@ def _filter(
     )
 
 
+# Columns of `results list`: (row key, header, priority); at 80 columns the later-ranked go
+# first (fit.py), and no model, hardware or run name is broken across lines.
+_POINT_COLUMNS = (
+    ("id", "id", KEEP),
+    ("run_id", "run", 5),
+    ("model_prefix", "model", KEEP),
+    ("hardware", "hw", KEEP),
+    ("framework", "fw", 3),
+    ("precision", "prec", 4),
+    ("isl", "isl", 2),
+    ("osl", "osl", 2),
+    ("topology", "topology", 6),
+    ("concurrency", "conc", KEEP),
+    ("total_tput_per_gpu", "tok/s/gpu", KEEP),
+    ("interactivity_median", "tok/s/user", KEEP),
+    ("failure_rate", "failed", 1),
+    ("official", "official", 7),
+)
+_EVAL_COLUMNS = (
+    ("run_id", "run", 5),
+    ("model_prefix", "model", KEEP),
+    ("hardware", "hw", KEEP),
+    ("framework", "fw", 3),
+    ("precision", "prec", 4),
+    ("concurrency", "conc", KEEP),
+    ("task", "task", KEEP),
+    ("score", "score", KEEP),
+    ("stderr", "±", 2),
+    ("samples", "n", 6),
+    ("status", "status", KEEP),
+)
+
+
 def list_cmd(
     db: str = DB_OPTION,
-    fmt: str = typer.Option("table", "--format", help="table or json"),
-    run: str | None = typer.Option(None, "--run"),
-    tag: str | None = typer.Option(None, "--tag"),
+    fmt: str = typer.Option(
+        "table", "--format", help="table, or json: {points: [...], evals: [...]}"
+    ),
+    run: str | None = typer.Option(None, "--run", help="only this run id"),
+    tag: str | None = typer.Option(None, "--tag", help="only runs with this tag"),
     model: str | None = typer.Option(None, "--model", help="model prefix"),
-    precision: str | None = typer.Option(None, "--precision"),
-    framework: str | None = typer.Option(None, "--framework"),
-    hardware: str | None = typer.Option(None, "--hardware"),
-    isl: int | None = typer.Option(None, "--isl"),
-    osl: int | None = typer.Option(None, "--osl"),
+    precision: str | None = typer.Option(None, "--precision", help="only this precision"),
+    framework: str | None = typer.Option(None, "--framework", help="only this framework"),
+    hardware: str | None = typer.Option(None, "--hardware", help="only this hardware"),
+    isl: int | None = typer.Option(None, "--isl", help="only this input length"),
+    osl: int | None = typer.Option(None, "--osl", help="only this output length"),
     limit: int = typer.Option(200, "--limit", min=0, help="rows in table format (0 = all)"),
 ) -> None:
-    """List stored points."""
+    """List stored points and the accuracy evals beside them."""
+    from inferbench.results.evalcompare import eval_row
     from inferbench.results.export import flat_row
 
     if fmt not in ("table", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
     flt = _filter(run, tag, model, precision, framework, hardware, isl, osl)
     store = open_store(db, create=False)
-    stored = store.query(flt)
-    rows = [flat_row(s) for s in stored]
+    rows = [flat_row(s) for s in store.query(flt)]
+    evals = [eval_row(e) for e in store.evals(flt)]
     if fmt == "json":
-        typer.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
+        data = {"points": rows, "evals": evals}
+        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
     runs = sorted({str(r["run_id"]) for r in rows})
-    # Short headers and no grid, so the table stays readable in an 80-column terminal;
-    # one run goes in the title instead of a column.
-    cols = {
-        "id": "id",
-        "run_id": "run",
-        "model_prefix": "model",
-        "hardware": "hw",
-        "framework": "fw",
-        "precision": "prec",
-        "isl": "isl",
-        "osl": "osl",
-        "topology": "topology",
-        "concurrency": "conc",
-        "total_tput_per_gpu": "tok/s/gpu",
-        "interactivity_median": "tok/s/user",
-        "failure_rate": "failed",
-        "official": "official",
-    }
-    if len(runs) == 1:
-        del cols["run_id"]
+    skip = {"run_id"} if len(runs) == 1 else set()  # one run goes in the title instead
     for key in ("failure_rate", "official"):  # shown only when some row says something
         if not any(r[key] for r in rows):
-            del cols[key]
+            skip.add(key)
     title = f"{len(rows)} points" + (f" of run {runs[0]}" if len(runs) == 1 else "")
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
-    for key, header in cols.items():
-        # only the long names may wrap; numbers and short words stay whole
-        wraps = key in ("run_id", "model_prefix", "framework", "topology")
-        table.add_column(header, no_wrap=not wraps, overflow="fold", justify="left")
-    for row in rows[:limit] if limit else rows:
-        table.add_row(*(_fmt(row[c]) for c in cols))
-    Console().print(table)
-    _print_evals(store.evals(flt))
+    _print_rows(title, _POINT_COLUMNS, skip, rows[:limit] if limit else rows)
+    if evals:
+        for e in evals:
+            e["status"] = "simulated" if e["simulated"] else e["status"]
+        _print_rows(f"{len(evals)} accuracy evals", _EVAL_COLUMNS, set(), evals)
 
 
-def _print_evals(evals: list[EvalRecord]) -> None:
-    """The accuracy evals beside the points: score, stderr, samples, and what they are."""
-    if not evals:
-        return
-    from inferbench.results.evalcompare import eval_row
-
-    table = Table(title=f"{len(evals)} accuracy evals", box=box.SIMPLE_HEAD, pad_edge=False)
-    for header in ("run", "model", "hw", "fw", "prec", "conc", "task", "score", "±", "n", "status"):
-        table.add_column(header, overflow="fold")
-    for e in evals:
-        r = eval_row(e)
-        status = "simulated" if r["simulated"] else str(r["status"])
-        table.add_row(
-            *(_fmt(r[k]) for k in ("run_id", "model_prefix", "hardware", "framework")),
-            *(_fmt(r[k]) for k in ("precision", "concurrency", "task", "score", "stderr")),
-            _fmt(r["samples"]),
-            status,
-        )
-    Console().print(table)
+def _print_rows(
+    title: str,
+    columns: tuple[tuple[str, str, int], ...],
+    skip: set[str],
+    rows: list[dict[str, Any]],
+) -> None:
+    """A table of `rows` fitted to the terminal: numbers right-aligned, nothing broken."""
+    shown = [(key, header, rank) for key, header, rank in columns if key not in skip]
+    numeric = {k for k, _, _ in shown if any(isinstance(r[k], int | float) for r in rows)}
+    cols = [
+        Col(header, priority=rank, justify="right" if key in numeric else "left")
+        for key, header, rank in shown
+    ]
+    cells = [[_fmt(row[key]) for key, _, _ in shown] for row in rows]
+    print_table(Console(), cols, cells, title=title, wider="--format json has every field")
 
 
 def _fmt(value: object) -> str:
@@ -245,8 +252,8 @@ def export(
         ..., "--output", parser=output_file("--output"), help="File to write (- is stdout)."
     ),
     db: str = DB_OPTION,
-    run: str | None = typer.Option(None, "--run"),
-    tag: str | None = typer.Option(None, "--tag"),
+    run: str | None = typer.Option(None, "--run", help="only this run id"),
+    tag: str | None = typer.Option(None, "--tag", help="only runs with this tag"),
     evals: bool = typer.Option(
         False, "--evals", help="Export the accuracy evals instead of the points."
     ),

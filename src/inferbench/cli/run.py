@@ -11,11 +11,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.text import Text
 
 from inferbench.cli.filters import FilterOptions, eval_mode
+from inferbench.cli.fit import Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_folder
+from inferbench.cli.progress import LineProgress, log_mode
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.launch.deployment import Deployment
@@ -31,7 +33,8 @@ _STATUS_STYLE = {JobStatus.COMPLETED: "green", JobStatus.POINTS_FAILED: "yellow"
 
 
 class _Progress(RunEvents):
-    """Rich progress: one bar over the jobs; each finished point printed above it."""
+    """Rich progress (a terminal): one bar over the jobs; each finished point printed above
+    it."""
 
     def __init__(self, progress: Progress, total: int) -> None:
         self.progress = progress
@@ -49,43 +52,99 @@ class _Progress(RunEvents):
         self.progress.advance(self.task)
 
 
+class _Lines(RunEvents):
+    """Progress lines (a log): each job start, point and job end, timestamped, and the job
+    running now repeated at least every 10 s."""
+
+    def __init__(self, lines: LineProgress, total: int) -> None:
+        self.lines = lines
+        self.total = total
+        self.started = 0
+        self.head = ""
+        self.todo = 0
+
+    def _state(self) -> None:
+        self.lines.state(f"{self.head}: running, {self.todo} points to do")
+
+    def job_started(self, dep: Deployment, attempt: int, todo: int) -> None:
+        self.started += attempt == 1
+        extra = f" (attempt {attempt})" if attempt > 1 else ""
+        self.head, self.todo = f"job {self.started}/{self.total} {_label(dep)}{extra}", todo
+        self._state()
+        self.lines.say(f"{self.head}: started, {todo} points")
+
+    def point_done(self, dep: Deployment, point: PointOutcome) -> None:
+        mark = "ok" if point.ok else f"failed {point.reason[:100]}"
+        self.lines.say(f"{_label(dep)} conc {point.concurrency}: {mark}")
+        self.todo = max(0, self.todo - 1)
+        self._state()
+
+    def job_finished(self, dep: Deployment, outcome: Outcome) -> None:
+        ok = sum(p.ok for p in outcome.points)
+        self.lines.say(f"{_label(dep)}: {outcome.status} ({ok}/{len(dep.concurrencies)} ok)")
+        self.lines.state(f"{self.started}/{self.total} jobs started")
+
+
 def _label(dep: Deployment) -> str:
     return dep.config_key or dep.fingerprint[:12]
 
 
+_SUMMARY_COLUMNS = (
+    Col("job"),
+    Col("fingerprint", priority=2),
+    Col("status"),
+    Col("points ok"),
+    Col("evals", priority=1),
+    Col("attempt", priority=3),
+    Col("reason", wrap=True),
+)
+
+
+def _evals_cell(evals: list[str]) -> Text:
+    """One line per eval, red unless it ran (or was simulated)."""
+    lines = [Text(e) if e.split()[1] in ("ok", "simulated") else Text(e, "red") for e in evals]
+    return Text("\n").join(lines)
+
+
 def render_summary(summary: RunSummary, console: Console = _console) -> None:
-    table = Table(title=f"run {summary.run.run_id}")
     from inferbench.launch.evalstep import eval_statuses
 
-    for column in ("job", "fingerprint", "status", "points ok", "evals", "attempt", "reason"):
-        table.add_column(column)
+    rows: list[tuple[str | Text, ...]] = []
     for dep, outcome in summary.outcomes:
         style = _STATUS_STYLE.get(outcome.status, "red")
         evals = eval_statuses(summary.run.job(dep.fingerprint).results)
-        table.add_row(
+        rows.append((
             _label(dep),
             dep.fingerprint[:12],
-            f"[{style}]{outcome.status}[/]",
+            Text(str(outcome.status), style=style),
             f"{sum(p.ok for p in outcome.points)}/{len(dep.concurrencies)}",
-            "\n".join(
-                escape(e) if e.split()[1] in ("ok", "simulated") else f"[red]{escape(e)}[/]"
-                for e in evals
-            ),
+            _evals_cell(evals),
             str(outcome.attempt),
             outcome.reason[:120],
-        )
+        ))  # fmt: skip
     for dep in summary.skipped:
-        table.add_row(_label(dep), dep.fingerprint[:12], "done earlier", "", "", "", "")
-    console.print(table)
+        rows.append((_label(dep), dep.fingerprint[:12], "done earlier", "", "", "", ""))
+    print_table(
+        console, _SUMMARY_COLUMNS, rows, title=f"run {summary.run.run_id}",
+        wider="the run directory has each job's outcome",
+    )  # fmt: skip
     if summary.stopped_early:
         console.print("[yellow]stopped after the first failed job (--fail-fast)[/]")
     console.print(f"run directory: {summary.run.path}", markup=False)
 
 
 def run_with_progress(request: RunRequest) -> RunSummary:
-    """Run with a progress bar; the first Ctrl-C asks the run to stop after its current point,
-    the second stops it at once."""
+    """Run with a progress bar (lines in a log); the first Ctrl-C asks the run to stop after
+    its current point, the second stops it at once."""
     total = min(len(request.deployments), request.max_jobs or len(request.deployments))
+    if log_mode():
+        with LineProgress(_console.file) as lines:
+
+            def said() -> None:
+                lines.say("stopping after the current point (Ctrl-C again to stop at once)")
+
+            with graceful_sigint(request.stop, said):
+                return execute_run(request, _Lines(lines, total))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeElapsedColumn(), console=_console) as progress:
 

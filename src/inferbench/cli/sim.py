@@ -16,8 +16,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from inferbench.bench.naming import check_point_output, point_stem, result_path
+from inferbench.cli.fit import KEEP, Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file, output_folder
+from inferbench.cli.progress import counted, working
 from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
 from inferbench.errors import InputError
 
@@ -325,27 +327,14 @@ def estimate_cmd(
         f"[bold]{dep.name}[/]: {dep.model.name} on {dep.total_gpus}x {dep.gpu.key}, "
         f"{dep.describe()}, {dep.engine}, isl {dep.workload.isl} osl {dep.workload.osl}"
     )
-    table = Table(
-        "conc",
-        "requests",
-        "sim s",
-        "tok/s/GPU",
-        "out tok/s/GPU",
-        "tok/s/user p50",
-        "TTFT p50 ms",
-        "TTFT p99 ms",
-        "TPOT p50 ms",
-        "TPOT p99 ms",
-        "preempt",
-        "wall s",
-        "sim tok/wall s",
-    )
     concs = dep.workload.concurrencies
-    for conc in concs:
-        with console.status(f"simulating concurrency {conc}..."):
+    err = Console(stderr=True, highlight=False)
+    rows: list[tuple[str, ...]] = []
+    for i, conc in enumerate(concs, 1):
+        with working(err, f"simulating concurrency {conc} ({i}/{len(concs)})"):
             run = estimate(dep, conc, num_prompts=dep.workload.num_prompts, seed=seed)
         p = point(run)
-        table.add_row(
+        rows.append((
             str(conc),
             str(p.requests),
             f"{p.duration_s:.1f}",
@@ -359,11 +348,34 @@ def estimate_cmd(
             str(p.preemptions),
             f"{p.wall_s:.2f}",
             f"{p.sim_tokens_per_wall_s:,.0f}",
-        )
+        ))  # fmt: skip
         target = result_path(result_file, result_dir, point_stem(conc), len(concs) > 1)
         if target is not None:
             write_result(run, dep, target)
-    console.print(table)
+    print_table(console, _ESTIMATE_COLUMNS, rows, note=err, wider="--result-dir has every field")
+
+
+def _num(header: str, priority: int = KEEP) -> Col:
+    return Col(header, priority=priority, justify="right")
+
+
+# At 80 columns: concurrency, throughput per GPU, interactivity, TTFT and TPOT medians; the
+# tails, counts and the simulator's own speed go first.
+_ESTIMATE_COLUMNS = (
+    _num("conc"),
+    _num("requests", 7),
+    _num("sim s", 9),
+    _num("tok/s/GPU"),
+    _num("out tok/s/GPU", 5),
+    _num("tok/s/user p50"),
+    _num("TTFT p50 ms"),
+    _num("TTFT p99 ms", 4),
+    _num("TPOT p50 ms", 3),
+    _num("TPOT p99 ms", 6),
+    _num("preempt", 8),
+    _num("wall s", 10),
+    _num("sim tok/wall s", 11),
+)
 
 
 def _print_warnings(dep: SimDeployment, console: Console) -> None:
@@ -374,8 +386,6 @@ def _print_warnings(dep: SimDeployment, console: Console) -> None:
 def _sweep(
     dep: SimDeployment, budget: int, concurrencies: tuple[int, ...], console: Console
 ) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from inferbench.sim.topologies import pareto, sweep_topologies
 
     console.print(
@@ -383,18 +393,10 @@ def _sweep(
         f"isl {dep.workload.isl} osl {dep.workload.osl}, concurrency "
         + "x".join(str(c) for c in concurrencies)
     )
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task(f"layouts for {budget} GPUs", total=None)
+    with counted(Console(stderr=True, highlight=False)) as update:
 
         def step(done: int, total: int, topology: str) -> None:
-            bar.update(task, completed=done, total=total, description=f"{topology:>16}")
+            update(f"layouts for {budget} GPUs", done, total)
 
         points = sweep_topologies(dep, budget, concurrencies, progress=step)
     front = pareto(points)

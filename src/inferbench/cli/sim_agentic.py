@@ -7,17 +7,32 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from inferbench.bench.agentic.api import build_replay_result
 from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.result import EndpointInfo, write_point_result
 from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
 from inferbench.bench.traces.source import open_traces
+from inferbench.cli.fit import Col, print_table
+from inferbench.cli.progress import working
 from inferbench.sim.agentic import estimate_agentic
 from inferbench.sim.deployment import SimDeployment
 
 DEFAULT_DURATION_S = 600.0  # virtual seconds when neither --duration nor --sessions is given
+
+_COLUMNS = (
+    Col("lanes", justify="right"),
+    Col("sessions", priority=4, justify="right"),
+    Col("requests", priority=5, justify="right"),
+    Col("sim s", priority=6, justify="right"),
+    Col("out tok/s/GPU", justify="right"),
+    Col("TTFT p50 ms", justify="right"),
+    Col("TPOT p50 ms", justify="right"),
+    Col("hit GPU", justify="right"),
+    Col("hit DRAM", priority=2, justify="right"),
+    Col("client reuse", priority=3, justify="right"),
+    Col("wall s", priority=7, justify="right"),
+)
 
 
 def estimate_agentic_points(
@@ -51,25 +66,14 @@ def estimate_agentic_points(
     )
     for note in traces.notes:
         console.print(f"[yellow]{escape(str(note))}[/]")
-    table = Table(
-        "lanes",
-        "sessions",
-        "requests",
-        "sim s",
-        "out tok/s/GPU",
-        "TTFT p50 ms",
-        "TPOT p50 ms",
-        "hit GPU",
-        "hit DRAM",
-        "client reuse",
-        "wall s",
-    )
+    rows: list[tuple[str, ...]] = []
     concs = dep.workload.concurrencies
-    for conc in concs:
+    err = Console(stderr=True, highlight=False)
+    for i, conc in enumerate(concs, 1):
         end = duration_s if duration_s or sessions else DEFAULT_DURATION_S
         options = ReplayOptions(lanes=conc, duration_s=end, sessions=sessions)
         started = datetime.now(UTC)
-        with console.status(f"simulating {conc} lanes..."):
+        with working(err, f"simulating {conc} lanes ({i}/{len(concs)})"):
             est = estimate_agentic(dep, traces, options)
         result = build_replay_result(
             est.run,
@@ -89,7 +93,7 @@ def estimate_agentic_points(
         block = result.inferbench.agentic
         assert block is not None
         srv = est.server
-        table.add_row(
+        rows.append((
             str(conc),
             f"{block.sessions.completed}/{block.sessions.started}",
             str(block.requests),
@@ -101,8 +105,8 @@ def estimate_agentic_points(
             "-" if srv.external_hit_rate is None else f"{srv.external_hit_rate:.0%}",
             f"{block.client_reuse_share:.0%}",
             f"{est.wall_s:.1f}",
-        )
+        ))  # fmt: skip
         target = result_path(conc, len(concs) > 1)  # type: ignore[operator]
         if target is not None:
             write_point_result(target, result)
-    console.print(table)
+    print_table(console, _COLUMNS, rows, note=err, wider="the result files have every field")

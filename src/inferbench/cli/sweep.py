@@ -11,9 +11,10 @@ import typer
 from rich.console import Console
 
 from inferbench.cli.filters import FilterOptions, eval_mode, split_values
+from inferbench.cli.fit import Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file
-from inferbench.core.job import Scenario
+from inferbench.core.job import Job, Scenario
 from inferbench.errors import InputError
 from inferbench.fsio import write_output
 
@@ -80,7 +81,7 @@ def sweep(
     # Imported here so `inferbench --help` stays fast.
     from inferbench.matrix.api import sweep_tree
     from inferbench.matrix.changed import ChangelogRun
-    from inferbench.matrix.output import github_to_json, jobs_table, jobs_to_json
+    from inferbench.matrix.output import github_to_json, jobs_to_json
 
     run = ChangelogRun(evals_only=evals_only, all_evals=all_evals, no_evals=no_evals)
     jobs = sweep_tree(
@@ -93,12 +94,37 @@ def sweep(
         _emit(github_to_json(jobs), output)
     elif output is not None:
         console = Console(record=True, width=200, file=io.StringIO())
-        console.print(jobs_table(jobs))
+        _print_jobs(console, jobs, err)
         _emit(console.export_text(), output)
     else:
-        Console(highlight=False).print(jobs_table(jobs))
+        _print_jobs(Console(highlight=False), jobs, err)
     multinode = sum(job.is_multinode for job in jobs)
     err.print(f"{len(jobs)} jobs ({len(jobs) - multinode} single-node, {multinode} multinode)")
+
+
+# Left out first when narrow: the fingerprint, spec decoding, topology, runner, eval mark;
+# a job is still named by its config key, sequence lengths and concurrencies.
+_COLUMNS = {
+    "config-key": Col("config-key"),
+    "runner": Col("runner", priority=3),
+    "seq": Col("seq"),
+    "topology": Col("topology", priority=4),
+    "spec": Col("spec", priority=5),
+    "conc": Col("conc", wrap=True),
+    "eval": Col("eval", priority=2),
+    "fp": Col("fp", priority=6),
+}
+
+
+def _print_jobs(console: Console, jobs: list[Job], err: Console) -> None:
+    from inferbench.matrix.output import JOB_COLUMNS, job_row
+
+    cols = [_COLUMNS[name] for name in JOB_COLUMNS]
+    rows = [job_row(job) for job in jobs]
+    print_table(
+        console, cols, rows, title=f"{len(jobs)} jobs", note=err,
+        wider="--format json has every field",
+    )  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:

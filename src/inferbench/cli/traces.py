@@ -59,8 +59,17 @@ def show(
     dataset: str | None = typer.Option(None, "--dataset", help="ORG/NAME in the local HF cache"),
     hf_cache: Path | None = typer.Option(None, "--hf-cache", help="hub cache root"),
     synth: str | None = typer.Option(None, "--synth", help="k=v,... (see traces synth)"),
-    max_model_len: int | None = typer.Option(None, "--max-model-len", max=MAX_TOKENS),
-    context_rule: ContextRule = typer.Option(ContextRule.TRIM, "--context-rule"),
+    max_model_len: int | None = typer.Option(
+        None,
+        "--max-model-len",
+        max=MAX_TOKENS,
+        help="context length: a request over it follows --context-rule",
+    ),
+    context_rule: ContextRule = typer.Option(
+        ContextRule.TRIM,
+        "--context-rule",
+        help="over --max-model-len: trim (end that conversation) or reject (exit 2)",
+    ),
 ) -> None:
     """Read traces (checking every line) and print what they hold."""
     traces = open_traces(

@@ -35,7 +35,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from rich.table import Table
 
 from inferbench.core.job import Job, JobWorkerBlock
 from inferbench.core.seqlen import seq_len_name
@@ -123,23 +122,21 @@ def topology(job: Job) -> str:
     return " ".join(parts)
 
 
-def jobs_table(jobs: Sequence[Job]) -> Table:
-    """A Rich table, one row per job."""
-    table = Table(title=f"{len(jobs)} jobs", show_lines=False)
-    for column in ("config-key", "runner", "seq", "topology", "spec", "conc", "eval", "fp"):
-        table.add_column(column, no_wrap=column in ("conc", "fp"), overflow="fold")
-    for job in jobs:
-        seq = "agentic" if job.is_agentic else seq_len_name(job.isl or 0, job.osl or 0)
-        conc = ",".join(str(c) for c in job.concurrencies)
-        evals = "eval-only" if job.eval_only else ("yes" if job.run_eval else "")
-        table.add_row(
-            job.config_key,
-            job.runner,
-            seq,
-            topology(job),
-            "" if job.spec_decoding == "none" else job.spec_decoding,
-            conc,
-            evals,
-            job.fingerprint_short,
-        )
-    return table
+# The table's columns, in order; a renderer may leave out the later-ranked ones when narrow.
+JOB_COLUMNS = ("config-key", "runner", "seq", "topology", "spec", "conc", "eval", "fp")
+
+
+def job_row(job: Job) -> tuple[str, ...]:
+    """One job as the cells of `JOB_COLUMNS` (concurrencies `4, 8, 16`: a list may wrap)."""
+    seq = "agentic" if job.is_agentic else seq_len_name(job.isl or 0, job.osl or 0)
+    evals = "eval-only" if job.eval_only else ("yes" if job.run_eval else "")
+    return (
+        job.config_key,
+        job.runner,
+        seq,
+        topology(job),
+        "" if job.spec_decoding == "none" else job.spec_decoding,
+        ", ".join(str(c) for c in job.concurrencies),
+        evals,
+        job.fingerprint_short,
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from inferbench.bench.agentic.chat import TextOfIds
 from inferbench.bench.agentic.options import ReplayOptions
-from inferbench.bench.agentic.replay import ReplayRun, replay
+from inferbench.bench.agentic.replay import ReplayRun, RequestProgress, replay
 from inferbench.bench.agentic.server_metrics import (
     ServerCacheMetrics,
     cache_metrics,
@@ -77,8 +77,11 @@ async def replay_with_metrics(
     options: ReplayOptions,
     request: RequestOptions,
     client: ClientOptions,
+    on_request: RequestProgress | None = None,
 ) -> tuple[ReplayRun, ServerCacheMetrics | None]:
-    measured = await replay_measured(endpoint, traces, options, request, client)
+    measured = await replay_measured(
+        endpoint, traces, options, request, client, on_request=on_request
+    )
     return measured.run, measured.server
 
 
@@ -89,6 +92,7 @@ async def replay_measured(
     request: RequestOptions,
     client: ClientOptions,
     text: TextOfIds | None = None,
+    on_request: RequestProgress | None = None,
 ) -> Measured:
     before: list[tuple[str | None, str | None]] = []
 
@@ -104,6 +108,7 @@ async def replay_measured(
         client=client,
         on_window_start=window_start,
         text=text,
+        on_request=on_request,
     )
     if not options.scrape_metrics or not before:
         return Measured(run, None, None)
@@ -195,10 +200,12 @@ def run_replay(
     context_rule: str = "trim",
     backend: str = "openai",
     tokenizer: Path | None = None,
+    on_request: RequestProgress | None = None,
 ) -> ReplayOutcome:
     """Replay `traces` against `endpoint` and build the point's result (in this process).
     `endpoint.api` completions sends exact token ids; chat sends each conversation as chat
-    messages, its ids made text with `tokenizer` (a local tokenizer.json or its folder)."""
+    messages, its ids made text with `tokenizer` (a local tokenizer.json or its folder).
+    `on_request(sent, failed)` is called after every request (warm-up ones included)."""
     text = None
     if endpoint.api is ApiKind.CHAT:
         if tokenizer is None:
@@ -215,7 +222,7 @@ def run_replay(
     client = client or ClientOptions()
     started = datetime.now(UTC)
     measured = _event_loop_runner()(
-        replay_measured(endpoint, traces, options, request, client, text)
+        replay_measured(endpoint, traces, options, request, client, text, on_request)
     )
     run = measured.run
     result = build_replay_result(

@@ -42,6 +42,7 @@ from inferbench.bench.settings import ClientOptions, Endpoint, RequestOptions
 from inferbench.bench.traces.model import Stream, Trace, Turn
 
 LIVE_GATE_MIN_REQUESTS = 32  # the live failure gate judges no fewer requests
+RequestProgress = Callable[[int, int], None]  # (requests sent, of them failed)
 _SESSION = "X-Dynamo-Session-ID"
 
 
@@ -253,6 +254,7 @@ class _Replay:
         self._body = self._body_template()
         self.on_window_start: Callable[[], Awaitable[object]] | None = None
         self.window_open = asyncio.Event()  # set once the window-start scrape is done
+        self.on_request: RequestProgress | None = None
 
     def trie_for(self, salt: bytes) -> PrefixTrie:
         trie = self._tries.get(salt)
@@ -300,6 +302,8 @@ class _Replay:
         rec = await send_request(self.transport, req, now, options=self.request, client=self.client)
         self.sent += 1
         self.failed += not rec.ok
+        if self.on_request is not None:
+            self.on_request(self.sent, self.failed)
         # a dead or failing server must not be hammered for the whole window: stop once
         # the failure share is past the gate (aiperf's live failed-request threshold)
         if (
@@ -369,14 +373,17 @@ async def replay(
     client: ClientOptions | None = None,
     on_window_start: Callable[[], Awaitable[object]] | None = None,
     text: TextOfIds | None = None,
+    on_request: RequestProgress | None = None,
 ) -> ReplayRun:
     """Replay `traces` over `options.lanes` lanes; returns every measured request and session.
-    With `text` (chat-text mode) each conversation is sent as chat messages."""
+    With `text` (chat-text mode) each conversation is sent as chat messages;
+    `on_request(sent, failed)` follows every finished request (for a progress display)."""
     request = request or RequestOptions()
     client = client or ClientOptions()
     transport = open_transport(endpoint, client, options.lanes)
     state = _Replay(endpoint, traces, options, request, client, transport, text)
     state.on_window_start = on_window_start
+    state.on_request = on_request
     gc.collect()
     gc.freeze()
     try:
