@@ -250,7 +250,7 @@ class Collector:
                     bench.osl if bench else None,
                     tuple(bench.concurrencies or ()) if bench else (),
                 )
-                self.out.uses.append(RecipeUse(recipe, workload))
+                self.out.uses.append(RecipeUse(recipe, workload, deployed=False))
 
     def _target(self, runner: str) -> Target:
         clusters = tuple(self.project.clusters_for_runner(runner))

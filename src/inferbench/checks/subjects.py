@@ -101,10 +101,13 @@ class RecipeWorkload:
 
 @dataclass(frozen=True)
 class RecipeUse:
-    """One loaded recipe variant with the workload it serves."""
+    """One loaded recipe variant with the workload it serves. `deployed`: an active master
+    entry runs it (False for a recipe no master entry names, e.g. one only
+    `configs/deprecated/` used: InferenceX's CI never runs it)."""
 
     recipe: Recipe
     workload: RecipeWorkload
+    deployed: bool = True
 
 
 @dataclass(frozen=True)

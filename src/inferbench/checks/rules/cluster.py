@@ -4,6 +4,7 @@ cluster files against the runner registry."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
@@ -63,7 +64,7 @@ def model_alias_missing(d: DeploymentSubject) -> Iterator[Problem]:
             f"{entry.model_prefix} {entry.precision} ({names})",
             where,
             hint=f"set model.path to {alias!r} or SRT_SLURM_MODEL_PREFIX at "
-            f"{Location(table.path, line)} to {path!r}"
+            f"{Location(Path(table.path.name), line)} to {path!r}"
             if alias
             else f"route {entry.model_prefix}/{entry.precision} in {table.path.name}",
         )
