@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.config.changelog import Changelog
-from inferbench.config.cluster import ClusterFile
+from inferbench.config.cluster import Cluster, ClusterFile
 from inferbench.config.launcher import LauncherTable
 from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
 from inferbench.config.project import Project, ResolvedRecipe
@@ -116,6 +116,9 @@ class Target:
 
     clusters: tuple[ClusterFile, ...]
     launchers: tuple[LauncherTable, ...]
+    # the cluster files `clusters import` writes for `launchers`: what only a catalog says
+    # (whose weights an alias holds) is read from them, so both give the same findings
+    imported: tuple[Cluster, ...] = ()
 
     @property
     def known(self) -> bool:

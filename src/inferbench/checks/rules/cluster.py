@@ -134,11 +134,11 @@ def gpu_type_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
 )
 def model_alias_wrong_weights(d: DeploymentSubject) -> Iterator[Problem]:
     path, model = d.recipe.model.path, d.config.entry.model
-    for cf in d.target.clusters:
-        for store in cf.cluster.models:
+    for cluster in (*(cf.cluster for cf in d.target.clusters), *d.target.imported):
+        for store in cluster.models:
             if store.alias == path and store.model != model:
                 yield Problem(
-                    f"alias {path!r} on cluster {cf.cluster.name} holds {store.model!r}, but "
+                    f"alias {path!r} on cluster {cluster.name} holds {store.model!r}, but "
                     f"{d.config.key} benchmarks {model!r}",
                     locate(d.recipe, ("model", "path")),
                 )
