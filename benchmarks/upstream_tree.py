@@ -1,6 +1,11 @@
 """Time `inferbench check` and `inferbench sweep` on the real InferenceX tree.
 
-The tree is `../shared/upstream/inferencex` (relative to the repository root) or --tree.
+The tree is `../shared/upstream/inferencex` (relative to the repository root) or --tree;
+with --clone BUNDLE, a git checkout made from an InferenceX history bundle (or repository)
+in a tmp folder, as users and CI have the tree: with its symlinks
+(`runners/launch_b200-dgxc-slurm.sh`), which a plain copy holds as one-line files. The
+commit is the one whose `Upstream-Commit:` trailer names --upstream-commit (default: the
+bundle's head).
 Each command runs as a fresh process (the wall time a user sees), --runs times (default 5),
 and the median, min and max are printed. Two cache states for `check` and `sweep`:
 
@@ -27,7 +32,8 @@ InferenceX's own generator (`utils/matrix_logic/generate_sweep_configs.py full-s
 INFERBENCH_INFERENCEX_PYTHON, else built by `.ci/services/25-inferencex-oracle.sh`) runs in the
 same session, and the ratios generator / `sweep` are printed (skipped with --no-generator).
 
-    python benchmarks/upstream_tree.py [--tree DIR] [--runs 5] [--srt-slurm DIR] [--json]
+    python benchmarks/upstream_tree.py [--tree DIR | --clone BUNDLE [--upstream-commit SHA]]
+                                       [--runs 5] [--srt-slurm DIR] [--json]
                                        [--commands check,sweep] [--no-bytecode-cache]
                                        [--oracle-python PY | --no-generator]
 """
@@ -73,6 +79,36 @@ def _generator(python: str, tree: Path) -> list[str]:
     )
     script = str(tree / "utils" / "matrix_logic" / "generate_sweep_configs.py")
     return [python, script, "full-sweep", "--config-files", *done.stdout.split()]
+
+
+def _git(*args: str, cwd: Path | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)}: {done.stderr.strip()[-400:]}")
+    return done.stdout
+
+
+def _checkout(source: Path, upstream_commit: str | None, into: Path) -> tuple[Path, str]:
+    """A git checkout of `source` (a bundle or repository) in `into`: (tree, the commit's
+    `Upstream-Commit:` trailer, or its own id when it has none)."""
+    tree = into / "inferencex"
+    _git("clone", "-q", "--no-checkout", str(source), str(tree))
+    if upstream_commit:
+        found = _git("log", "--all", "--format=%H", f"--grep=Upstream-Commit: {upstream_commit}",
+                     cwd=tree).split()  # fmt: skip
+        if not found:
+            raise SystemExit(f"no commit of {source} names Upstream-Commit: {upstream_commit}")
+        commit = found[0]
+    else:
+        heads = [line.split()[0] for line in _git("ls-remote", str(source)).splitlines()]
+        if not heads:
+            raise SystemExit(f"{source} has no refs")
+        commit = heads[0]
+    _git("-c", "advice.detachedHead=false", "checkout", "-q", commit, cwd=tree)
+    message = _git("log", "-1", "--format=%B", commit, cwd=tree)
+    trailer = [ln.split(":", 1)[1].strip() for ln in message.splitlines()
+               if ln.startswith("Upstream-Commit:")]  # fmt: skip
+    return tree, (trailer[0] if trailer else commit)
 
 
 def _cli() -> list[str]:
@@ -139,6 +175,10 @@ def _measure(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, default=TREE)
+    parser.add_argument(
+        "--clone", type=Path, default=None, help="time a git checkout of this bundle/repository"
+    )
+    parser.add_argument("--upstream-commit", default=None, help="with --clone: which commit")
     parser.add_argument("--srt-slurm", type=Path, default=None)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -153,6 +193,15 @@ def main() -> None:
         help="run the children in the caller's environment as it is (no bytecode cache)",
     )
     opts = parser.parse_args()
+    with tempfile.TemporaryDirectory() as checkout:
+        shown = str(opts.tree)
+        if opts.clone is not None:
+            opts.tree, upstream = _checkout(opts.clone, opts.upstream_commit, Path(checkout))
+            shown = f"git checkout of {opts.clone.name} at {upstream[:9]}"
+        _run(opts, shown)
+
+
+def _run(opts: argparse.Namespace, shown: str) -> None:
     if not (opts.tree / "configs").is_dir():
         raise SystemExit(f"no InferenceX tree at {opts.tree}")
     check = [*_cli(), "check", "--root", str(opts.tree), "--format", "json"]
@@ -178,7 +227,7 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     print(
-        f"tree: {opts.tree}  runs: {opts.runs}  (seconds, fresh process each run; medians)"
+        f"tree: {shown}  runs: {opts.runs}  (seconds, fresh process each run; medians)"
         f"  bytecode cache: {'caller' if opts.no_bytecode_cache else 'own'}"
         f"  load average at the end: {os.getloadavg()[0]:.1f}"
     )

@@ -60,7 +60,7 @@ def test_any_change_is_a_new_key(tree: Path) -> None:
 def test_what_is_not_cached(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert result_cache.result_key(tree, CheckOptions(base="HEAD")) is None
     assert result_cache.result_key(tree, CheckOptions(srtctl=True)) is None
-    os.symlink(tree / "configs", tree / "link")  # may lead out of what is hashed
+    os.symlink(tree.parent, tree / "link")  # leads out of what is hashed
     assert result_cache.result_key(tree, CheckOptions()) is None
     (tree / "link").unlink()
     monkeypatch.setenv("INFERBENCH_NO_CACHE", "1")
@@ -117,3 +117,33 @@ def test_only_the_files_a_check_reads_are_read(tree: Path, monkeypatch: pytest.M
     opened.clear()
     assert result_cache.result_key(tree, CheckOptions()) is None
     assert "huge.yaml" not in opened  # refused by its size, not read
+
+
+def test_a_symlink_inside_the_tree_is_hashed_as_a_link(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As git checks out InferenceX (`runners/launch_b200-dgxc-slurm.sh` ->
+    `launch_b200-dgxc.sh`): cached, and a new target, or new bytes at it, is a new key."""
+    plain = result_cache.result_key(tree, CheckOptions())
+    configs = tree / "configs"
+    (configs / "one.yaml").write_text("a: 1\n")
+    (configs / "two.yaml").write_text("a: 2\n")
+    link = tree / "benchmarks" / "linked.yaml"
+    link.symlink_to(os.path.relpath(configs / "one.yaml", link.parent))
+    (tree / "folder-link").symlink_to("configs")  # a folder: hashed where it lies
+    (tree / "dangling").symlink_to("nowhere")
+    key = result_cache.result_key(tree, CheckOptions())
+    assert key is not None and key != plain
+    first = check_tree(tree)
+    assert first == _uncached(tree, monkeypatch)
+    with monkeypatch.context() as m:
+        _no_recheck(m)
+        assert check_tree(tree) == first
+    link.unlink()
+    link.symlink_to(os.path.relpath(configs / "two.yaml", link.parent))  # same size
+    retargeted = result_cache.result_key(tree, CheckOptions())
+    assert retargeted not in (None, key)
+    (configs / "two.yaml").write_text("a: 3\n")
+    assert result_cache.result_key(tree, CheckOptions()) not in (None, key, retargeted)
+    (tree / "benchmarks" / "out.yaml").symlink_to(tree.parent / "elsewhere.yaml")
+    assert result_cache.result_key(tree, CheckOptions()) is None  # leads out of the tree

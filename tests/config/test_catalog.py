@@ -88,11 +88,30 @@ def test_a_jobs_model_paths_hold_its_frameworks_alias(write: WriteFile) -> None:
 
 
 def test_a_model_routed_twice_is_an_error(write: WriteFile) -> None:
+    text = CLUSTER.replace("model-prefix: b", "model-prefix: a").replace("m/B", "m/A")
     with pytest.raises(ConfigError, match="already covers a/fp4") as err:
-        load_cluster(
-            write("clusters/c1.yaml", CLUSTER.replace("model-prefix: b", "model-prefix: a"))
-        )
+        load_cluster(write("clusters/c1.yaml", text))
     assert err.value.location.line == 8
+
+
+def test_a_route_by_model_keeps_each_models_weights(write: WriteFile) -> None:
+    """Two models of one model-prefix/precision, one alias (launch_b200-dgxc.sh's qwen3.5
+    fp4, NVFP4 and NVFP4-V2): each job gets its own model's weights."""
+    from inferbench.launch.deployment import deployment_from_dicts
+    from inferbench.launch.srtcluster import model_paths
+
+    text = CLUSTER.replace("model-prefix: b", "model-prefix: a")
+    cluster = load_cluster(write("clusters/c1.yaml", text)).cluster
+    for model, path in (("m/A", "/m/a"), ("m/B", "/m/b")):
+        entry = cluster.model_entry("a", "fp4", model=model)
+        assert entry is not None and entry.path == path
+        job: dict[str, object] = {
+            **{"config-key": "a-fp4-b200-y", "image": "img:1", "model": model, "runner": "b200"},
+            **{"model-prefix": "a", "precision": "fp4", "framework": "y", "exp-name": "a_1k1k"},
+            **{"isl": 1024, "osl": 1024, "max-model-len": 2304, "conc": 4},
+            **{"tp": 1, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 1, "dp-attn": False},
+        }
+        assert model_paths(cluster, deployment_from_dicts([job])) == {"a": path}
 
 
 def test_local_scheduler_rejects_slurm_fields(write: WriteFile) -> None:

@@ -235,3 +235,32 @@ def test_import_keeps_every_alias_and_the_image_aliases(tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_text(import_cluster(table).text)
     assert load_cluster(path).cluster == cluster
+
+
+BY_MODEL_LAUNCHER = """\
+if [[ $MODEL_PREFIX == "qwen3.5" && $PRECISION == "fp8" ]]; then
+    export MODEL_PATH="/m/Qwen3.5-FP8"
+    export SRT_SLURM_MODEL_PREFIX="qwen3.5-fp8"
+elif [[ $MODEL_PREFIX == "qwen3.5" && $PRECISION == "fp4" && $MODEL == *NVFP4-V2 ]]; then
+    export MODEL_PATH="/m/Qwen3.5-NVFP4-V2"
+    export SRT_SLURM_MODEL_PREFIX="qwen3.5-fp4"
+elif [[ $MODEL_PREFIX == "qwen3.5" && $PRECISION == "fp4" ]]; then
+    export MODEL_PATH="/m/Qwen3.5-NVFP4"
+    export SRT_SLURM_MODEL_PREFIX="qwen3.5-fp4"
+fi
+"""
+
+
+def test_branches_on_the_jobs_model_are_routes_of_their_own(tmp_path: Path) -> None:
+    """launch_b200-dgxc.sh picks qwen3.5 fp4 weights by `$MODEL == *NVFP4-V2` first, then
+    the plain NVFP4 ones: two routes, not one read twice (the import dropped the second)."""
+    from inferbench.config.cluster_import import import_cluster
+
+    table = parse_launcher(BY_MODEL_LAUNCHER, tmp_path / "launch_b200-x.sh")
+    assert not table.unreadable
+    v2, plain = "nvidia/Qwen3.5-NVFP4-V2", "nvidia/Qwen3.5-NVFP4"
+    for model, path in ((v2, "/m/Qwen3.5-NVFP4-V2"), (plain, "/m/Qwen3.5-NVFP4")):
+        row = table.lookup("qwen3.5", "fp4", model=model)
+        assert row is not None and row.model_path == path
+    models = {(m.model, m.path) for m in import_cluster(table).cluster.models}
+    assert {p for _, p in models} == {"/m/Qwen3.5-FP8", "/m/Qwen3.5-NVFP4-V2", "/m/Qwen3.5-NVFP4"}

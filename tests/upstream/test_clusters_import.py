@@ -43,6 +43,21 @@ def test_the_multinode_clusters_route_their_models(inferencex_tree: Path, name: 
     assert result.cluster.runners and result.cluster.gpus_per_node == 4
 
 
+def test_a_route_by_model_is_kept(inferencex_tree: Path) -> None:
+    """launch_b200-dgxc.sh stages qwen3.5 fp4 twice, by the job's $MODEL (`*NVFP4-V2`, then
+    the rest): the import keeps both, each named after the master model it serves."""
+    from inferbench.config.master import load_masters
+
+    tables = read_launchers(_launchers(inferencex_tree))
+    masters = load_masters(sorted((inferencex_tree / "configs").glob("*-master.yaml")))
+    cluster = import_cluster(tables["b200-dgxc"], masters=masters).cluster
+    qwen = {(m.model, m.path) for m in cluster.models if m.matches("qwen3.5", "fp4")}
+    assert qwen == {
+        ("nvidia/Qwen3.5-397B-A17B-NVFP4-V2", "/scratch/fsw/models/Qwen3.5-397B-A17B-NVFP4-V2"),
+        ("nvidia/Qwen3.5-397B-A17B-NVFP4", "/lustre/fsw/models/Qwen3.5-397B-A17B-NVFP4"),
+    }
+
+
 def test_cli_writes_loadable_files_and_warns_with_file_and_line(
     inferencex_tree: Path, tmp_path: Path
 ) -> None:

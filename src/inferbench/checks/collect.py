@@ -27,6 +27,7 @@ from inferbench.checks.subjects import (
     Target,
     UpstreamReferences,
 )
+from inferbench.config.cluster import Cluster
 from inferbench.config.cluster_import import import_cluster
 from inferbench.config.launcher import LauncherTable
 from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
@@ -81,6 +82,7 @@ class Collector:
         self.out = Subjects()
         self._variants: dict[tuple[Path, str | None], list[Recipe] | ConfigError] = {}
         self._launcher_labels: dict[str, tuple[str, ...]] | None = None
+        self._imported: dict[str, Cluster] = {}
         self._files_seen: set[Path] = set()
 
     def collect(self) -> Subjects:
@@ -250,7 +252,7 @@ class Collector:
                     bench.osl if bench else None,
                     tuple(bench.concurrencies or ()) if bench else (),
                 )
-                self.out.uses.append(RecipeUse(recipe, workload))
+                self.out.uses.append(RecipeUse(recipe, workload, deployed=False))
 
     def _target(self, runner: str) -> Target:
         clusters = tuple(self.project.clusters_for_runner(runner))
@@ -264,14 +266,25 @@ class Collector:
             # the workflow runs runners/launch_<machine name before '_'>.sh: a label that
             # is a launcher's own cluster name is served by that launcher
             tables = tuple(t for t in self.project.launchers.values() if t.cluster == runner)
-        return Target((), tables)
+        imported = tuple(
+            self._imported[name]
+            for name, t in self.project.launchers.items()
+            if t in tables and name in self._imported
+        )
+        return Target((), tables, imported)
 
     def _labels_of_launchers(self) -> dict[str, tuple[str, ...]]:
-        """Runner labels each launcher serves (read once through the cluster importer)."""
+        """Runner labels each launcher serves (read once through the cluster importer, whose
+        cluster file is kept for the rules that read a catalog)."""
         if self._launcher_labels is None:
             labels: dict[str, tuple[str, ...]] = {}
             for name, table in self.project.launchers.items():
-                labels[name] = _launcher_labels(self.project, table)
+                cluster = _import(self.project, table)
+                if cluster is None:  # an odd launcher must not stop the checks: it serves
+                    labels[name] = (f"cluster:{table.cluster}",)  # only its own cluster
+                    continue
+                self._imported[name] = cluster
+                labels[name] = (*cluster.runners, f"cluster:{table.cluster}")
             self._launcher_labels = labels
         return self._launcher_labels
 
@@ -280,12 +293,14 @@ def _problem(exc: ConfigError) -> RecipeProblem:
     return RecipeProblem(exc.message, exc.location, exc.hint)
 
 
-def _launcher_labels(project: Project, table: LauncherTable) -> tuple[str, ...]:
+def _import(project: Project, table: LauncherTable) -> Cluster | None:
+    """The cluster file `clusters import` writes for `table` (None: it cannot be built)."""
     try:
-        cluster = import_cluster(table, runners=project.runners, render=False).cluster
-    except Exception:  # an odd launcher must not stop the checks; it then serves nothing
-        return (f"cluster:{table.cluster}",)
-    return (*cluster.runners, f"cluster:{table.cluster}")
+        return import_cluster(
+            table, runners=project.runners, masters=project.masters, render=False
+        ).cluster
+    except Exception:
+        return None
 
 
 def iter_recipe_uses(subjects: Subjects) -> Iterator[RecipeUse]:

@@ -19,11 +19,14 @@ S = TypeVar("S")
 
 @dataclass(frozen=True)
 class Problem:
-    """What a rule yields: a one-line message, where, and (optionally) a more specific fix."""
+    """What a rule yields: a one-line message, where, and (optionally) a more specific fix
+    and a severity other than the rule's (IB501: an error on a new entry, a warning on an
+    old one that InferenceX accepted)."""
 
     message: str
     location: Location = field(default_factory=Location)
     hint: str | None = None
+    severity: Severity | None = None
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class Rule(Generic[S]):
         return Finding(
             rule=self.id,
             slug=self.slug,
-            severity=self.severity,
+            severity=problem.severity or self.severity,
             message=problem.message,
             file=loc.file,
             line=loc.line,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,13 +11,19 @@ from inferbench.checks.finding import Finding, Severity
 
 
 def display_path(path: Path | None, base: Path | None = None) -> str:
-    """`path` relative to `base` (default: the working directory) when it lies below it."""
+    """`path` relative to `base` (default: the working directory), with `..` when it lies
+    elsewhere (a file of the srt-slurm checkout): no output names a machine's absolute paths."""
     if path is None:
         return ""
     base = (base or Path.cwd()).resolve()
+    resolved = path.resolve()
     try:
-        return path.resolve().relative_to(base).as_posix()
+        return resolved.relative_to(base).as_posix()
     except ValueError:
+        pass
+    try:
+        return Path(os.path.relpath(resolved, base)).as_posix()
+    except ValueError:  # another drive (Windows): no relative path exists
         return path.as_posix()
 
 

@@ -13,10 +13,14 @@ working directory and the paths as given (findings name files by them); and the 
 Any change to any of them is a new key, so a stored result is exactly what an uncached run
 would print.
 
+A symlink inside a tree (git checks InferenceX's `launch_b200-dgxc-slurm.sh` out as one) is
+hashed as a link, by its target as written; what it leads to lies in the same tree and is
+hashed where it is, and a link a check may read is hashed by its target's content too.
+
 Not cached: `--base` (it reads git history) and `--srtctl` (the installed srtctl decides).
-Nothing is cached for a tree with a symlink in it (it may lead out of what is hashed), or
-one whose read files are past MAX_FILES files or MAX_BYTES bytes (hashing it would cost more
-than it saves; a file is never read past what is left of that budget).
+Nothing is cached for a tree with a symlink leading out of it (what it leads to is not
+hashed), or one whose read files are past MAX_FILES files or MAX_BYTES bytes (hashing it
+would cost more than it saves; a file is never read past what is left of that budget).
 Entries live beside the parse cache (`config.parse_cache`, folder `check-v1/`) and share its
 switches: `INFERBENCH_NO_CACHE=1` turns both off.
 """
@@ -157,31 +161,60 @@ def _hash_tree(
     read: Callable[[str], bool] | None = None,
 ) -> None:
     """Hash the folders and files under `top`: the content of each regular file `read`
-    selects (all with None), within `budget` [files, bytes]; of the others, what they are."""
-    for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if d != skip)
-        for name in (*dirs, *files):
-            if os.path.islink(os.path.join(folder, name)):
-                raise _NotCacheable
+    selects (all with None), within `budget` [files, bytes]; of the others, what they are;
+    of a symlink, its target (_NotCacheable when it leads out of `top`)."""
+    inside = os.path.realpath(top)
+    for folder, dirs, files in os.walk(top):  # never follows a link to a folder
+        links = sorted(n for n in (*dirs, *files) if os.path.islink(os.path.join(folder, n)))
+        dirs[:] = sorted(d for d in dirs if d != skip and d not in links)
         _add(digest, b"d" + os.path.relpath(folder, top).encode())
         for name in dirs:
             _add(digest, b"n" + name.encode())
-        for name in sorted(files):
+        for name in links:
             path = os.path.join(folder, name)
-            info = os.lstat(path)
-            if not stat.S_ISREG(info.st_mode):  # a FIFO or device: named, never opened
-                _add(digest, f"s{name}:{describe_file_type(info.st_mode)}".encode())
-                continue
-            if read is not None and not read(os.path.relpath(path, top)):
-                _add(digest, f"u{name}:{info.st_size}".encode())  # no check reads it
-                continue
-            budget[0] -= 1
-            if budget[0] < 0 or info.st_size > budget[1]:
+            target = os.path.realpath(path)
+            if not _below(target, inside):
                 raise _NotCacheable
-            data = read_file(path, budget[1])  # over what is left (it grew): InputError
-            budget[1] -= len(data)
-            _add(digest, b"f" + name.encode())
-            _add(digest, hashlib.sha256(data).digest())
+            _add(digest, f"l{name}\0{os.readlink(path)}".encode())
+            if os.path.isfile(target):  # a check reading the link reads the target
+                _hash_file(digest, name, target, path, top, budget, read)
+        for name in sorted(files):
+            if name not in links:
+                path = os.path.join(folder, name)
+                _hash_file(digest, name, path, path, top, budget, read)
+
+
+def _below(path: str, folder: str) -> bool:
+    try:
+        return os.path.commonpath((folder, path)) == folder
+    except ValueError:  # another drive
+        return False
+
+
+def _hash_file(
+    digest: Any,
+    name: str,
+    path: str,
+    shown: str,
+    top: Path,
+    budget: list[int],
+    read: Callable[[str], bool] | None,
+) -> None:
+    """One file (`path`, found at `shown`): its content when a check may read it."""
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or device: named, never opened
+        _add(digest, f"s{name}:{describe_file_type(info.st_mode)}".encode())
+        return
+    if read is not None and not read(os.path.relpath(shown, top)):
+        _add(digest, f"u{name}:{info.st_size}".encode())  # no check reads it
+        return
+    budget[0] -= 1
+    if budget[0] < 0 or info.st_size > budget[1]:
+        raise _NotCacheable
+    data = read_file(path, budget[1])  # over what is left (it grew): InputError
+    budget[1] -= len(data)
+    _add(digest, b"f" + name.encode())
+    _add(digest, hashlib.sha256(data).digest())
 
 
 def _stat_library(digest: Any, name: str) -> None:

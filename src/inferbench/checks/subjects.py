@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.config.changelog import Changelog
-from inferbench.config.cluster import ClusterFile
+from inferbench.config.cluster import Cluster, ClusterFile
 from inferbench.config.launcher import LauncherTable
 from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
 from inferbench.config.project import Project, ResolvedRecipe
@@ -101,10 +101,13 @@ class RecipeWorkload:
 
 @dataclass(frozen=True)
 class RecipeUse:
-    """One loaded recipe variant with the workload it serves."""
+    """One loaded recipe variant with the workload it serves. `deployed`: an active master
+    entry runs it (False for a recipe no master entry names, e.g. one only
+    `configs/deprecated/` used: InferenceX's CI never runs it)."""
 
     recipe: Recipe
     workload: RecipeWorkload
+    deployed: bool = True
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,9 @@ class Target:
 
     clusters: tuple[ClusterFile, ...]
     launchers: tuple[LauncherTable, ...]
+    # the cluster files `clusters import` writes for `launchers`: what only a catalog says
+    # (whose weights an alias holds) is read from them, so both give the same findings
+    imported: tuple[Cluster, ...] = ()
 
     @property
     def known(self) -> bool:

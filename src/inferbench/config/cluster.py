@@ -86,6 +86,11 @@ class ModelStoreEntry(FrozenModel):
         return self.framework is None or framework is None or self.framework == framework
 
 
+def _routed_by_model(a: ModelStoreEntry, b: ModelStoreEntry) -> bool:
+    """Two models of one model-prefix/precision route (a launcher branching on $MODEL)."""
+    return (a.model_prefix, a.precision) == (b.model_prefix, b.precision) and a.model != b.model
+
+
 class Cluster(FrozenModel):
     name: str = Field(min_length=1)
     runners: tuple[str, ...] = Field(min_length=1)
@@ -101,26 +106,30 @@ class Cluster(FrozenModel):
 
     @model_validator(mode="after")
     def _unique_entries(self) -> Cluster:
-        seen: dict[tuple[str, str, str | None], int] = {}
-        aliases: dict[str, int] = {}
+        # a launcher may route one model-prefix/precision by the job's model too
+        # (launch_b200-dgxc.sh stages Qwen3.5 NVFP4 and NVFP4-V2): one entry per model
+        seen: dict[tuple[str, str, str | None, str], int] = {}
+        aliases: dict[str, list[int]] = {}
         for i, entry in enumerate(self.models):
-            key = (entry.model_prefix, entry.precision, entry.framework)
+            key = (entry.model_prefix, entry.precision, entry.framework, entry.model)
             if key in seen:
                 raise RuleViolation(
                     f"models[{seen[key]}] already covers {entry.model_prefix}/{entry.precision}",
                     at=("models", i),
                 )
             seen[key] = i
-            if entry.alias is not None:
-                # launchers write srtslurm.yaml per job: one alias may name other weights
-                # for another framework, never two for the same one
-                other = aliases.setdefault(f"{entry.alias}\0{entry.framework}", i)
-                first = self.models[other]
-                if other != i and first.path != entry.path:
+            if entry.alias is None:
+                continue
+            # launchers write srtslurm.yaml per job: one alias may name other weights for
+            # another framework, or for another model of one route; never else
+            same = aliases.setdefault(f"{entry.alias}\0{entry.framework}", [])
+            for first in (self.models[other] for other in same):
+                if first.path != entry.path and not _routed_by_model(first, entry):
                     raise RuleViolation(
                         f"alias {entry.alias!r} points at two paths ({first.path}, {entry.path})",
                         at=("models", i, "alias"),
                     )
+            same.append(i)
         return self
 
     def serves(self, runner_label: str) -> bool:
@@ -134,12 +143,17 @@ class Cluster(FrozenModel):
         return bool(sep) and machine == self.name
 
     def model_entry(
-        self, model_prefix: str, precision: str, framework: str | None = None
+        self,
+        model_prefix: str,
+        precision: str,
+        framework: str | None = None,
+        model: str | None = None,
     ) -> ModelStoreEntry | None:
         """The staged weights for a (model-prefix, precision[, framework]); framework-specific
-        entries win over generic ones."""
+        entries win over generic ones, and with `model` (the job's), an entry of that model
+        over one of another."""
         hits = [e for e in self.models if e.matches(model_prefix, precision, framework)]
-        hits.sort(key=lambda e: e.framework is None)
+        hits.sort(key=lambda e: (e.framework is None, model is not None and e.model != model))
         return hits[0] if hits else None
 
     def model_aliases(self, framework: str | None = None) -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferbench.config.cluster import Cluster
-from inferbench.config.launcher import LauncherTable, UnreadableBranch, cluster_name
+from inferbench.config.launcher import LauncherRow, LauncherTable, UnreadableBranch, cluster_name
 from inferbench.config.master import MasterConfig
 from inferbench.config.runners import Runners
 from inferbench.errors import ConfigError, InputError, Location
@@ -48,8 +48,7 @@ def _runner_labels(table: LauncherTable, runners: Runners | None) -> list[str]:
 
 
 def _model_id(
-    prefix: str,
-    precision: str,
+    row: LauncherRow,
     path: str,
     labels: list[str],
     masters: Mapping[str, MasterConfig],
@@ -57,7 +56,8 @@ def _model_id(
     candidates = [
         m.entry
         for m in masters.values()
-        if (m.entry.model_prefix, m.entry.precision) == (prefix, precision)
+        if (m.entry.model_prefix, m.entry.precision) == (row.model_prefix, row.precision)
+        and row.serves_model(m.entry.model)  # a branch on $MODEL: the models it takes
     ]
     # the cluster's own entries first; among them, the model whose repository name is the
     # folder the weights are staged in
@@ -72,13 +72,18 @@ def _models(
     table: LauncherTable, labels: list[str], masters: Mapping[str, MasterConfig], notes: list[str]
 ) -> list[dict[str, Any]]:
     models: list[dict[str, Any]] = []
-    seen: set[tuple[str, str, str | None]] = set()
-    alias_paths: dict[tuple[str, str | None], tuple[str, int]] = {}
+    seen: set[tuple[str, str, str | None, str | None, tuple[str, ...]]] = set()
+    alias_paths: dict[tuple[str, str | None, str | None, tuple[str, ...]], tuple[str, int]] = {}
     for row in table.rows:
         where = f"{table.path.name}:{row.line}"
-        key = (row.model_prefix, row.precision, row.framework)
+        # branches on the job's $MODEL are routes of their own (each job writes its own
+        # srtslurm.yaml, so one alias may name other weights for another model)
+        by_model = (row.model_match, row.model_excludes)
+        key = (row.model_prefix, row.precision, row.framework, *by_model)
         if row.alias is not None and row.model_path is not None:
-            first = alias_paths.setdefault((row.alias, row.framework), (row.model_path, row.line))
+            first = alias_paths.setdefault(
+                (row.alias, row.framework, *by_model), (row.model_path, row.line)
+            )
             if first[0] != row.model_path:
                 notes.append(
                     f"{where}: alias {row.alias!r} already names {first[0]} (line {first[1]}); "
@@ -99,9 +104,11 @@ def _models(
                 f"{where}: MODEL_PATH is {row.model_path_default}; wrote its default "
                 f"{row.model_path} (check the path staged on the cluster)"
             )
-        model = _model_id(row.model_prefix, row.precision, row.model_path, labels, masters)
+        model = _model_id(row, row.model_path, labels, masters)
         if model is None:
             model = row.alias or row.model_prefix
+            if row.model_match is not None or row.model_excludes:  # a route of its own
+                model = PurePosixPath(row.model_path).name
             notes.append(
                 f"{where}: no master entry names {row.model_prefix}/{row.precision};"
                 f" model set to {model!r}, check it"

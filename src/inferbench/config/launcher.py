@@ -11,6 +11,7 @@ never guessed.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from inferbench.errors import ConfigError
 from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
 ROUTING_VARS = ("MODEL_PREFIX", "PRECISION", "FRAMEWORK")
+MODEL_VAR = "MODEL"  # the job's model id: a branch may pick weights by a glob on it
 EXPORTS = {"MODEL_PATH": "model_path", "SRT_SLURM_MODEL_PREFIX": "alias"}
 
 _IF = re.compile(r"^\s*(if|elif)\s+(.*?)\s*(?:;\s*then)?\s*(?:#.*)?$")
@@ -60,6 +62,17 @@ class LauncherRow:
     alias_line: int | None = None
     extra_aliases: tuple[str, ...] = ()  # model_paths keys a branch adds (MODEL_PATHS_EXTRA)
     model_path_default: str | None = None  # MODEL_PATH as written when read as its default
+    # one model-prefix/precision may route by the job's $MODEL too (launch_b200-dgxc.sh:
+    # `$MODEL == *NVFP4-V2` before the plain qwen3.5 fp4 branch): the glob this branch tests,
+    # and those of earlier branches of its chain for the same route, whose models it never gets
+    model_match: str | None = None
+    model_excludes: tuple[str, ...] = ()
+
+    def serves_model(self, model: str) -> bool:
+        """Whether a job benchmarking `model` (a master entry's `model`) takes this branch."""
+        if self.model_match is not None and not fnmatch.fnmatchcase(model, self.model_match):
+            return False
+        return not any(fnmatch.fnmatchcase(model, other) for other in self.model_excludes)
 
 
 @dataclass(frozen=True)
@@ -142,13 +155,20 @@ class LauncherTable:
         return frozenset(k for k, _ in self.containers if not _VAR_REF.match(k))
 
     def lookup(
-        self, model_prefix: str, precision: str, framework: str | None = None
+        self,
+        model_prefix: str,
+        precision: str,
+        framework: str | None = None,
+        model: str | None = None,
     ) -> LauncherRow | None:
+        """The branch a job takes: framework-specific ones first; with `model`, only the
+        branches that job's $MODEL takes."""
         hits = [
             r
             for r in self.rows
             if (r.model_prefix, r.precision) == (model_prefix, precision)
             and (r.framework is None or framework is None or r.framework == framework)
+            and (model is None or r.serves_model(model))
         ]
         hits.sort(key=lambda r: r.framework is None)
         return hits[0] if hits else None
@@ -280,6 +300,11 @@ def _constraints(branch: _Branch) -> tuple[dict[str, str], list[str]]:
             problems.append("condition uses ||")
         for var, op, raw in _COMPARE.findall(cond):
             value = _unquote(raw)
+            if var == MODEL_VAR and cond is branch.conditions[-1]:
+                if op in ("!=", "=~") or MODEL_VAR in found:
+                    problems.append(f"${var} is matched by {op} {value} (not one glob)")
+                found[MODEL_VAR] = value
+                continue
             if var not in ROUTING_VARS:
                 continue
             if op in ("!=", "=~") or any(c in value for c in "*?["):
@@ -295,6 +320,21 @@ def _constraints(branch: _Branch) -> tuple[dict[str, str], list[str]]:
     return found, problems
 
 
+def _model_excludes(branch: _Branch, found: dict[str, str]) -> tuple[str, ...]:
+    """The $MODEL globs of earlier branches of the chain that test the same route: the jobs
+    they take never reach this branch."""
+    out: list[str] = []
+    for cond in branch.siblings:
+        if cond == "else" or "||" in cond:
+            continue
+        tested = {var: _unquote(raw) for var, op, raw in _COMPARE.findall(cond) if op != "!="}
+        if MODEL_VAR not in tested:
+            continue
+        if all(tested.get(var, found.get(var)) == found.get(var) for var in ROUTING_VARS):
+            out.append(tested[MODEL_VAR])
+    return tuple(out)
+
+
 def _alias_override(
     branch: _Branch, found: dict[str, str], problems: list[str]
 ) -> AliasOverride | None:
@@ -305,7 +345,7 @@ def _alias_override(
     if problems != ["no exact $PRECISION in the condition"] or "else" in branch.conditions:
         return None
     value, line = branch.values["SRT_SLURM_MODEL_PREFIX"]
-    if branch.defaults or "$" in value:
+    if branch.defaults or "$" in value or MODEL_VAR in found:
         return None
     return AliasOverride(found["MODEL_PREFIX"], found.get("FRAMEWORK"), value, line)
 
@@ -410,6 +450,8 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
                 alias_line=alias[1] if alias else None,
                 extra_aliases=extras,
                 model_path_default=branch.defaults.get("MODEL_PATH"),
+                model_match=found.get(MODEL_VAR),
+                model_excludes=_model_excludes(branch, found),
             )
         )
     return LauncherTable(

@@ -127,6 +127,8 @@ class ResolvedRecipe:
     selector: str | None
     origin: Literal["tree", "upstream"]
     exists: bool
+    # `path` as a reader finds it: below the tree's root, or below the srt-slurm checkout
+    shown_path: str = ""
 
 
 @dataclass(frozen=True)
@@ -211,12 +213,18 @@ class Project:
             # at the same place, so such a path names the tree's own file
             in_repo = _inside(self.root, relative, shown, what="the tree")
             if in_repo.is_file():
-                return ResolvedRecipe(shown, in_repo, selector, "tree", True)
+                return ResolvedRecipe(shown, in_repo, selector, "tree", True, self._shown(in_repo))
         local = _inside(self.recipe_root, relative, shown)
         if local.is_file() or srt_slurm is None:
-            return ResolvedRecipe(shown, local, selector, "tree", local.is_file())
+            exists = local.is_file()
+            return ResolvedRecipe(shown, local, selector, "tree", exists, self._shown(local))
         upstream = _inside(Path(srt_slurm) / "recipes", relative, shown)
-        return ResolvedRecipe(shown, upstream, selector, "upstream", upstream.is_file())
+        where = (Path("recipes") / relative).as_posix()
+        return ResolvedRecipe(shown, upstream, selector, "upstream", upstream.is_file(), where)
+
+    def _shown(self, path: Path) -> str:
+        """`path` (a real path) relative to the tree's root."""
+        return Path(os.path.relpath(path, _real(str(self.root)))).as_posix()
 
     def _relative(self, text: str, shown: str) -> Path:
         prefix = self.layout.recipe_prefix
@@ -253,7 +261,8 @@ class Project:
         for prefix, folder in self.layout.foreign_recipes.items():
             if framework.startswith(prefix):
                 path = _inside(self.root / folder, Path(reference), reference)
-                return ResolvedRecipe(reference, path, None, "tree", path.is_file())
+                exists = path.is_file()
+                return ResolvedRecipe(reference, path, None, "tree", exists, self._shown(path))
         return None
 
     # --- clusters ----------------------------------------------------------------

@@ -60,6 +60,8 @@ class Resources(RecipeModel):
     agg_nodes: int | None = None
     agg_workers: int | None = None
     gpus_per_agg: int | None = None
+    # srtctl places each worker smaller than a node on a node of its own
+    spread_workers: bool = False
 
     @field_validator(*RESOURCE_COUNTS, mode="before")
     @classmethod

@@ -100,7 +100,7 @@ def staged_model(cluster: Cluster | None, dep: Deployment) -> str | None:
     """Where the cluster keeps the job's weights, if the catalog says."""
     if cluster is None:
         return None
-    entry = cluster.model_entry(dep.model_prefix, dep.precision, dep.framework)
+    entry = cluster.model_entry(dep.model_prefix, dep.precision, dep.framework, dep.model)
     return entry.path if entry is not None else None
 
 

@@ -114,7 +114,7 @@ def model_paths(cluster: Cluster, dep: Deployment) -> dict[str, str]:
         if entry.framework in (None, dep.framework):
             for alias in entry.all_aliases:
                 paths.setdefault(alias, entry.path)
-    own = cluster.model_entry(dep.model_prefix, dep.precision, dep.framework)
+    own = cluster.model_entry(dep.model_prefix, dep.precision, dep.framework, dep.model)
     if own is not None:
         paths.update(dict.fromkeys(own.all_aliases, own.path))
     return paths

@@ -121,7 +121,7 @@ def _set_model(
         raise ConfigError(
             f"{dep.config_key}: the recipe has no `model:` mapping", location=Location(key="model")
         )
-    entry = cluster.cluster.model_entry(dep.model_prefix, dep.precision, dep.framework)
+    entry = cluster.cluster.model_entry(dep.model_prefix, dep.precision, dep.framework, dep.model)
     if entry is None:
         notes.append(
             f"cluster {cluster.cluster.name} stages no {dep.model_prefix}/{dep.precision}: "

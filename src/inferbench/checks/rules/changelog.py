@@ -98,8 +98,8 @@ def _names_any(pattern: str, keys: frozenset[str]) -> bool:
     Severity.ERROR,
     ChangelogSubject,
     "a changelog entry names existing config keys: entries added since --base, keys of the "
-    "master configs (what InferenceX's CI sweeps); older entries, keys of the master configs "
-    "or of configs/deprecated/",
+    "master configs (what InferenceX's CI sweeps); without --base, keys of the master configs "
+    "or of configs/deprecated/ (a warning: InferenceX's validator accepts the history)",
 )
 def changelog_unknown_key(subject: ChangelogSubject) -> Iterator[Problem]:
     keys = list(subject.project.masters)
@@ -126,7 +126,9 @@ def changelog_unknown_key(subject: ChangelogSubject) -> Iterator[Problem]:
                 )
                 close = fnmatch.filter(keys, f"*{pattern.split('-')[0]}*")[:3]
                 hint = ("did you mean: " + ", ".join(close)) if close else None
-            yield Problem(message, doc.locate((item.index, "config-keys", i)), hint=hint)
+            # the history was accepted as it was appended: only a new entry fails the run
+            severity = Severity.WARNING if history else None
+            yield Problem(message, doc.locate((item.index, "config-keys", i)), hint, severity)
 
 
 @rule(

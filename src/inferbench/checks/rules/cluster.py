@@ -4,6 +4,7 @@ cluster files against the runner registry."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
@@ -33,7 +34,9 @@ def model_alias_missing(d: DeploymentSubject) -> Iterator[Problem]:
     for cf in d.target.clusters:
         if cf.cluster.has_alias(path, entry.framework):
             continue
-        store = cf.cluster.model_entry(entry.model_prefix, entry.precision, entry.framework)
+        store = cf.cluster.model_entry(
+            entry.model_prefix, entry.precision, entry.framework, entry.model
+        )
         hint = (
             f"use model.path {store.alias!r} (the alias {cf.cluster.name} registers for "
             f"{entry.model_prefix} {entry.precision}, {cf.file.name}), or add the alias there"
@@ -47,7 +50,7 @@ def model_alias_missing(d: DeploymentSubject) -> Iterator[Problem]:
             hint=hint,
         )
     for table in d.target.launchers:
-        row = table.lookup(entry.model_prefix, entry.precision, entry.framework)
+        row = table.lookup(entry.model_prefix, entry.precision, entry.framework, entry.model)
         written = table.aliases(row, entry.model_prefix)
         if path in written:
             continue
@@ -63,7 +66,7 @@ def model_alias_missing(d: DeploymentSubject) -> Iterator[Problem]:
             f"{entry.model_prefix} {entry.precision} ({names})",
             where,
             hint=f"set model.path to {alias!r} or SRT_SLURM_MODEL_PREFIX at "
-            f"{Location(table.path, line)} to {path!r}"
+            f"{Location(Path(table.path.name), line)} to {path!r}"
             if alias
             else f"route {entry.model_prefix}/{entry.precision} in {table.path.name}",
         )
@@ -133,14 +136,16 @@ def gpu_type_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
 )
 def model_alias_wrong_weights(d: DeploymentSubject) -> Iterator[Problem]:
     path, model = d.recipe.model.path, d.config.entry.model
-    for cf in d.target.clusters:
-        for store in cf.cluster.models:
-            if store.alias == path and store.model != model:
-                yield Problem(
-                    f"alias {path!r} on cluster {cf.cluster.name} holds {store.model!r}, but "
-                    f"{d.config.key} benchmarks {model!r}",
-                    locate(d.recipe, ("model", "path")),
-                )
+    for cluster in (*(cf.cluster for cf in d.target.clusters), *d.target.imported):
+        stores = [s for s in cluster.models if s.alias == path]
+        if any(s.model == model for s in stores):
+            continue  # a route by model: this job's own
+        for store in stores:
+            yield Problem(
+                f"alias {path!r} on cluster {cluster.name} holds {store.model!r}, but "
+                f"{d.config.key} benchmarks {model!r}",
+                locate(d.recipe, ("model", "path")),
+            )
 
 
 @rule(

@@ -20,13 +20,18 @@ from inferbench.config.recipe_schema import Recipe, Resources
 from inferbench.core.lengths import MAX_MODEL_LEN_MARGIN
 
 
-def nodes_needed(workers: int, gpus_per_worker: int, gpus_per_node: int) -> int:
+def nodes_needed(
+    workers: int, gpus_per_worker: int, gpus_per_node: int, spread: bool = False
+) -> int:
     """Nodes srtctl needs: workers of a node or more take whole nodes; smaller ones are packed
-    by GPU offset, `gpus_per_node // gpus_per_worker` to a node."""
+    by GPU offset, `gpus_per_node // gpus_per_worker` to a node, or one to a node with
+    `resources.spread_workers`."""
     if workers <= 0 or gpus_per_worker <= 0:
         return 0
     if gpus_per_worker >= gpus_per_node:
         return workers * -(-gpus_per_worker // gpus_per_node)
+    if spread:
+        return workers
     per_node = gpus_per_node // gpus_per_worker
     return -(-workers // per_node)
 
@@ -34,25 +39,28 @@ def nodes_needed(workers: int, gpus_per_worker: int, gpus_per_node: int) -> int:
 def _pools(recipe: Recipe) -> list[tuple[str, int, int, tuple[WorkerMode, ...]]]:
     """(node key, nodes given, nodes needed, modes) per node pool."""
     res = recipe.resources
-    gpn = res.gpus_per_node
+    gpn, spread = res.gpus_per_node, res.spread_workers
     if not res.disaggregated:
-        need = nodes_needed(res.workers("aggregated"), res.gpus_per_agg_worker, gpn)
+        need = nodes_needed(res.workers("aggregated"), res.gpus_per_agg_worker, gpn, spread)
         return [("agg_nodes", res.agg_nodes or 0, need, ("aggregated",))]
     prefill = (res.workers("prefill"), res.gpus_per_prefill_worker)
     decode = (res.workers("decode"), res.gpus_per_decode_worker)
     total = prefill[0] * prefill[1] + decode[0] * decode[1]
+    # spread workers never share a node, so a shared pool needs a node per small worker
+    spread_need = nodes_needed(*prefill, gpn, spread) + nodes_needed(*decode, gpn, spread)
     if res.decode_nodes and recipe.backend.colocates(total, gpn):
         # one pool of prefill_nodes + decode_nodes, workers packed contiguously
         given = (res.prefill_nodes or 0) + res.decode_nodes
-        return [("decode_nodes", given, -(-total // gpn), ("prefill", "decode"))]
+        need = spread_need if spread else -(-total // gpn)
+        return [("decode_nodes", given, need, ("prefill", "decode"))]
     if not res.decode_nodes:  # decode workers share the prefill nodes
-        gpus = prefill[0] * prefill[1] + decode[0] * decode[1]
-        need = max(nodes_needed(*prefill, gpn), -(-gpus // gpn))
+        need = spread_need if spread else max(nodes_needed(*prefill, gpn), -(-total // gpn))
         return [("prefill_nodes", res.prefill_nodes or 0, need, ("prefill", "decode"))]
     return [
-        ("prefill_nodes", res.prefill_nodes or 0, nodes_needed(*prefill, gpn), ("prefill",)),
-        ("decode_nodes", res.decode_nodes, nodes_needed(*decode, gpn), ("decode",)),
-    ]
+        ("prefill_nodes", res.prefill_nodes or 0, nodes_needed(*prefill, gpn, spread),
+         ("prefill",)),
+        ("decode_nodes", res.decode_nodes, nodes_needed(*decode, gpn, spread), ("decode",)),
+    ]  # fmt: skip
 
 
 def _describe(res: Resources, modes: tuple[WorkerMode, ...]) -> str:
@@ -162,25 +170,35 @@ def _serving(use: RecipeUse) -> tuple[RoleLimits, int] | None:
     return (limits, workers) if workers else None
 
 
+# Queueing up to half a batch more than the decode workers hold is how InferenceX's recipes
+# keep every batch full at the top of a curve (TRT-LLM's `_333`/`_666` over 256/512 slots,
+# SGLang's about 1.2x): only more than this is worth a reviewer's look.
+QUEUE_TOLERANCE = 1.5
+
+
 @rule(
     "IB208",
     "decode-capacity-exceeded",
     Severity.WARNING,
     RecipeUse,
-    "concurrency fits decode workers x DP ranks x max-num-seqs (often deliberate)",
+    f"the top concurrency an active master entry runs is at most {QUEUE_TOLERANCE}x decode "
+    "workers x DP ranks x max-num-seqs (deliberate queueing up to that)",
 )
 def decode_capacity_exceeded(use: RecipeUse) -> Iterator[Problem]:
+    if not use.deployed:  # no active entry runs it: nothing will queue
+        return
     serving = _serving(use)
     if serving is None:
         return
     limits, workers = serving
     per_worker, top = limits.capacity, max(use.workload.concurrencies)
-    if per_worker is None or top <= per_worker * workers:
+    if per_worker is None or top <= QUEUE_TOLERANCE * per_worker * workers:
         return
+    capacity = per_worker * workers
     yield Problem(
-        f"concurrency {top} is above the {limits.mode} capacity {workers} worker(s) x "
-        f"{limits.schedulers} scheduler(s) x {limits.seqs} = {per_worker * workers}; "
-        "requests will queue",
+        f"concurrency {top} is {top / capacity:.2f}x the {limits.mode} capacity {workers} "
+        f"worker(s) x {limits.schedulers} scheduler(s) x {limits.seqs} = {capacity} (more "
+        f"than the {QUEUE_TOLERANCE}x that keeps batches full); requests will queue",
         locate(use.recipe, flag_path(use.recipe, limits.mode, limits.max_num_seqs)),
         hint=f"raise {written(limits.max_num_seqs, 'the batch limit')} or add decode workers, "
         "if queueing is not the point",

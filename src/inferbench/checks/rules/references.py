@@ -62,10 +62,11 @@ def config_file_missing(ref: RecipeReference) -> Iterator[Problem]:
     where = (
         "this tree nor in the srt-slurm checkout" if resolved.origin == "upstream" else "this tree"
     )
+    shown = resolved.shown_path or resolved.path.name
     siblings = sorted(p.name for p in resolved.path.parent.glob("*.yaml"))[:5]
     hint = "files there: " + ", ".join(siblings) if siblings else None
     yield Problem(
-        f"CONFIG_FILE {resolved.reference!r} does not exist in {where} ({resolved.path})",
+        f"CONFIG_FILE {resolved.reference!r} does not exist in {where} ({shown})",
         ref.location,
         hint=hint or "fix the path (CONFIG_FILE=recipes/<path under the recipe root>.yaml)",
     )
