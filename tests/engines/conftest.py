@@ -16,7 +16,7 @@ from typing import NoReturn
 
 import pytest
 
-from .vllm_cpu import VllmServer, VllmUnavailable, serve, tiny_model, vllm_bin
+from .vllm_cpu import TinyModel, VllmServer, VllmUnavailable, serve, tiny_model, vllm_bin
 
 # the run helpers of the integration tests (a tree, the CLI in a subprocess, what it left)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
@@ -46,7 +46,7 @@ def vllm_bin_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_llama(vllm_bin_dir: Path) -> Path:
+def tiny_llama(vllm_bin_dir: Path) -> TinyModel:
     """The tiny random Llama (tools/tiny_model.py), built once into the cache."""
     try:
         return tiny_model(vllm_bin_dir)
@@ -56,7 +56,7 @@ def tiny_llama(vllm_bin_dir: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def vllm_server(
-    vllm_bin_dir: Path, tiny_llama: Path, tmp_path_factory: pytest.TempPathFactory
+    vllm_bin_dir: Path, tiny_llama: TinyModel, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[VllmServer]:
     """One `vllm serve` of the tiny model, prefix caching on, for the tests that only send
     requests; it stops when the session ends."""

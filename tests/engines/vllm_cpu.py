@@ -75,18 +75,35 @@ def vllm_bin() -> Path:
     return folder
 
 
-def tiny_model(bin_dir: Path, cache: Path | None = None) -> Path:
-    """The tiny model folder, built once per builder version (atomic: built aside, renamed)."""
-    key = hashlib.sha256(BUILDER.read_bytes()).hexdigest()[:16]
+MODEL_ID = "inferbench/tiny-llama"
+
+
+@dataclass(frozen=True)
+class TinyModel:
+    """The tiny model as a Hugging Face cache holds it: master configs name models by id,
+    and vLLM, lm-eval and `--tokenizer` resolve the id offline from `hub` (HF_HUB_CACHE)."""
+
+    hub: Path
+    model_id: str
+    path: Path  # the snapshot folder (config, weights, tokenizer)
+
+
+def tiny_model(bin_dir: Path, cache: Path | None = None) -> TinyModel:
+    """The tiny model, built once per builder version (atomic: built aside, then renamed)."""
+    digest = hashlib.sha256(BUILDER.read_bytes()).hexdigest()
+    key, revision = digest[:16], digest[:40]
     parent = (cache or cache_root()) / "tiny-models"
-    dest = parent / key
-    if (dest / "model.safetensors").is_file():
-        return dest
+    hub = parent / key
+    repo = f"models--{MODEL_ID.replace('/', '--')}"
+    model = TinyModel(hub=hub, model_id=MODEL_ID, path=hub / repo / "snapshots" / revision)
+    if (model.path / "model.safetensors").is_file():
+        return model
     parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=parent))
+    snapshot = scratch / repo / "snapshots" / revision
     try:
         done = subprocess.run(
-            [str(bin_dir / "python"), str(BUILDER), str(scratch)],
+            [str(bin_dir / "python"), str(BUILDER), str(snapshot)],
             capture_output=True,
             text=True,
             timeout=300,
@@ -95,18 +112,24 @@ def tiny_model(bin_dir: Path, cache: Path | None = None) -> Path:
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise VllmUnavailable(f"building the tiny model failed: {last}")
+        (scratch / repo / "refs").mkdir()
+        (scratch / repo / "refs" / "main").write_text(revision)
         with contextlib.suppress(OSError):  # another session renamed its build first
-            scratch.rename(dest)
+            scratch.rename(hub)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return dest
+    return model
 
 
-def server_env(bin_dir: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """An environment in which `vllm` is the venv's, offline, with a small KV cache."""
+def server_env(
+    bin_dir: Path, model: TinyModel, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """An environment in which `vllm` is the venv's, the model id resolves offline from the
+    tiny model's cache, and the KV cache is small."""
     env = dict(os.environ if base is None else base)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env.update(
+        HF_HUB_CACHE=str(model.hub),
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
         VLLM_NO_USAGE_STATS="1",  # vLLM would otherwise report usage over the network
@@ -152,7 +175,7 @@ def alive(pid: int) -> bool:
 @dataclass(frozen=True)
 class VllmServer:
     url: str  # http://127.0.0.1:PORT
-    model: str  # the name it serves (the model folder)
+    model: str  # the name it serves (the model id)
     port: int
     log: Path
     pid: int
@@ -168,18 +191,18 @@ def _healthy(url: str) -> bool:
 
 @contextlib.contextmanager
 def serve(
-    bin_dir: Path, model: Path, log: Path, *extra: str, timeout_s: float = START_TIMEOUT_S
+    bin_dir: Path, model: TinyModel, log: Path, *extra: str, timeout_s: float = START_TIMEOUT_S
 ) -> Iterator[VllmServer]:
-    """`vllm serve MODEL` on a free loopback port until the block ends (the whole process
+    """`vllm serve MODEL_ID` on a free loopback port until the block ends (the whole process
     group is stopped: SIGTERM, then SIGKILL after 30 s)."""
     port = free_port()
-    argv = [str(bin_dir / "vllm"), "serve", str(model), "--host", "127.0.0.1"]
+    argv = [str(bin_dir / "vllm"), "serve", model.model_id, "--host", "127.0.0.1"]
     argv += ["--port", str(port), *ENGINE_ARGS, *extra]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         proc = subprocess.Popen(
             argv,
-            env=server_env(bin_dir),
+            env=server_env(bin_dir, model),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -194,7 +217,7 @@ def serve(
             if time.monotonic() > deadline:
                 raise RuntimeError(f"vllm serve not healthy after {timeout_s:g} s: see {log}")
             time.sleep(0.25)
-        yield VllmServer(url=url, model=str(model), port=port, log=log, pid=proc.pid)
+        yield VllmServer(url=url, model=model.model_id, port=port, log=log, pid=proc.pid)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -203,3 +226,44 @@ def serve(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+
+
+MASTER = """\
+tiny-llama-bf16-h200-vllm:
+  image: vllm/vllm-openai:v0.32.0
+  model: {model}
+  model-prefix: tiny-llama
+  runner: h200
+  precision: bf16
+  framework: vllm
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+      - isl: {isl}
+        osl: {osl}
+        search-space:
+          - {{tp: 1, conc-list: [{concs}]}}
+"""
+RUNNERS = """\
+labels:
+  h200: [h200-nv_0]
+hardware:
+  h200: {gpus-per-node: 8, available-cpu-dram-mib: 1900000}
+"""
+CHANGELOG = """\
+- config-keys: [tiny-llama-bf16-h200-vllm]
+  description: ["the tiny model on vLLM's CPU build"]
+  pr-link: https://example.org/pull/1
+"""
+
+
+def vllm_tree(
+    root: Path, model: Path, concs: tuple[int, ...], isl: int = 128, osl: int = 32
+) -> Path:
+    """A benchmark tree of one vLLM curve of `model` (the tiny model's id)."""
+    (root / "configs").mkdir(parents=True)
+    master = MASTER.format(model=model, isl=isl, osl=osl, concs=", ".join(map(str, concs)))
+    (root / "configs" / "nvidia-master.yaml").write_text(master)
+    (root / "configs" / "runners.yaml").write_text(RUNNERS)
+    (root / "perf-changelog.yaml").write_text(CHANGELOG)
+    return root
