@@ -11,6 +11,7 @@ skip (or a failure in CI), and benchmarks/vllm_bench_compare.py uses the same he
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import os
 import re
@@ -189,6 +190,13 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _die_with_parent() -> None:
+    # In the child before exec: SIGTERM it when the test process dies (even by SIGKILL), so
+    # an interrupted session leaves no server behind (the server runs in its own session).
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 @contextlib.contextmanager
 def serve(
     bin_dir: Path, model: TinyModel, log: Path, *extra: str, timeout_s: float = START_TIMEOUT_S
@@ -207,6 +215,7 @@ def serve(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     url = f"http://127.0.0.1:{port}"
     try:
