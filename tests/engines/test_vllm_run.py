@@ -8,78 +8,15 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runcli import finish, measured, mid_point, no_live_servers, start, state, the_run, wait_for
+from runcli import finish, measured, mid_point, start, state, the_run, wait_for
 
-from inferbench.results.store import open_store
-
-from .vllm_cpu import (
-    ENGINE_ARGS,
-    KV_CACHE_GIB,
-    TinyModel,
-    alive,
-    listening,
-    logged_pids,
-    server_env,
-    vllm_tree,
-)
+from .conftest import ENGINE, ingest, nothing_left, server_logs
+from .vllm_cpu import KV_CACHE_GIB, TinyModel, logged_pids, vllm_tree
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-ENGINE = ("--engine", "vllm", f"--engine-args={' '.join(ENGINE_ARGS)}")
-
-
-@pytest.fixture
-def vllm_environ(
-    monkeypatch: pytest.MonkeyPatch, vllm_bin_dir: Path, tiny_llama: TinyModel
-) -> Iterator[None]:
-    """`vllm` on PATH, the model id resolvable offline, VLLM_CPU_KVCACHE_SPACE: set in this
-    process's environment, which `inferbench run` and the servers it starts inherit."""
-    for name, value in server_env(vllm_bin_dir, tiny_llama).items():
-        monkeypatch.setenv(name, value)
-    yield
-
-
-def _server_logs(run: Path) -> list[Path]:
-    return sorted(run.glob("*/logs/server.log"))
-
-
-def _ports(run: Path) -> set[int]:
-    return {
-        int(json.loads(plan.read_text())["processes"][0]["port"])
-        for plan in run.glob("*/plan.json")
-    }
-
-
-def _nothing_left(run: Path) -> None:
-    """No process vLLM logged (API server, engine core, worker) is alive, none runs inside
-    the run directory, and nothing listens on the ports the plans gave the servers."""
-    pids = set().union(*(logged_pids(log) for log in _server_logs(run)))
-    assert pids, "vLLM logged no process ids"
-    assert no_live_servers(run), "a process still runs inside the run directory"
-    assert not [pid for pid in pids if alive(pid)], f"alive after the run: {pids}"
-    assert not [port for port in _ports(run) if listening(port)]
-
-
-def _ingest(run: Path, db: Path) -> list[int]:
-    url = f"sqlite:///{db}"
-    done = subprocess.run(
-        [sys.executable, "-m", "inferbench.cli.main", "results", "ingest", str(run), "--db", url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    with open_store(url, create=False) as store:
-        records = [stored.record for stored in store.query()]
-    assert {r.identity.framework for r in records} == {"vllm"}
-    assert all(r.metrics.completed > 0 and r.metrics.output_throughput > 0 for r in records)
-    return sorted(r.identity.concurrency for r in records)
 
 
 @pytest.mark.timeout(420)
@@ -99,15 +36,15 @@ def test_run_measures_ingests_and_stops_the_server(
         data = json.loads(result.read_text())
         assert data["completed"] == 4 and data["failed"] == 0 and data["max_concurrency"] == conc
         assert data["model_id"] == tiny_llama.model_id
-    (log,) = _server_logs(run)
+    (log,) = server_logs(run)
     text = log.read_text()
     # the server got the flags appended and the VLLM_ variable of the run's environment
     assert "enforce_eager=True" in text
     assert re.search(rf"Explicitly set \({float(KV_CACHE_GIB)}/[\d.]+\) GiB for KV cache", text)
     env = json.loads(next(run.glob("*/env.json")).read_text())["environment"]
     assert env["VLLM_CPU_KVCACHE_SPACE"] == KV_CACHE_GIB
-    assert _ingest(run, tmp_path / "results.sqlite") == [1, 2]
-    _nothing_left(run)
+    assert ingest(run, tmp_path / "results.sqlite") == [1, 2]
+    nothing_left(run)
 
 
 @pytest.mark.timeout(600)
@@ -127,7 +64,7 @@ def test_ctrl_c_then_resume_loses_and_repeats_no_point(
     assert f"inferbench run --resume {run.name}" in out
     first = measured(run)
     assert sum(first.values()) == 2 and set(first.values()) == {1}, first
-    _nothing_left(run)
+    nothing_left(run)
 
     code, out = finish(start(tmp_path, "--resume", run.name, "--runs-dir", str(runs)), 400)
     assert code == 0, out
@@ -137,5 +74,5 @@ def test_ctrl_c_then_resume_loses_and_repeats_no_point(
     (job,) = state(run).jobs.values()
     assert job.status == "completed" and sorted(job.finished) == [1, 2, 4]
     assert len(list(run.glob("*/results/conc*.json"))) == 3
-    assert len(logged_pids(_server_logs(run)[0])) >= 4  # two servers' processes, one log
-    _nothing_left(run)
+    assert len(logged_pids(server_logs(run)[0])) >= 4  # two servers' processes, one log
+    nothing_left(run)
