@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,18 +199,25 @@ def _die_with_parent() -> None:
 
 @contextlib.contextmanager
 def serve(
-    bin_dir: Path, model: TinyModel, log: Path, *extra: str, timeout_s: float = START_TIMEOUT_S
+    bin_dir: Path,
+    model: TinyModel,
+    log: Path,
+    *extra: str,
+    timeout_s: float = START_TIMEOUT_S,
+    wrapper: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[VllmServer]:
     """`vllm serve MODEL_ID` on a free loopback port until the block ends (the whole process
-    group is stopped: SIGTERM, then SIGKILL after 30 s)."""
+    group is stopped: SIGTERM, then SIGKILL after 30 s). `wrapper` goes before the command
+    (e.g. `taskset -c 0`), `env` over the server's environment."""
     port = free_port()
-    argv = [str(bin_dir / "vllm"), "serve", model.model_id, "--host", "127.0.0.1"]
+    argv = [*wrapper, str(bin_dir / "vllm"), "serve", model.model_id, "--host", "127.0.0.1"]
     argv += ["--port", str(port), *ENGINE_ARGS, *extra]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         proc = subprocess.Popen(
             argv,
-            env=server_env(bin_dir, model),
+            env={**server_env(bin_dir, model), **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
