@@ -28,6 +28,8 @@ COMMANDS: dict[str, list[str]] = {
     "results_ingest": [PY, str(HERE / "results_ingest.py"), "--points", "100000"],
     "bench_client": [PY, str(HERE / "bench_client.py"), "--repeats", "5"],
     "agentic_replay": [PY, str(HERE / "agentic_replay.py"), "--lanes", "1024", "--repeats", "3"],
+    # needs the vLLM venv of .ci/services/40-vllm.sh (INFERBENCH_VLLM_BIN or its cache)
+    "vllm_bench_compare": [PY, str(HERE / "vllm_bench_compare.py"), "--repeats", "15"],
 }
 
 
