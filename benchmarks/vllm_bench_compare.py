@@ -30,7 +30,7 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engines"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "real_engines"))
 
 from vllm_cpu import TinyModel, serve, server_env, tiny_model, vllm_bin
 

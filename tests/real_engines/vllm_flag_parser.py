@@ -1,6 +1,6 @@
 """Parse `vllm serve ...` command lines with the installed vLLM's own CLI parser.
 
-    VLLM_PYTHON tests/engines/vllm_flag_parser.py < argvs.json > verdicts.json
+    VLLM_PYTHON tests/real_engines/vllm_flag_parser.py < argvs.json > verdicts.json
 
 Run with the vLLM venv's Python. Reads a JSON list of argv lists (each starting `vllm serve
 MODEL`), writes a JSON list of {"argv": [...], "error": str | null}: the parser vLLM's

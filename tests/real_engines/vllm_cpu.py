@@ -4,7 +4,7 @@ The venv is built by `.ci/services/40-vllm.sh`, which exports INFERBENCH_VLLM_BI
 folder); without the variable, the script's default cache folder is used when a venv is
 there. The tiny model is built by tools/tiny_model.py with that venv's Python into a cache
 folder keyed by the builder's content, so it is built once per machine and builder version.
-Nothing here depends on pytest: tests/engines/conftest.py turns `VllmUnavailable` into a
+Nothing here depends on pytest: tests/real_engines/conftest.py turns `VllmUnavailable` into a
 skip (or a failure in CI), and benchmarks/vllm_bench_compare.py uses the same helpers.
 """
 
