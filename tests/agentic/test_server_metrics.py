@@ -17,7 +17,7 @@ vllm:prompt_tokens_by_source_total{{model_name="m",source="local_compute"}} {c}
 # TYPE vllm:kv_offload_bytes_gpu_to_cpu counter
 vllm:kv_offload_bytes_gpu_to_cpu_total{{model_name="m"}} {w}
 # TYPE vllm:kv_cache_usage_perc gauge
-vllm:kv_cache_usage_perc{{model_name="m"}} 0.5
+vllm:kv_cache_usage_perc{{model_name="m"}} {u}
 """
 
 SGLANG = """# TYPE sglang:prompt_tokens counter
@@ -33,8 +33,8 @@ sglang:hicache_host_total_tokens{{model_name="m"}} 1000
 
 
 def test_vllm_counters_are_differenced_over_the_window() -> None:
-    before = parse_metrics(VLLM.format(q=1000, h=100, x=0, c=900, w=0))
-    after = parse_metrics(VLLM.format(q=3000, h=1300, x=400, c=1300, w=4096))
+    before = parse_metrics(VLLM.format(q=1000, h=100, x=0, c=900, w=0, u=0.5))
+    after = parse_metrics(VLLM.format(q=3000, h=1300, x=400, c=1300, w=4096, u=0.5))
     m = cache_metrics(before, after)
     assert m.engine == "vllm"
     assert m.prefix_cache_queries == 2000 and m.prefix_cache_hits == 1200
@@ -42,6 +42,13 @@ def test_vllm_counters_are_differenced_over_the_window() -> None:
     assert m.gpu_hit_rate == pytest.approx(0.6) and m.external_hit_rate == pytest.approx(0.2)
     assert m.overall_hit_rate == pytest.approx(0.8)
     assert m.offload_bytes_gpu_to_cpu == 4096 and m.gpu_kv_usage == 0.5
+
+
+def test_an_idle_vllm_kv_cache_reads_zero_not_unknown() -> None:
+    """A real vLLM at the window's end is often idle: 0.0 is its reading, not a missing one."""
+    before = parse_metrics(VLLM.format(q=0, h=0, x=0, c=0, w=0, u=0.25))
+    m = cache_metrics(before, parse_metrics(VLLM.format(q=10, h=5, x=0, c=5, w=0, u=0.0)))
+    assert m.gpu_kv_usage == 0.0
 
 
 def test_sglang_cached_tokens_by_tier() -> None:

@@ -157,8 +157,9 @@ def cache_metrics(before: Samples, after: Samples) -> ServerCacheMetrics:
         used, total = (_gauge_max(after, name) for name in n.cpu_kv_tokens)
         cpu_usage = _rate(used, total)
     gpu_usage = None
-    for name in n.gpu_kv_usage:
-        gpu_usage = gpu_usage or _gauge_max(after, name)
+    for name in n.gpu_kv_usage:  # the current name first; an idle server's 0.0 is a reading
+        if gpu_usage is None:
+            gpu_usage = _gauge_max(after, name)
     return ServerCacheMetrics(
         engine=engine,
         prompt_tokens=prompt,

