@@ -27,6 +27,19 @@ def test_inferencex_layout_without_config_file(example_tree: Path) -> None:
     assert project.masters[SEED_KEY].file == example_tree / "configs/nvidia-master.yaml"
 
 
+def test_trees_before_the_configs_move(tmp_path: Path, example_tree: Path) -> None:
+    """InferenceX kept configs/ in .github/configs/ until 2026-07: found as they are."""
+    root = tmp_path / "old"
+    shutil.copytree(example_tree, root)
+    (root / ".github").mkdir()
+    (root / "configs").rename(root / ".github" / "configs")
+    project = load_project(root)
+    assert project.layout_file is None
+    assert project.masters[SEED_KEY].file == root / ".github/configs/nvidia-master.yaml"
+    assert project.runners is not None
+    assert project.runners.file == root / ".github/configs/runners.yaml"
+
+
 def test_inferbench_toml_moves_files(tmp_path: Path, example_tree: Path) -> None:
     root = tmp_path / "custom"
     (root / "masters").mkdir(parents=True)

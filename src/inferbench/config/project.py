@@ -5,6 +5,7 @@ InferenceX layout is assumed, so an InferenceX checkout works as it is:
 
     configs/*-master.yaml                     master configs
     configs/runners.yaml                      runner registry
+      (`.github/configs/` instead in trees from before InferenceX moved them, 2026-07)
     perf-changelog.yaml                       perf changelog
     benchmarks/multi_node/srt-slurm-recipes/  srt-slurm recipes (CONFIG_FILE=recipes/...)
     runners/launch_*.sh                       bash launchers (read best-effort)
@@ -266,11 +267,31 @@ def _inside(base: Path, relative: Path, shown: str, what: str = "the recipe tree
     return Path(target)
 
 
+# Where InferenceX kept `configs/` before it moved them to the root (upstream #1992).
+_OLD_CONFIGS = ".github/configs"
+
+
+def default_layout(root: Path) -> ProjectLayout:
+    """The InferenceX layout of the tree at `root`: `configs/`, or `.github/configs/` in a
+    tree from before the move when that is where its master configs are."""
+    layout = ProjectLayout()
+    if _glob(root, layout.masters) or not _glob(root, (f"{_OLD_CONFIGS}/*-master.yaml",)):
+        return layout
+    moved = {
+        "masters": tuple(f"{_OLD_CONFIGS}/{p.removeprefix('configs/')}" for p in layout.masters),
+        "deprecated": tuple(
+            f"{_OLD_CONFIGS}/{p.removeprefix('configs/')}" for p in layout.deprecated
+        ),
+        "runners": f"{_OLD_CONFIGS}/{layout.runners.removeprefix('configs/')}",
+    }
+    return layout.model_copy(update=moved)
+
+
 def read_layout(root: Path) -> tuple[ProjectLayout, Path | None]:
     """The layout from `inferbench.toml` if present, else the InferenceX defaults."""
     path = root / CONFIG_FILE_NAME
     if not path.is_file():
-        return ProjectLayout(), None
+        return default_layout(root), None
     text = read_text_file(path, MAX_CONFIG_BYTES, error=ConfigError, what="project file")
     try:
         data = tomllib.loads(text)
@@ -324,7 +345,8 @@ def load_project(root: Path) -> Project:
     master_files = _glob(root, layout.masters)
     if not master_files and layout_file is None:
         raise ConfigError(
-            "no master configs found (looked for configs/*-master.yaml)",
+            "no master configs found (looked for configs/*-master.yaml and"
+            f" {_OLD_CONFIGS}/*-master.yaml)",
             location=Location(root),
             hint=f"run inside a benchmark tree, pass --root, or add {CONFIG_FILE_NAME}",
         )
