@@ -385,3 +385,11 @@ def test_unknown_key_hint_uses_the_right_union_member(tmp_path: Path) -> None:
     assert err.value.message.startswith("unknown key 'tp'")
     assert err.value.hint is not None and "prefill" in err.value.hint
     assert "dcp-size" not in err.value.hint
+
+
+def test_an_older_format_is_refused_by_name(tmp_path: Path) -> None:
+    """`seq-len-configs` (InferenceX before 2026-05-01) is named, not a list of unknown keys."""
+    old = copy.deepcopy(SINGLE)
+    old["seq-len-configs"] = old.pop("scenarios")["fixed-seq-len"]
+    with pytest.raises(ConfigError, match="'seq-len-configs' is an older master-config format"):
+        load(tmp_path, old)

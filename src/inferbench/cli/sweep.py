@@ -14,7 +14,7 @@ from inferbench.cli.filters import FilterOptions, eval_mode, split_values
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file
 from inferbench.core.job import Scenario
-from inferbench.errors import InputError
+from inferbench.errors import ConfigError, InputError
 from inferbench.fsio import write_output
 
 Format = Literal["table", "json", "github"]
@@ -83,8 +83,13 @@ def sweep(
     from inferbench.matrix.output import github_to_json, jobs_table, jobs_to_json
 
     run = ChangelogRun(evals_only=evals_only, all_evals=all_evals, no_evals=no_evals)
+    errors: list[ConfigError] = []
     jobs = sweep_tree(
-        tree or root or Path("."), sweep_filters, changed_since=changed_since, changelog_run=run
+        tree or root or Path("."),
+        sweep_filters,
+        changed_since=changed_since,
+        changelog_run=run,
+        errors=errors,
     )
     err = Console(stderr=True, highlight=False)
     if fmt == "json":
@@ -99,6 +104,12 @@ def sweep(
         Console(highlight=False).print(jobs_table(jobs))
     multinode = sum(job.is_multinode for job in jobs)
     err.print(f"{len(jobs)} jobs ({len(jobs) - multinode} single-node, {multinode} multinode)")
+    # One bad entry does not hide the others' jobs, but it is still bad input (exit 2), as
+    # InferenceX's generator refuses such a tree.
+    for error in errors:
+        err.print(f"error: {error.render()} (entry not swept)", markup=False)
+    if errors:
+        raise typer.Exit(2)
 
 
 def register(app: typer.Typer) -> None:

@@ -418,8 +418,11 @@ class MasterConfig:
         return self.locate().line
 
 
-def load_master_file(path: Path) -> list[MasterConfig]:
-    """All entries of one master file, in file order."""
+def load_master_file(path: Path, errors: list[ConfigError] | None = None) -> list[MasterConfig]:
+    """All entries of one master file, in file order. With `errors`, an entry that fails
+    validation is appended there and left out, and the rest is still read (`check` makes
+    each a finding); without, the first one is raised. A file that is not a map of entries
+    is always raised."""
     doc = load_yaml(path)
     if doc.data is None:  # InferenceX's generator cannot read one either
         raise ConfigError(
@@ -435,23 +438,54 @@ def load_master_file(path: Path) -> list[MasterConfig]:
         )
     configs: list[MasterConfig] = []
     for key in doc.data:
-        if not isinstance(key, str) or not key:
-            raise ConfigError(f"config key {key!r} is not a name", location=doc.locate())
-        if any(c in key for c in "*?[]"):
-            raise ConfigError(
-                f"config key {key!r} contains a glob character",
-                location=doc.locate((key,)),
-                hint="glob characters are reserved for changelog config-keys",
-            )
-        if not isinstance(doc.data[key], dict):
-            raise ConfigError(
-                "a master entry must be a mapping",
-                location=doc.locate((key,)),
-                hint="indent image, model, runner, ... under the config key",
-            )
-        entry = validate_doc(doc, MasterEntry, path=(key,))
-        configs.append(MasterConfig(key=key, entry=entry, doc=doc))
+        try:
+            configs.append(_load_entry(doc, key))
+        except ConfigError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
     return configs
+
+
+def _load_entry(doc: PositionedDoc, key: Any) -> MasterConfig:
+    if not isinstance(key, str) or not key:
+        raise ConfigError(f"config key {key!r} is not a name", location=doc.locate())
+    if any(c in key for c in "*?[]"):
+        raise ConfigError(
+            f"config key {key!r} contains a glob character",
+            location=doc.locate((key,)),
+            hint="glob characters are reserved for changelog config-keys",
+        )
+    if not isinstance(doc.data[key], dict):
+        raise ConfigError(
+            "a master entry must be a mapping",
+            location=doc.locate((key,)),
+            hint="indent image, model, runner, ... under the config key",
+        )
+    _refuse_old_format(doc, key)
+    entry = validate_doc(doc, MasterEntry, path=(key,))
+    return MasterConfig(key=key, entry=entry, doc=doc)
+
+
+# Keys of master-entry formats InferenceX's own generator no longer reads: what they were
+# replaced by, and since when.
+_OLD_FORMATS = {
+    "seq-len-configs": (
+        "scenarios: {fixed-seq-len: [...]} (InferenceX's format since 2026-05-01, upstream #1201)"
+    ),
+}
+
+
+def _refuse_old_format(doc: PositionedDoc, key: str) -> None:
+    data = doc.data[key]
+    for old, new in _OLD_FORMATS.items():
+        if old in data and "scenarios" not in data:
+            raise ConfigError(
+                f"{old!r} is an older master-config format that InferenceX itself no longer"
+                " reads; this version of inferbench reads only its current one",
+                location=doc.locate((key, old)),
+                hint=f"write {new}",
+            )
 
 
 _TOP_LEVEL_KEY = re.compile(
@@ -467,18 +501,25 @@ def read_master_keys(path: Path) -> list[str]:
     return [next(g for g in m.groups() if g is not None) for m in _TOP_LEVEL_KEY.finditer(text)]
 
 
-def load_masters(paths: list[Path]) -> dict[str, MasterConfig]:
-    """Entries of several master files; a key defined in two files is a ConfigError."""
+def load_masters(
+    paths: list[Path], errors: list[ConfigError] | None = None
+) -> dict[str, MasterConfig]:
+    """Entries of several master files; a key defined in two files is a ConfigError (with
+    `errors`, appended there and the second definition left out, as a bad entry is)."""
     merged: dict[str, MasterConfig] = {}
     for path in paths:
-        for config in load_master_file(path):
+        for config in load_master_file(path, errors):
             first = merged.get(config.key)
             if first is not None:
-                raise ConfigError(
+                duplicate = ConfigError(
                     f"config key {config.key!r} is also defined in {first.file}"
                     f" (line {first.line})",
                     location=config.locate(),
                     hint="config keys must be unique across all master files",
                 )
+                if errors is None:
+                    raise duplicate
+                errors.append(duplicate)
+                continue
             merged[config.key] = config
     return merged

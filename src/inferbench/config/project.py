@@ -120,6 +120,8 @@ class Project:
     runners: Runners | None
     clusters: Mapping[str, ClusterFile]
     recipe_root: Path
+    # master entries that failed validation, left out of `masters` (`check` reports each)
+    master_errors: tuple[ConfigError, ...] = ()
     _recipe_files: dict[str, RecipeFile] = field(default_factory=dict, repr=False, compare=False)
     _resolved: dict[tuple[str, str | None], ResolvedRecipe] = field(
         default_factory=dict, repr=False, compare=False
@@ -330,7 +332,9 @@ def _glob(root: Path, patterns: tuple[str, ...]) -> list[Path]:
 
 def load_project(root: Path) -> Project:
     """Discover the benchmark tree at `root` and load its masters, runners and clusters (bad
-    input raises ConfigError; the other parts are read on first use, see `Project`)."""
+    input raises ConfigError; a master entry that fails validation is kept in
+    `master_errors` instead, the others still loaded; the other parts are read on first use,
+    see `Project`)."""
     root = Path(root)
     if not root.is_dir():
         what = "not found" if not os.path.lexists(root) else "not a directory"
@@ -359,12 +363,15 @@ def load_project(root: Path) -> Project:
         for path in cluster_files:
             loaded = load_cluster(path)
             clusters[loaded.cluster.name] = loaded
+    master_errors: list[ConfigError] = []
+    masters = load_masters(master_files, master_errors)
     return Project(
         root=root,
         layout=layout,
         layout_file=layout_file,
         master_files=tuple(master_files),
-        masters=MappingProxyType(load_masters(master_files)),
+        masters=MappingProxyType(masters),
+        master_errors=tuple(master_errors),
         runners=load_runners(runners_path) if runners_path.is_file() else None,
         clusters=MappingProxyType(clusters),
         recipe_root=root / layout.recipes,
