@@ -14,14 +14,15 @@ files done once (keyed by their content). A generator script that differs from t
 (another revision's copy) runs as a real subprocess. The answer is one `{"rc", "matrix",
 "error", "other"}` object per case: `matrix` is the processing's JSON output. A case may carry
 `rows`, another tool's flat list of jobs for the same range (benchmark rows, then rows flagged
-`eval-only`); `other` is then those rows put into the processing's buckets and through its own
-output model (`ChangelogMatrixEntry`), as it treats its own rows, for a like-for-like comparison.
-A case may also carry `buckets`, another tool's output already split into the processing's
-buckets (its rows as they are); `buckets_out` is then that split through the output model,
-with the processing's metadata, to compare bucket for bucket. A case with `"validate": true`
-also runs `utils/validate_perf_changelog.py` (what `run-sweep.yml` runs on a pull request)
-through its own `main()`; its call of the processing runs in this process too. `validated` is
-then its exit status (0: accepted) and `validation` its message.
+`eval-only`); `other` is then those rows put into the processing's buckets, checked by its own
+output model (`ChangelogMatrixEntry`) and kept as they are, keys included, for a like-for-like
+comparison with the processing's dumped output. A case may also carry `buckets`, another
+tool's output already split into the processing's buckets; `buckets_out` is then that split,
+checked by the output model, with the processing's metadata, to compare bucket for bucket.
+A case with `"validate": true` also runs `utils/validate_perf_changelog.py` (what
+`run-sweep.yml` runs on a pull request) through its own `main()`; its call of the processing
+runs in this process too. `validated` is then its exit status (0: accepted) and `validation`
+its message.
 """
 
 from __future__ import annotations
@@ -107,8 +108,10 @@ class _InProcessGenerator:
 
 
 def _as_processing_output(process_changelog: Any, rows: list[dict[str, Any]], meta: Any) -> Any:
-    """`rows` bucketed as `process_changelog.main()` buckets its results, then validated and
-    dumped by its output model."""
+    """`rows` bucketed as `process_changelog.main()` buckets its results and checked by its
+    output model (no key it forbids), as they are: the model fills in the defaults it has
+    (`eval-all-concs: false`, `additional-settings: []`, ...), and a row must carry every key
+    the processing writes itself."""
     from collections import defaultdict
 
     single: dict[str, list[Any]] = defaultdict(list)
@@ -132,8 +135,8 @@ def _as_processing_output(process_changelog: Any, rows: list[dict[str, Any]], me
         "multinode_agentic_evals": [e for e in many if e.get("scenario-type") == agentic],
         "changelog_metadata": meta,
     }
-    validated = process_changelog.ChangelogMatrixEntry.model_validate(output)
-    return json.loads(validated.model_dump_json(by_alias=True, exclude_none=True))
+    process_changelog.ChangelogMatrixEntry.model_validate(output)
+    return json.loads(json.dumps(output))
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -175,9 +178,8 @@ def main() -> None:
             result["other"] = _as_processing_output(process_changelog, case["rows"], meta)
         if matrix is not None and case.get("buckets") is not None:
             output = {**case["buckets"], "changelog_metadata": matrix["changelog_metadata"]}
-            validated = process_changelog.ChangelogMatrixEntry.model_validate(output)
-            dumped = validated.model_dump_json(by_alias=True, exclude_none=True)
-            result["buckets_out"] = json.loads(dumped)
+            process_changelog.ChangelogMatrixEntry.model_validate(output)  # no unknown key
+            result["buckets_out"] = output
         if case.get("validate"):
             argv = ["validate_perf_changelog.py", *refs, "--changelog-file", "perf-changelog.yaml"]
             code, out, err = _main(validate_perf_changelog, [*argv, *case["args"]])

@@ -93,9 +93,9 @@ def sweep(
     )
     err = Console(stderr=True, highlight=False)
     if fmt == "json":
-        _emit(jobs_to_json(jobs), output)
+        _emit(jobs_to_json(jobs, changelog=changed_since is not None), output)
     elif fmt == "github":
-        _emit(github_to_json(jobs), output)
+        _emit(github_to_json(jobs, changelog=changed_since is not None), output)
     elif output is not None:
         console = Console(record=True, width=200, file=io.StringIO())
         console.print(jobs_table(jobs))
