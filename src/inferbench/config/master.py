@@ -27,7 +27,7 @@ from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
 SpecDecoding = Literal["mtp", "draft_model", "none"]
 # Any non-empty name, as InferenceX's validator reads it: its trees name transfer engines that
-# come and go (`moriio` before 2026-08-07); the launcher, not the schema, knows which it has.
+# come and go (`moriio` until 2026-08-07); the launcher, not the schema, knows which it has.
 KvP2PTransfer = Annotated[str, Field(min_length=1)]
 ScenarioType = Literal["fixed-seq-len", "agentic-coding"]
 PositiveInt = Annotated[int, Field(ge=1, le=MAX_ENGINE_INT)]
