@@ -24,6 +24,7 @@ CLUSTER = "clusters/b200-dgxc.yaml"
 CASES: dict[str, list[tuple[str, str, str]]] = {
     "IB001": [(MASTER, "recipes/vllm/minimax-m3", "recipes/sglang/deepseek")],
     "IB002": [(MASTER, "2p1d-dep2-dep8-8k1k.yaml", "2p1d-dep2-dep8-9k1k.yaml")],
+    "IB100": [(MASTER, "model-prefix: llama3.1-70b\n", "model-prefix: llama3.1-70b\n  tpp: 4\n")],
     "IB102": [(MASTER, "- {tp: 8, conc-list: [16, 64, 128]}", "- {tp: 16, conc-list: [16]}")],
     "IB205": [(RECIPE, "decode_nodes: 1", "decode_nodes: 2")],
     "IB206": [(RECIPE, "data-parallel-size: 8", "data-parallel-size: 4")],
@@ -105,6 +106,27 @@ def test_repo_relative_config_file_names_the_trees_file(tree: Path) -> None:
         tree, MASTER, "CONFIG_FILE=recipes/", "CONFIG_FILE=benchmarks/multi_node/srt-slurm-recipes/"
     )
     assert check_tree(tree).findings == ()
+
+
+def test_a_bad_entry_leaves_the_others_checked(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One invalid entry is a finding on it; the rest of the tree is still checked and swept."""
+    edit(tree, MASTER, "  model-prefix: llama3.1-70b\n", "  model-prefix: llama3.1-70b\n  tpp: 4\n")
+    edit(tree, MASTER, "runner: h200\n  precision: bf16", "runner: nope\n  precision: bf16")
+    report = check_tree(tree)
+    bad = [f for f in report.findings if f.rule == "IB100"]
+    assert len(bad) == 1 and "tpp" in bad[0].message and bad[0].line is not None
+    assert any(f.rule == "IB101" and "nope" in f.message for f in report.findings)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", str(tree), "--format", "json"])
+        raise SystemExit(0)
+    out = capsys.readouterr()
+    assert done.value.code == 2  # bad input, but the other entries' jobs are all there
+    keys = {job["config-key"] for job in json.loads(out.out)}
+    assert "llama3.1-70b-fp8-h200-sglang" not in keys and "gptoss-fp4-b200-trt" in keys
+    assert "error: " in out.err and "tpp" in out.err and "(entry not swept)" in out.err
 
 
 def test_a_crashing_rule_is_isolated(tree: Path) -> None:

@@ -137,7 +137,7 @@ def test_multinode_entry_and_additional_settings(tmp_path: Path) -> None:
         (lambda e: space_of(e).update({"spec-decoding": "eagle"}), "'mtp'"),
         (lambda e: e.update({"disagg": True}), "needs multinode"),
         (lambda e: e.update({"kv-p2p-transfer": "nixl"}), "multinode only"),
-        (lambda e: e.update({"router": {"name": "r", "version": "repo/img:1"}}), "image"),
+        (lambda e: e.update({"router": {"name": "r", "version": "image:repo/img:1"}}), "image"),
         (lambda e: e.update({"router": {"name": "", "version": "1"}}), "at least 1"),
         (lambda e: e.update({"scenarios": {}}), "no scenario"),
         (
@@ -176,7 +176,7 @@ def _router_both(e: dict[str, Any]) -> None:
             lambda e: e.update({"multinode": True, "scenarios": SINGLE["scenarios"]}),
             "single-node search-space entry",
         ),
-        (lambda e: e.update({"kv-p2p-transfer": "tcp"}), "'nixl'"),
+        (lambda e: e.update({"kv-p2p-transfer": ""}), "at least 1 character"),
         (
             lambda e: space_of(e)["prefill"].update({"additional-settings": ["NOEQUALS"]}),
             "KEY=VALUE",
@@ -195,6 +195,27 @@ def _router_both(e: dict[str, Any]) -> None:
 def test_multinode_rules(tmp_path: Path, change: Any, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load(tmp_path, broken(MULTI, change))
+
+
+def test_values_inferencex_accepts(tmp_path: Path) -> None:
+    """As liberal as InferenceX's validator: any transfer name, a version with ':' or '@',
+    `key: null` for a default (its generator reads null as absent), an empty search space."""
+    entry = broken(MULTI, lambda e: e.update({"kv-p2p-transfer": "moriio"}))
+    entry["router"] = {"name": "dynamo", "version": "sha256:0a1b@main"}
+    space_of(entry)["spec-decoding"] = None
+    space_of(entry)["prefill"]["pp"] = None
+    config = load(tmp_path, entry)
+    (point,) = list(config.entry.search_spaces())
+    assert isinstance(point.space, MultiNodeSearchSpace)
+    assert config.entry.kv_p2p_for(point.space) == "moriio"
+    assert point.space.spec_decoding == "none" and point.space.prefill.pp == 1
+    single = broken(SINGLE, lambda e: space_of(e).update({"ep": None, "dp-attn": None}))
+    (point,) = list(load(tmp_path, single).entry.search_spaces())
+    assert isinstance(point.space, SingleNodeSearchSpace)
+    assert (point.space.ep, point.space.dp_attn) == (1, False)
+    empty = copy.deepcopy(SINGLE)
+    empty["scenarios"]["fixed-seq-len"][0]["search-space"] = []
+    assert list(load(tmp_path, empty).entry.search_spaces()) == []
 
 
 def test_aggregated_multinode_is_decode_zero(tmp_path: Path) -> None:
@@ -364,3 +385,11 @@ def test_unknown_key_hint_uses_the_right_union_member(tmp_path: Path) -> None:
     assert err.value.message.startswith("unknown key 'tp'")
     assert err.value.hint is not None and "prefill" in err.value.hint
     assert "dcp-size" not in err.value.hint
+
+
+def test_an_older_format_is_refused_by_name(tmp_path: Path) -> None:
+    """`seq-len-configs` (InferenceX before 2026-05-01) is named, not a list of unknown keys."""
+    old = copy.deepcopy(SINGLE)
+    old["seq-len-configs"] = old.pop("scenarios")["fixed-seq-len"]
+    with pytest.raises(ConfigError, match="'seq-len-configs' is an older master-config format"):
+        load(tmp_path, old)

@@ -27,6 +27,19 @@ def test_inferencex_layout_without_config_file(example_tree: Path) -> None:
     assert project.masters[SEED_KEY].file == example_tree / "configs/nvidia-master.yaml"
 
 
+def test_trees_before_the_configs_move(tmp_path: Path, example_tree: Path) -> None:
+    """InferenceX kept configs/ in .github/configs/ until 2026-07: found as they are."""
+    root = tmp_path / "old"
+    shutil.copytree(example_tree, root)
+    (root / ".github").mkdir()
+    (root / "configs").rename(root / ".github" / "configs")
+    project = load_project(root)
+    assert project.layout_file is None
+    assert project.masters[SEED_KEY].file == root / ".github/configs/nvidia-master.yaml"
+    assert project.runners is not None
+    assert project.runners.file == root / ".github/configs/runners.yaml"
+
+
 def test_inferbench_toml_moves_files(tmp_path: Path, example_tree: Path) -> None:
     root = tmp_path / "custom"
     (root / "masters").mkdir(parents=True)
@@ -98,12 +111,23 @@ def test_missing_recipe_and_upstream_checkout(example_tree: Path, tmp_path: Path
     assert found.exists and found.origin == "upstream"
 
 
+def test_bad_master_entry_is_kept_aside(example_tree: Path) -> None:
+    """One bad entry is an error on that entry; the others are still loaded."""
+    path = example_tree / "configs/nvidia-master.yaml"
+    before = set(load_project(example_tree).masters)
+    path.write_text(path.read_text(encoding="utf-8").replace("multinode: false", "multinode: 3", 1))
+    project = load_project(example_tree)
+    (error,) = project.master_errors
+    assert error.location.file == path and error.location.line is not None
+    assert len(project.masters) == len(before) - 1 and set(project.masters) < before
+
+
 def test_bad_master_file_is_config_error(example_tree: Path) -> None:
     path = example_tree / "configs/nvidia-master.yaml"
-    path.write_text(path.read_text(encoding="utf-8").replace("multinode: false", "multinode: 3", 1))
-    with pytest.raises(ConfigError) as err:
+    path.write_text("- a list, not a map of entries\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="map of config-key") as err:
         load_project(example_tree)
-    assert err.value.location.file == path and err.value.location.line is not None
+    assert err.value.location.file == path
 
 
 def test_cluster_name_must_match_file(example_tree: Path) -> None:

@@ -18,6 +18,7 @@ from inferbench.config.srtslurm import load_srtslurm
 from inferbench.errors import ExternalToolError, InputError
 from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.plan import Engine
+from inferbench.launch.planner import PlanOptions
 from inferbench.launch.rundir import JobDir
 from inferbench.launch.srtctl import collect_sa_bench, parse_apply_json, require_srtctl
 from inferbench.launch.srtplan import srtctl_plan
@@ -235,6 +236,31 @@ def test_every_key_of_the_source_recipe_is_kept(tmp_path: Path) -> None:
         "req_rate": "inf",
         "use_chat_template": False,
     }
+
+
+def test_the_recipes_own_concurrencies_run_unless_the_user_picks_others(tmp_path: Path) -> None:
+    """InferenceX runs `srtctl apply -f $CONFIG_FILE` unchanged: the recipe's own
+    benchmark.concurrencies run, whatever the master entry lists (a note says so); with
+    concurrencies the user chose, the job's replace them."""
+    import yaml
+
+    tree = _seed_tree(tmp_path, "")
+    source = tree / "benchmarks/multi_node/srt-slurm-recipes/vllm/minimax-m3/b200-fp4/8k1k"
+    path = source / "2p1d-dep2-dep8-8k1k.yaml"
+    path.write_text(path.read_text().replace('concurrencies: "2048"', 'concurrencies: "768"'))
+    recipe, _, notes = _rendered(tree)
+    assert recipe["benchmark"]["concurrencies"] == "768"
+    assert any("benchmark.concurrencies 768 kept" in n and "2048" in n for n in notes)
+    project = load_project(tree)
+    (dep,) = group_jobs(expand_project(project, SweepFilters(config_keys=(SEED_KEY,))))
+    chosen = PlanOptions(recipe_concurrencies=False)
+    plan = srtctl_plan(dep, project, None, "/tmp/job", chosen)
+    ours = yaml.safe_load(next(f.content for f in plan.files if f.name == "recipe.yaml"))
+    assert ours["benchmark"]["concurrencies"] == "2048"
+    assert (
+        SweepFilters(conc=(4,)).picks_concurrencies and SweepFilters(max_conc=8).picks_concurrencies
+    )
+    assert not SweepFilters(config_keys=(SEED_KEY,)).picks_concurrencies
 
 
 def test_srtslurm_yaml_defines_the_alias_and_the_container(tmp_path: Path) -> None:

@@ -80,3 +80,19 @@ def test_table_rows_name_every_column() -> None:
     assert row["config-key"] == "minimaxm3-fp4-b200-dynamo-vllm"
     assert row["topology"] == "2xDEP2 / 1xDEP8" and row["conc"] == "4, 8"
     assert dict(zip(JOB_COLUMNS, one, strict=True))["conc"] == "16"
+
+
+def test_changelog_rows_carry_the_processing_defaults() -> None:
+    """`--changed-since` rows have every key InferenceX's changelog processing writes (its
+    output model's defaults); a plain sweep's rows are the generator's, without them."""
+    one, many, agentic = single(8), multi((4, 8)), agentic_single()
+    assert "eval-only" not in one.to_wire() and "eval-all-concs" not in many.to_wire()
+    rows = json.loads(jobs_to_json([one, many, agentic], changelog=True))
+    assert rows[0]["eval-only"] is False and "eval-all-concs" not in rows[0]
+    assert rows[1]["eval-only"] is False and rows[1]["eval-all-concs"] is False
+    for block in ("prefill", "decode"):
+        assert rows[1][block]["additional-settings"] is not None
+        assert (rows[1][block]["pp"], rows[1][block]["dcp-size"]) == (1, 1)
+    assert "eval-only" not in rows[2] and rows[2]["spec-decoding"] == "none"
+    matrix = github_matrix([one, many], changelog=True)
+    assert matrix["multi_node"]["8k1k"][0]["config"][0]["eval-all-concs"] is False

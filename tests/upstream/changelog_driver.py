@@ -14,14 +14,18 @@ files done once (keyed by their content). A generator script that differs from t
 (another revision's copy) runs as a real subprocess. The answer is one `{"rc", "matrix",
 "error", "other"}` object per case: `matrix` is the processing's JSON output. A case may carry
 `rows`, another tool's flat list of jobs for the same range (benchmark rows, then rows flagged
-`eval-only`); `other` is then those rows put into the processing's buckets and through its own
-output model (`ChangelogMatrixEntry`), as it treats its own rows, for a like-for-like comparison.
-A case may also carry `buckets`, another tool's output already split into the processing's
-buckets (its rows as they are); `buckets_out` is then that split through the output model,
-with the processing's metadata, to compare bucket for bucket. A case with `"validate": true`
-also runs `utils/validate_perf_changelog.py` (what `run-sweep.yml` runs on a pull request)
-through its own `main()`; its call of the processing runs in this process too. `validated` is
-then its exit status (0: accepted) and `validation` its message.
+`eval-only`); `other` is then those rows put into the processing's buckets, checked by its own
+output model (`ChangelogMatrixEntry`) and kept as they are, keys included, for a like-for-like
+comparison with the processing's dumped output. A case may also carry `buckets`, another
+tool's output already split into the processing's buckets; `buckets_out` is then that split,
+checked by the output model, with the processing's metadata, to compare bucket for bucket.
+A case with `"validate": true` also runs `utils/validate_perf_changelog.py` (what
+`run-sweep.yml` runs on a pull request) through its own `main()`; its call of the processing
+runs in this process too. `validated` is then its exit status (0: accepted) and `validation`
+its message. A case with `"restrict": true` (another commit's processing, of an older format)
+has its `rows` and `buckets` restricted first to what that processing knows: the keys its
+`validation.Fields` names and the buckets of its output model; `dropped` lists what went.
+An output the model refuses is answered with `"invalid"` (its message), not a crash.
 """
 
 from __future__ import annotations
@@ -106,9 +110,13 @@ class _InProcessGenerator:
         return done
 
 
-def _as_processing_output(process_changelog: Any, rows: list[dict[str, Any]], meta: Any) -> Any:
-    """`rows` bucketed as `process_changelog.main()` buckets its results, then validated and
-    dumped by its output model."""
+def _as_processing_output(
+    process_changelog: Any, rows: list[dict[str, Any]], meta: Any, restrict: bool = False
+) -> Any:
+    """`rows` bucketed as `process_changelog.main()` buckets its results and checked by its
+    output model (no key it forbids), as they are: the model fills in the defaults it has
+    (`eval-all-concs: false`, `additional-settings: []`, ...), and a row must carry every key
+    the processing writes itself."""
     from collections import defaultdict
 
     single: dict[str, list[Any]] = defaultdict(list)
@@ -132,8 +140,47 @@ def _as_processing_output(process_changelog: Any, rows: list[dict[str, Any]], me
         "multinode_agentic_evals": [e for e in many if e.get("scenario-type") == agentic],
         "changelog_metadata": meta,
     }
-    validated = process_changelog.ChangelogMatrixEntry.model_validate(output)
-    return json.loads(validated.model_dump_json(by_alias=True, exclude_none=True))
+    if restrict:  # an older processing: only its own buckets (a newer one, when empty, goes)
+        names = process_changelog.ChangelogMatrixEntry.model_fields
+        output = {k: v for k, v in output.items() if k in names or v}
+    process_changelog.ChangelogMatrixEntry.model_validate(output)
+    return json.loads(json.dumps(output))
+
+
+def _restrict(process_changelog: Any, rows: Any, buckets: Any) -> tuple[Any, Any, list[str]]:
+    """`rows` and `buckets` with only the keys and buckets this processing knows."""
+    validation = importlib.import_module("matrix_logic.validation")  # the processing's own
+
+    known = {field.value for field in validation.Fields}
+    names = set(process_changelog.ChangelogMatrixEntry.model_fields)
+    dropped: set[str] = set()
+
+    def row(item: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for key, value in item.items():
+            if key not in known:
+                dropped.add(key)
+                continue
+            out[key] = (
+                row(value) if key in ("prefill", "decode") and isinstance(value, dict) else value
+            )
+        return out
+
+    if rows is not None:
+        rows = [row(item) for item in rows]
+    if buckets is not None:
+        kept = {}
+        for name, value in buckets.items():
+            if name not in names:
+                if value:
+                    dropped.add(f"bucket {name}")
+                continue
+            if isinstance(value, dict):
+                kept[name] = {k: [row(item) for item in v] for k, v in value.items()}
+            else:
+                kept[name] = [row(item) for item in value]
+        buckets = kept
+    return rows, buckets, sorted(dropped)
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -170,14 +217,23 @@ def main() -> None:
         rc, out, err = _main(process_changelog, [*argv, *case["args"]])
         matrix = json.loads(out.strip().splitlines()[-1]) if rc == 0 and out.strip() else None
         result: dict[str, Any] = {"rc": rc, "matrix": matrix, "error": err, "other": None}
-        if matrix is not None and case.get("rows") is not None:
-            meta = matrix["changelog_metadata"]
-            result["other"] = _as_processing_output(process_changelog, case["rows"], meta)
-        if matrix is not None and case.get("buckets") is not None:
-            output = {**case["buckets"], "changelog_metadata": matrix["changelog_metadata"]}
-            validated = process_changelog.ChangelogMatrixEntry.model_validate(output)
-            dumped = validated.model_dump_json(by_alias=True, exclude_none=True)
-            result["buckets_out"] = json.loads(dumped)
+        rows, buckets = case.get("rows"), case.get("buckets")
+        if case.get("restrict") and matrix is not None:
+            rows, buckets, result["dropped"] = _restrict(process_changelog, rows, buckets)
+        try:
+            if matrix is not None and rows is not None:
+                meta = matrix["changelog_metadata"]
+                result["other"] = _as_processing_output(
+                    process_changelog, rows, meta, bool(case.get("restrict"))
+                )
+            if matrix is not None and buckets is not None:
+                output = {**buckets, "changelog_metadata": matrix["changelog_metadata"]}
+                process_changelog.ChangelogMatrixEntry.model_validate(output)  # no unknown key
+                result["buckets_out"] = output
+        except ValueError as exc:  # pydantic's ValidationError
+            if not case.get("restrict"):
+                raise
+            result["invalid"] = str(exc)[:3000]
         if case.get("validate"):
             argv = ["validate_perf_changelog.py", *refs, "--changelog-file", "perf-changelog.yaml"]
             code, out, err = _main(validate_perf_changelog, [*argv, *case["args"]])

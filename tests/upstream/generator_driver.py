@@ -8,7 +8,9 @@ Executed by the InferenceX oracle interpreter, never imported by pytest:
 --config-files ... --no-evals`, ...). Each call runs the generator's own `main()` with its own
 argument parsing; only the loading and validation of the master and runner files, which
 costs most of a run and never changes between calls, is done once and handed to every
-call as a fresh deep copy. The answer: `{"fields": [every matrix field name the generator
+call as a fresh deep copy. An argument `{master-configs}` stands for the tree's own list of
+master configs (`utils/constants.py` MASTER_CONFIGS), so a caller can run another commit's tree
+as that commit's workflows do. The answer: `{"fields": [every matrix field name the generator
 knows], "master-configs": [InferenceX's own list], "results": [{"rc", "jobs", "error"}, ...]}`.
 """
 
@@ -66,10 +68,15 @@ def main() -> None:
     generator.load_config_files = _memoized(generator.load_config_files)
     generator.load_runner_file = _memoized(generator.load_runner_file)
     calls = json.load(sys.stdin)
+    masters = list(MASTER_CONFIGS)
+
+    def expand(argv: list[str]) -> list[str]:
+        return [name for arg in argv for name in (masters if arg == "{master-configs}" else [arg])]
+
     answer = {
         "fields": [field.value for field in Fields],
-        "master-configs": list(MASTER_CONFIGS),
-        "results": [_run(generator, argv) for argv in calls],
+        "master-configs": masters,
+        "results": [_run(generator, expand(argv)) for argv in calls],
     }
     json.dump(answer, sys.stdout)
 

@@ -5,11 +5,13 @@ A throwaway git history of the real tree (history.py, cases in changelog_cases.p
 once; for each case the head is checked out, `inferbench sweep --changed-since BASE --format
 json` runs on it, and InferenceX's `utils/process_changelog.py` runs on the same range in its
 oracle venv (changelog_driver.py). inferbench's rows are put into the processing's buckets and
-through its own output model, so the two outputs compare key for key: the same benchmark rows
-(with their recipe-fingerprint), the same eval rows (agentic ones included), in the same order.
-`--format github` is held against the processing's output as it is: its buckets, chunks
-joined, go through the output model unchanged and must equal the processing's bucket for
-bucket (the eval rows in `evals`, `agentic_evals`, `multinode_evals`,
+checked by its own output model (no unknown key), then compared as they are with the
+processing's output, keys included: the same benchmark rows (with their recipe-fingerprint),
+the same eval rows (agentic ones included), in the same order, each with every key the
+processing writes (`eval-all-concs: false`, `additional-settings: []`, ...; a default the
+output model would fill in does not count). `--format github` is held against the
+processing's output as it is: its buckets, chunks joined, must equal the processing's bucket
+for bucket (the eval rows in `evals`, `agentic_evals`, `multinode_evals`,
 `multinode_agentic_evals`).
 Where the processing refuses a range, inferbench exits 2 with a message. For the CHECKED cases,
 `check --base` (changelog rules) is held against `utils/validate_perf_changelog.py`.
@@ -208,6 +210,19 @@ def _first_difference(bucket: str, expected: Any, got: Any) -> str:
         head = f"{bucket}: InferenceX {len(expected)} rows, inferbench {len(got)}"
         for i, (a, b) in enumerate(zip(expected, got, strict=False)):
             if a != b:
-                return f"{head}; row {i} differs:\n  InferenceX {a}\n  inferbench {b}"
+                return f"{head}; row {i} differs: {_row_difference(a, b)}"
         return head
     return f"{bucket}: InferenceX {expected!r}, inferbench {got!r}"
+
+
+def _row_difference(expected: Any, got: Any) -> str:
+    if not (isinstance(expected, dict) and isinstance(got, dict)):
+        return f"InferenceX {expected!r}, inferbench {got!r}"
+    parts = [f"key {k!r} only in InferenceX ({expected[k]!r})" for k in expected if k not in got]
+    parts += [f"key {k!r} only in inferbench ({got[k]!r})" for k in got if k not in expected]
+    parts += [
+        f"{k}: InferenceX {expected[k]!r}, inferbench {got[k]!r}"
+        for k in expected
+        if k in got and expected[k] != got[k]
+    ]
+    return "; ".join(parts)

@@ -221,32 +221,70 @@ def _without_owned(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def test_rendered_recipes_keep_what_srtctl_resolves(
+@dataclass(frozen=True)
+class Resolved:
+    """What srtctl's own loader resolves each rendered recipe and its source to."""
+
+    pairs: dict[str, str]  # rendered file -> source reference
+    recipes: dict[str, list[dict[str, Any]]]  # reference -> its resolved variants
+
+
+@pytest.fixture(scope="module")
+def resolved(
     rendered: Rendered, srtctl_python: Path, inferencex_tree: Path, srt_slurm_tree: Path,
-    tmp_path: Path,
-) -> None:  # fmt: skip
-    """srtctl resolves the rendered recipe to what it resolves the source to (every
-    variant of an override file), apart from the fields inferbench owns."""
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Resolved:  # fmt: skip
     project = load_project(inferencex_tree)
-    pairs: dict[str, str] = {}  # rendered file -> source reference
+    folder = tmp_path_factory.mktemp("rendered")
+    pairs: dict[str, str] = {}
     for i, (dep, plan) in enumerate(rendered.planned):
-        resolved = project.resolve_recipe(recipe_reference(dep, project), srt_slurm=srt_slurm_tree)
-        ours = tmp_path / f"{i:04d}.yaml"
+        source = project.resolve_recipe(recipe_reference(dep, project), srt_slurm=srt_slurm_tree)
+        ours = folder / f"{i:04d}.yaml"
         ours.write_text(next(f.content for f in plan.files if f.name == "recipe.yaml"))
-        pairs[str(ours)] = str(resolved.path) + (
-            f":{resolved.selector}" if resolved.selector else ""
-        )
+        pairs[str(ours)] = str(source.path) + (f":{source.selector}" if source.selector else "")
     references = [*pairs, *dict.fromkeys(pairs.values())]
     by_reference = {
         r["reference"]: r["recipes"] for r in _driver(srtctl_python, "resolve", *references)
     }
+    return Resolved(pairs, by_reference)
+
+
+def test_rendered_recipes_keep_what_srtctl_resolves(resolved: Resolved) -> None:
+    """srtctl resolves the rendered recipe to what it resolves the source to (every
+    variant of an override file), apart from the fields inferbench owns."""
     mismatched = []
-    for ours, source in pairs.items():
-        mine = [_without_owned(r) for r in by_reference[ours]]
-        theirs = [_without_owned(r) for r in by_reference[source]]
+    for ours, source in resolved.pairs.items():
+        mine = [_without_owned(r) for r in resolved.recipes[ours]]
+        theirs = [_without_owned(r) for r in resolved.recipes[source]]
         if mine != theirs:
             mismatched.append(f"{source}: {len(mine)} vs {len(theirs)} variants")
     assert mismatched == [], "\n".join(mismatched[:10])
+
+
+def _concurrencies(recipe: dict[str, Any]) -> tuple[int, ...] | None:
+    """benchmark.concurrencies as numbers: srtctl reads `[8]`, `8` and `"4x8"` alike."""
+    bench = recipe.get("benchmark")
+    value = bench.get("concurrencies") if isinstance(bench, dict) else None
+    if value is None:
+        return None
+    items = value if isinstance(value, list) else str(value).split("x")
+    return tuple(int(item) for item in items)
+
+
+def test_rendered_recipes_run_their_own_concurrencies(resolved: Resolved) -> None:
+    """InferenceX's launchers run `srtctl apply -f "$CONFIG_FILE"` unchanged: every recipe
+    (every variant) that sets benchmark.concurrencies runs exactly those, whatever the master
+    entry lists."""
+    compared, rewritten = 0, []
+    for ours, source in resolved.pairs.items():
+        for mine, theirs in zip(resolved.recipes[ours], resolved.recipes[source], strict=True):
+            if _concurrencies(theirs) is None:
+                continue
+            compared += 1
+            if _concurrencies(mine) != _concurrencies(theirs):
+                rewritten.append(f"{source}: {_concurrencies(theirs)} -> {_concurrencies(mine)}")
+    assert rewritten == [], f"{len(rewritten)} of {compared}:\n" + "\n".join(rewritten[:10])
+    assert compared >= 200  # the real tree: 297 renderings, nearly all with their own
 
 
 def test_the_plan_cli_on_the_real_tree_is_pure_json(

@@ -26,6 +26,7 @@ from inferbench.checks.subjects import (
     DeploymentSubject,
     DuplicateKeys,
     ImageUse,
+    MasterEntryError,
     MasterSubject,
     RecipeLoad,
     RecipeReference,
@@ -130,6 +131,8 @@ def _subjects_for(
 ) -> list[tuple[Any, Location | Callable[[], Location]]]:
     if kind is MasterSubject:
         return [(s, s.config.locate()) for s in subjects.masters]
+    if kind is MasterEntryError:
+        return [(MasterEntryError(e), e.location) for e in project.master_errors]
     if kind is RecipeReference:
         return [(r, r.location) for r in subjects.references]
     if kind is UpstreamReferences:

@@ -24,6 +24,13 @@ from inferbench.errors import ConfigError, Location
 
 
 @dataclass(frozen=True)
+class MasterEntryError:
+    """A master entry that failed validation (left out of the project's masters)."""
+
+    error: ConfigError
+
+
+@dataclass(frozen=True)
 class MasterSubject:
     """One master entry."""
 

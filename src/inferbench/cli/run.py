@@ -335,6 +335,7 @@ def register(app: typer.Typer) -> None:
                     eval_dataset=str(eval_dataset.resolve()) if eval_dataset else None,
                     eval_limit=eval_limit,
                     srtctl_root=_abs(srtctl_root),
+                    recipe_concurrencies=not sweep_filters.picks_concurrencies,
                     agentic_duration_s=duration,
                     trace=str(trace.resolve()) if trace else None,
                     synth=synth,
@@ -391,7 +392,8 @@ def register(app: typer.Typer) -> None:
         from inferbench.launch.session import RunOptions, build_request
         from inferbench.launch.sweep import load_deployments, select
 
-        project, deployments = load_deployments(root, filters.sweep_filters())
+        sweep_filters = filters.sweep_filters()
+        project, deployments = load_deployments(root, sweep_filters)
         chosen = select(deployments, selector)
         options = RunOptions(
             root=root,
@@ -401,6 +403,7 @@ def register(app: typer.Typer) -> None:
             srt_slurm=srt_slurm,
             plan=PlanOptions(
                 srtctl_root=_abs(srtctl_root),
+                recipe_concurrencies=not sweep_filters.picks_concurrencies,
                 engine_args=_split_args(engine_args),
                 engine_env=_env_pairs(engine_env),
                 tree_script=tree_script,

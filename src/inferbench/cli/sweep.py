@@ -15,7 +15,7 @@ from inferbench.cli.fit import Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file
 from inferbench.core.job import Job, Scenario
-from inferbench.errors import InputError
+from inferbench.errors import ConfigError, InputError
 from inferbench.fsio import write_output
 
 Format = Literal["table", "json", "github"]
@@ -84,14 +84,19 @@ def sweep(
     from inferbench.matrix.output import github_to_json, jobs_to_json
 
     run = ChangelogRun(evals_only=evals_only, all_evals=all_evals, no_evals=no_evals)
+    errors: list[ConfigError] = []
     jobs = sweep_tree(
-        tree or root or Path("."), sweep_filters, changed_since=changed_since, changelog_run=run
+        tree or root or Path("."),
+        sweep_filters,
+        changed_since=changed_since,
+        changelog_run=run,
+        errors=errors,
     )
     err = Console(stderr=True, highlight=False)
     if fmt == "json":
-        _emit(jobs_to_json(jobs), output)
+        _emit(jobs_to_json(jobs, changelog=changed_since is not None), output)
     elif fmt == "github":
-        _emit(github_to_json(jobs), output)
+        _emit(github_to_json(jobs, changelog=changed_since is not None), output)
     elif output is not None:
         console = Console(record=True, width=200, file=io.StringIO())
         _print_jobs(console, jobs, err)
@@ -100,6 +105,12 @@ def sweep(
         _print_jobs(Console(highlight=False), jobs, err)
     multinode = sum(job.is_multinode for job in jobs)
     err.print(f"{len(jobs)} jobs ({len(jobs) - multinode} single-node, {multinode} multinode)")
+    # One bad entry does not hide the others' jobs, but it is still bad input (exit 2), as
+    # InferenceX's generator refuses such a tree.
+    for error in errors:
+        err.print(f"error: {error.render()} (entry not swept)", markup=False)
+    if errors:
+        raise typer.Exit(2)
 
 
 # Left out first when narrow: the fingerprint, spec decoding, topology, runner, eval mark;

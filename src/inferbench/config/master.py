@@ -26,7 +26,9 @@ from inferbench.errors import ConfigError, Location
 from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
 SpecDecoding = Literal["mtp", "draft_model", "none"]
-KvP2PTransfer = Literal["nixl", "mooncake", "mori", "ucx"]
+# Any non-empty name, as InferenceX's validator reads it: its trees name transfer engines that
+# come and go (`moriio` until 2026-08-07); the launcher, not the schema, knows which it has.
+KvP2PTransfer = Annotated[str, Field(min_length=1)]
 ScenarioType = Literal["fixed-seq-len", "agentic-coding"]
 PositiveInt = Annotated[int, Field(ge=1, le=MAX_ENGINE_INT)]
 # Bounded here so that 2**64 or 2**63 is a finding of `check` and an error of `sweep`, never
@@ -35,26 +37,51 @@ Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
 Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS)]
 
 
-class MasterRouter(FrozenModel):
+class _MasterModel(FrozenModel):
+    """A master-config block. An explicit `key: null` means the key's default, as InferenceX's
+    generator reads it (`bmk.get("ep")` is None either way): `ep: ~` is accepted there."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_default(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or None not in data.values():
+            return data
+        optional = {f.alias or n for n, f in cls.model_fields.items() if not f.is_required()}
+        return {k: v for k, v in data.items() if not (v is None and k in optional)}
+
+
+def _not_an_image(value: str | None) -> str | None:
+    """InferenceX's rule: a component's own version (a release, package version or commit),
+    not the `image:...` it came in. Anything else it accepts (`sha256:...`, `v1@abc`)."""
+    if value is not None and value.startswith("image:"):
+        raise ValueError(
+            f"version {value!r} is an image reference; give the component's own release, "
+            "package version or source commit"
+        )
+    return value
+
+
+class MasterRouter(_MasterModel):
     name: str = Field(min_length=1)
     version: str = Field(min_length=1)
 
     @field_validator("version")
     @classmethod
-    def _not_an_image(cls, value: str) -> str:
-        if "/" in value or ":" in value or "@" in value:
-            raise ValueError(
-                f"router version {value!r} looks like an image reference; give a version"
-            )
-        return value
+    def _version(cls, value: str) -> str | None:
+        return _not_an_image(value)
 
 
-class MasterKvOffloadBackend(FrozenModel):
+class MasterKvOffloadBackend(_MasterModel):
     name: str = Field(min_length=1)
-    version: str | None = None
+    version: str | None = Field(default=None, min_length=1)
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str | None) -> str | None:
+        return _not_an_image(value)
 
 
-class MasterWorkerBlock(FrozenModel):
+class MasterWorkerBlock(_MasterModel):
     """A `prefill:` or `decode:` block of a multinode search-space entry."""
 
     num_worker: int = Field(alias="num-worker", ge=0, le=MAX_ENGINE_INT)
@@ -93,7 +120,7 @@ def _check_dcp(tp: int, dcp: int) -> None:
         )
 
 
-class _Concurrency(FrozenModel):
+class _Concurrency(_MasterModel):
     """Exactly one of `conc-list` or `conc-start` + `conc-end`."""
 
     conc_list: tuple[Concurrency, ...] | None = Field(default=None, alias="conc-list")
@@ -128,7 +155,7 @@ class _Concurrency(FrozenModel):
         return self
 
 
-class _KvOffload(FrozenModel):
+class _KvOffload(_MasterModel):
     kv_offloading: Literal["none", "dram"] | None = Field(default=None, alias="kv-offloading")
     kv_offload_backend: MasterKvOffloadBackend | None = Field(
         default=None, alias="kv-offload-backend"
@@ -231,14 +258,14 @@ AgenticSearchSpace = Annotated[
 AnySearchSpace = SingleNodeSearchSpace | MultiNodeSearchSpace
 
 
-class FixedSeqLen(FrozenModel):
+class FixedSeqLen(_MasterModel):
     isl: Tokens
     osl: Tokens
-    search_space: tuple[SearchSpace, ...] = Field(alias="search-space", min_length=1)
+    search_space: tuple[SearchSpace, ...] = Field(alias="search-space")
 
 
-class AgenticCoding(FrozenModel):
-    search_space: tuple[AgenticSearchSpace, ...] = Field(alias="search-space", min_length=1)
+class AgenticCoding(_MasterModel):
+    search_space: tuple[AgenticSearchSpace, ...] = Field(alias="search-space")
     dram_utilization: float | None = Field(default=None, alias="dram-utilization", gt=0, le=1)
 
     @model_validator(mode="after")
@@ -253,7 +280,7 @@ class AgenticCoding(FrozenModel):
         return self
 
 
-class Scenarios(FrozenModel):
+class Scenarios(_MasterModel):
     fixed_seq_len: tuple[FixedSeqLen, ...] = Field(default=(), alias="fixed-seq-len")
     agentic_coding: tuple[AgenticCoding, ...] = Field(default=(), alias="agentic-coding")
 
@@ -278,7 +305,7 @@ class SearchSpacePoint:
     dram_utilization: float | None = None
 
 
-class MasterEntry(FrozenModel):
+class MasterEntry(_MasterModel):
     image: str = Field(min_length=1)
     model: str = Field(min_length=1)
     model_prefix: str = Field(alias="model-prefix", min_length=1)
@@ -391,8 +418,11 @@ class MasterConfig:
         return self.locate().line
 
 
-def load_master_file(path: Path) -> list[MasterConfig]:
-    """All entries of one master file, in file order."""
+def load_master_file(path: Path, errors: list[ConfigError] | None = None) -> list[MasterConfig]:
+    """All entries of one master file, in file order. With `errors`, an entry that fails
+    validation is appended there and left out, and the rest is still read (`check` makes
+    each a finding); without, the first one is raised. A file that is not a map of entries
+    is always raised."""
     doc = load_yaml(path)
     if doc.data is None:  # InferenceX's generator cannot read one either
         raise ConfigError(
@@ -408,23 +438,54 @@ def load_master_file(path: Path) -> list[MasterConfig]:
         )
     configs: list[MasterConfig] = []
     for key in doc.data:
-        if not isinstance(key, str) or not key:
-            raise ConfigError(f"config key {key!r} is not a name", location=doc.locate())
-        if any(c in key for c in "*?[]"):
-            raise ConfigError(
-                f"config key {key!r} contains a glob character",
-                location=doc.locate((key,)),
-                hint="glob characters are reserved for changelog config-keys",
-            )
-        if not isinstance(doc.data[key], dict):
-            raise ConfigError(
-                "a master entry must be a mapping",
-                location=doc.locate((key,)),
-                hint="indent image, model, runner, ... under the config key",
-            )
-        entry = validate_doc(doc, MasterEntry, path=(key,))
-        configs.append(MasterConfig(key=key, entry=entry, doc=doc))
+        try:
+            configs.append(_load_entry(doc, key))
+        except ConfigError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
     return configs
+
+
+def _load_entry(doc: PositionedDoc, key: Any) -> MasterConfig:
+    if not isinstance(key, str) or not key:
+        raise ConfigError(f"config key {key!r} is not a name", location=doc.locate())
+    if any(c in key for c in "*?[]"):
+        raise ConfigError(
+            f"config key {key!r} contains a glob character",
+            location=doc.locate((key,)),
+            hint="glob characters are reserved for changelog config-keys",
+        )
+    if not isinstance(doc.data[key], dict):
+        raise ConfigError(
+            "a master entry must be a mapping",
+            location=doc.locate((key,)),
+            hint="indent image, model, runner, ... under the config key",
+        )
+    _refuse_old_format(doc, key)
+    entry = validate_doc(doc, MasterEntry, path=(key,))
+    return MasterConfig(key=key, entry=entry, doc=doc)
+
+
+# Keys of master-entry formats InferenceX's own generator no longer reads: what they were
+# replaced by, and since when.
+_OLD_FORMATS = {
+    "seq-len-configs": (
+        "scenarios: {fixed-seq-len: [...]} (InferenceX's format since 2026-05-01, upstream #1201)"
+    ),
+}
+
+
+def _refuse_old_format(doc: PositionedDoc, key: str) -> None:
+    data = doc.data[key]
+    for old, new in _OLD_FORMATS.items():
+        if old in data and "scenarios" not in data:
+            raise ConfigError(
+                f"{old!r} is an older master-config format that InferenceX itself no longer"
+                " reads; this version of inferbench reads only its current one",
+                location=doc.locate((key, old)),
+                hint=f"write {new}",
+            )
 
 
 _TOP_LEVEL_KEY = re.compile(
@@ -440,18 +501,25 @@ def read_master_keys(path: Path) -> list[str]:
     return [next(g for g in m.groups() if g is not None) for m in _TOP_LEVEL_KEY.finditer(text)]
 
 
-def load_masters(paths: list[Path]) -> dict[str, MasterConfig]:
-    """Entries of several master files; a key defined in two files is a ConfigError."""
+def load_masters(
+    paths: list[Path], errors: list[ConfigError] | None = None
+) -> dict[str, MasterConfig]:
+    """Entries of several master files; a key defined in two files is a ConfigError (with
+    `errors`, appended there and the second definition left out, as a bad entry is)."""
     merged: dict[str, MasterConfig] = {}
     for path in paths:
-        for config in load_master_file(path):
+        for config in load_master_file(path, errors):
             first = merged.get(config.key)
             if first is not None:
-                raise ConfigError(
+                duplicate = ConfigError(
                     f"config key {config.key!r} is also defined in {first.file}"
                     f" (line {first.line})",
                     location=config.locate(),
                     hint="config keys must be unique across all master files",
                 )
+                if errors is None:
+                    raise duplicate
+                errors.append(duplicate)
+                continue
             merged[config.key] = config
     return merged

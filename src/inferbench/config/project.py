@@ -5,6 +5,7 @@ InferenceX layout is assumed, so an InferenceX checkout works as it is:
 
     configs/*-master.yaml                     master configs
     configs/runners.yaml                      runner registry
+      (`.github/configs/` instead in trees from before InferenceX moved them, 2026-07)
     perf-changelog.yaml                       perf changelog
     benchmarks/multi_node/srt-slurm-recipes/  srt-slurm recipes (CONFIG_FILE=recipes/...)
     runners/launch_*.sh                       bash launchers (read best-effort)
@@ -144,6 +145,8 @@ class Project:
     runners: Runners | None
     clusters: Mapping[str, ClusterFile]
     recipe_root: Path
+    # master entries that failed validation, left out of `masters` (`check` reports each)
+    master_errors: tuple[ConfigError, ...] = ()
     _recipe_files: dict[str, RecipeFile] = field(default_factory=dict, repr=False, compare=False)
     _resolved: dict[tuple[str, str | None], ResolvedRecipe] = field(
         default_factory=dict, repr=False, compare=False
@@ -303,11 +306,31 @@ def _inside(base: Path, relative: Path, shown: str, what: str = "the recipe tree
     return Path(target)
 
 
+# Where InferenceX kept `configs/` before it moved them to the root (upstream #1992).
+_OLD_CONFIGS = ".github/configs"
+
+
+def default_layout(root: Path) -> ProjectLayout:
+    """The InferenceX layout of the tree at `root`: `configs/`, or `.github/configs/` in a
+    tree from before the move when that is where its master configs are."""
+    layout = ProjectLayout()
+    if _glob(root, layout.masters) or not _glob(root, (f"{_OLD_CONFIGS}/*-master.yaml",)):
+        return layout
+    moved = {
+        "masters": tuple(f"{_OLD_CONFIGS}/{p.removeprefix('configs/')}" for p in layout.masters),
+        "deprecated": tuple(
+            f"{_OLD_CONFIGS}/{p.removeprefix('configs/')}" for p in layout.deprecated
+        ),
+        "runners": f"{_OLD_CONFIGS}/{layout.runners.removeprefix('configs/')}",
+    }
+    return layout.model_copy(update=moved)
+
+
 def read_layout(root: Path) -> tuple[ProjectLayout, Path | None]:
     """The layout from `inferbench.toml` if present, else the InferenceX defaults."""
     path = root / CONFIG_FILE_NAME
     if not path.is_file():
-        return ProjectLayout(), None
+        return default_layout(root), None
     text = read_text_file(path, MAX_CONFIG_BYTES, error=ConfigError, what="project file")
     try:
         data = tomllib.loads(text)
@@ -359,7 +382,9 @@ def _glob(root: Path, patterns: tuple[str, ...]) -> list[Path]:
 
 def load_project(root: Path) -> Project:
     """Discover the benchmark tree at `root` and load its masters, runners and clusters (bad
-    input raises ConfigError; the other parts are read on first use, see `Project`)."""
+    input raises ConfigError; a master entry that fails validation is kept in
+    `master_errors` instead, the others still loaded; the other parts are read on first use,
+    see `Project`)."""
     root = Path(root)
     if not root.is_dir():
         what = "not found" if not os.path.lexists(root) else "not a directory"
@@ -374,7 +399,8 @@ def load_project(root: Path) -> Project:
     master_files = _glob(root, layout.masters)
     if not master_files and layout_file is None:
         raise ConfigError(
-            "no master configs found (looked for configs/*-master.yaml)",
+            "no master configs found (looked for configs/*-master.yaml and"
+            f" {_OLD_CONFIGS}/*-master.yaml)",
             location=Location(root),
             hint=f"run inside a benchmark tree, pass --root, or add {CONFIG_FILE_NAME}",
         )
@@ -387,12 +413,15 @@ def load_project(root: Path) -> Project:
         for path in cluster_files:
             loaded = load_cluster(path)
             clusters[loaded.cluster.name] = loaded
+    master_errors: list[ConfigError] = []
+    masters = load_masters(master_files, master_errors)
     return Project(
         root=root,
         layout=layout,
         layout_file=layout_file,
         master_files=tuple(master_files),
-        masters=MappingProxyType(load_masters(master_files)),
+        masters=MappingProxyType(masters),
+        master_errors=tuple(master_errors),
         runners=load_runners(runners_path) if runners_path.is_file() else None,
         clusters=MappingProxyType(clusters),
         recipe_root=root / layout.recipes,

@@ -45,6 +45,9 @@ class PlanOptions:
     trace: str | None = None  # agentic jobs: trace file or folder (default: synthetic)
     synth: str = ""  # agentic jobs without a trace: `traces synth` spec
     srtctl_root: str | None = None  # the srt-slurm checkout srtctl submits from (srtctl)
+    # srtctl: run a recipe's own benchmark.concurrencies, as InferenceX's launchers run
+    # `srtctl apply -f $CONFIG_FILE` unchanged; False when the user chose concurrencies
+    recipe_concurrencies: bool = True
     evals: bool = True  # run the evals of jobs marked `run-eval`
     eval_task: str = "gsm8k"
     eval_dataset: str | None = None  # a local file/folder; None: the Hugging Face cache

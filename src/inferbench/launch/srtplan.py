@@ -7,8 +7,10 @@ not. Only the fields inferbench owns are set, as data, never by editing text:
 
 - `model.path`: the target cluster's `model_paths` alias for the job's weights;
 - `model.container`: a name that resolves to the job's image (the master's `image`);
-- the benchmark: `isl`/`osl`/`concurrencies` of an sa-bench block; `CONC` of an agentic
-  (custom) block's environment.
+- the benchmark: `isl`/`osl` of an sa-bench block, and its `concurrencies` when the recipe
+  has none or the user chose others (`PlanOptions.recipe_concurrencies`: InferenceX's
+  launchers run the recipe unchanged, so its own concurrencies are what runs); `CONC` of an
+  agentic (custom) block's environment.
 
 The cluster file srtctl reads is written for the job from the cluster catalog
 (`srtcluster.srtslurm_for`). srtctl itself is the judge of the result (`srtctl dry-run`).
@@ -163,8 +165,16 @@ def _set_benchmark(
         return
     if kind == SA_BENCH or any(k in bench for k in ("isl", "osl", "concurrencies")):
         bench.update(isl=dep.isl, osl=dep.osl)
-        if not keep_concurrencies:
-            bench["concurrencies"] = "x".join(str(c) for c in dep.concurrencies)
+        ours = "x".join(str(c) for c in dep.concurrencies)
+        own = bench.get("concurrencies")
+        if keep_concurrencies and own is not None:
+            if str(own) != ours:
+                notes.append(
+                    f"benchmark.concurrencies {own} kept, the recipe's own (the master entry"
+                    f" lists {ours}; --conc, --min-conc or --max-conc run those instead)"
+                )
+        else:
+            bench["concurrencies"] = ours
     else:
         notes.append(f"benchmark type {kind}: run as the recipe writes it")
 
@@ -220,17 +230,23 @@ def _set_in_variants(data: dict[str, Any], base: dict[str, Any], notes: list[str
 
 
 def rendered_recipe(
-    dep: Deployment, project: Project, cluster: ClusterSource, srt_slurm: Path | None = None
+    dep: Deployment,
+    project: Project,
+    cluster: ClusterSource,
+    srt_slurm: Path | None = None,
+    *,
+    recipe_concurrencies: bool = True,
 ) -> tuple[dict[str, Any], str, list[str]]:
     """The job's recipe with inferbench's fields set, the container name it uses, and notes.
     A reference to an override file with several variants keeps the whole file (srtctl
-    submits each variant); the owned fields are then set in `base:` and in the variants."""
+    submits each variant); the owned fields are then set in `base:` and in the variants.
+    With `recipe_concurrencies`, a recipe's own `benchmark.concurrencies` are kept."""
     data, shown = source_recipe(dep, project, srt_slurm)
     notes = [f"recipe {shown} for cluster {cluster.cluster.name} ({cluster.origin})"]
     base = data.get("base") if isinstance(data.get("base"), dict) else None
     target = base if base is not None else data
     container = _set_model(target, dep, cluster, notes)
-    keep = base is not None and _set_in_variants(data, target, notes)
+    keep = (base is not None and _set_in_variants(data, target, notes)) or recipe_concurrencies
     _set_benchmark(target, dep, notes, keep_concurrencies=keep)
     return data, container, notes
 
@@ -288,7 +304,9 @@ def srtctl_plan(
         )
     catalog = catalog if catalog is not None else srtctl_catalog(project)
     cluster = catalog.named(cluster_name) if cluster_name else catalog.serving(dep.runner)
-    data, container, notes = rendered_recipe(dep, project, cluster, srt_slurm)
+    data, container, notes = rendered_recipe(
+        dep, project, cluster, srt_slurm, recipe_concurrencies=options.recipe_concurrencies
+    )
     refuse_if_srtctl_rejects(dep, data)
     srtslurm = srtslurm_for(cluster, dep, container, srtctl_root=options.srtctl_root)
     recipe_path = f"{job_dir}/rendered/{RECIPE_FILE}"

@@ -92,8 +92,13 @@ def sweep_tree(
     *,
     changed_since: str | None = None,
     changelog_run: ChangelogRun | None = None,
+    errors: list[ConfigError] | None = None,
 ) -> list[Job]:
-    """Load the tree at `root` and sweep it (see `sweep_project`)."""
-    return sweep_project(
-        load_project(root), filters, changed_since=changed_since, changelog_run=changelog_run
-    )
+    """Load the tree at `root` and sweep it (see `sweep_project`). A master entry that fails
+    validation is raised; with `errors`, it is appended there and the others are swept."""
+    project = load_project(root)
+    if project.master_errors and errors is None:
+        raise project.master_errors[0]
+    if errors is not None:
+        errors.extend(project.master_errors)
+    return sweep_project(project, filters, changed_since=changed_since, changelog_run=changelog_run)

@@ -84,6 +84,17 @@ class SweepFilters:
     evals: EvalMode = EvalMode.DEFAULT
     step: int = DEFAULT_STEP
 
+    @property
+    def picks_concurrencies(self) -> bool:
+        """The user chose concurrencies (--conc, --min-conc, --max-conc, --step-size), so a
+        backend that would otherwise run a recipe's own must run the job's."""
+        return (
+            bool(self.conc)
+            or self.min_conc is not None
+            or self.max_conc is not None
+            or (self.step != DEFAULT_STEP)
+        )
+
     def __post_init__(self) -> None:
         for name, top in _BOUNDS.items():
             value = getattr(self, name)

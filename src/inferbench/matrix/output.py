@@ -31,7 +31,7 @@ empty, as the processing writes them).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -42,9 +42,45 @@ from inferbench.core.seqlen import seq_len_name
 GITHUB_MATRIX_LIMIT = 256
 
 
-def jobs_to_json(jobs: Sequence[Job]) -> str:
-    """The JSON list of jobs, InferenceX field names, one job per line-free object."""
-    return orjson.dumps([job.to_wire() for job in jobs], option=orjson.OPT_INDENT_2).decode()
+# What InferenceX's changelog processing writes into a row that has no such key: its output
+# model (`ChangelogMatrixEntry` in utils/matrix_logic/validation.py) dumps every default it
+# has, and `run-sweep.yml` / `benchmark-multinode-tmpl.yml` read them (`eval-only`,
+# `eval-all-concs`, a worker's `additional-settings`). A sweep writes them as the generator
+# does (absent); a `--changed-since` selection as the processing does.
+_SINGLE_NODE_DEFAULTS: dict[str, Any] = {"eval-only": False}
+_MULTINODE_DEFAULTS: dict[str, Any] = {"eval-only": False, "eval-all-concs": False}
+_AGENTIC_DEFAULTS: dict[str, Any] = {"spec-decoding": "none"}
+_WORKER_DEFAULTS: dict[str, Any] = {"pp": 1, "dcp-size": 1, "pcp-size": 1}
+
+
+def changelog_row(job: Job) -> dict[str, Any]:
+    """`job` as InferenceX's changelog processing writes its row: the generator's row with
+    the processing's output-model defaults filled in."""
+    row = job.to_wire()
+    if job.is_agentic:
+        defaults = _AGENTIC_DEFAULTS
+    else:
+        defaults = _MULTINODE_DEFAULTS if job.is_multinode else _SINGLE_NODE_DEFAULTS
+    for key, value in defaults.items():
+        row.setdefault(key, value)
+    for name in ("prefill", "decode"):
+        block = row.get(name)
+        if isinstance(block, dict):
+            for key, value in _WORKER_DEFAULTS.items():
+                block.setdefault(key, value)
+            block.setdefault("additional-settings", [])
+    return row
+
+
+def _row_writer(changelog: bool) -> Callable[[Job], dict[str, Any]]:
+    return changelog_row if changelog else Job.to_wire
+
+
+def jobs_to_json(jobs: Sequence[Job], *, changelog: bool = False) -> str:
+    """The JSON list of jobs, InferenceX field names, one job per line-free object; with
+    `changelog`, each row as the changelog processing writes it (`changelog_row`)."""
+    write = _row_writer(changelog)
+    return orjson.dumps([write(job) for job in jobs], option=orjson.OPT_INDENT_2).decode()
 
 
 def chunked(items: Sequence[Any], size: int = GITHUB_MATRIX_LIMIT) -> list[list[Any]]:
@@ -69,16 +105,20 @@ def _eval_bucket(job: Job) -> str:
     return EVAL_BUCKETS[2 * job.is_multinode + (job.scenario == "agentic-coding")]
 
 
-def github_matrix(jobs: Sequence[Job], chunk_size: int = GITHUB_MATRIX_LIMIT) -> dict[str, Any]:
-    """The chunked GitHub Actions matrix object described in the module docstring."""
+def github_matrix(
+    jobs: Sequence[Job], chunk_size: int = GITHUB_MATRIX_LIMIT, *, changelog: bool = False
+) -> dict[str, Any]:
+    """The chunked GitHub Actions matrix object described in the module docstring (rows as
+    the changelog processing writes them with `changelog`)."""
+    write = _row_writer(changelog)
     buckets: dict[str, dict[str, list[dict[str, Any]]]] = {"single_node": {}, "multi_node": {}}
     evals: dict[str, list[dict[str, Any]]] = {name: [] for name in EVAL_BUCKETS}
     for job in jobs:
         if job.eval_only:
-            evals[_eval_bucket(job)].append(job.to_wire())
+            evals[_eval_bucket(job)].append(write(job))
             continue
         group, name = _bucket(job)
-        buckets[group].setdefault(name, []).append(job.to_wire())
+        buckets[group].setdefault(name, []).append(write(job))
     out: dict[str, Any] = {"total": len(jobs), "chunk-size": chunk_size}
     for group, named in buckets.items():
         out[group] = {name: _chunks(rows, chunk_size) for name, rows in named.items()}
@@ -91,9 +131,11 @@ def _chunks(rows: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
     return [{"config": chunk} for chunk in chunked(rows, size)]
 
 
-def github_to_json(jobs: Sequence[Job], chunk_size: int = GITHUB_MATRIX_LIMIT) -> str:
+def github_to_json(
+    jobs: Sequence[Job], chunk_size: int = GITHUB_MATRIX_LIMIT, *, changelog: bool = False
+) -> str:
     """Compact JSON (one line), as `$GITHUB_OUTPUT` wants it."""
-    return orjson.dumps(github_matrix(jobs, chunk_size)).decode()
+    return orjson.dumps(github_matrix(jobs, chunk_size, changelog=changelog)).decode()
 
 
 def _worker(block: JobWorkerBlock) -> str:

@@ -1,4 +1,5 @@
-"""Master entries on their own: runner labels exist and a single-node worker fits its node."""
+"""Master entries on their own: each is valid, runner labels exist and a single-node worker
+fits its node."""
 
 from __future__ import annotations
 
@@ -6,8 +7,20 @@ from collections.abc import Iterator
 
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
-from inferbench.checks.subjects import MasterSubject
+from inferbench.checks.subjects import MasterEntryError, MasterSubject
 from inferbench.config.master import SingleNodeSearchSpace
+
+
+@rule(
+    "IB100",
+    "master-entry-invalid",
+    Severity.ERROR,
+    MasterEntryError,
+    "the master entry is valid (the others are still checked without it)",
+)
+def master_entry_invalid(subject: MasterEntryError) -> Iterator[Problem]:
+    error = subject.error
+    yield Problem(error.message, error.location, error.hint)
 
 
 @rule(
