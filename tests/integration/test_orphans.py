@@ -198,8 +198,9 @@ def test_sim_serve(tmp_path: Path, sig: int) -> None:
 def test_run_server_and_bench(tmp_path: Path, sig: int) -> None:
     tree = tiny_tree(tmp_path / "tree", osl=2048)
     runs = tmp_path / "runs"
-    args = ["run", "--root", str(tree), "--engine", "sim", "--max-prompts", "64",
-            "--runs-dir", str(runs)]  # fmt: skip
+    # real-time serving: a server and a bench that live while the signal arrives
+    args = ["run", "--root", str(tree), "--engine", "sim", "--sim-realtime", "--max-prompts",
+            "64", "--runs-dir", str(runs)]  # fmt: skip
 
     def point_running(pids: set[int]) -> bool:
         dirs = [p for p in runs.iterdir() if p.is_dir()] if runs.is_dir() else []

@@ -114,5 +114,8 @@ def _measure(
         "" if block.complete else f"incomplete ({block.incomplete_reason})"
     )
     counts = f"completed={result.sa.completed} failed={block.failed}"
-    _log_line(log_path, f"done {result_path.stem} {counts} {reason}".rstrip())
+    # `done conc=<C>` as every other point writes it; a repeat adds which (conc8_r2.json)
+    repeat = result_path.stem.partition("_r")[2]
+    which = f"conc={conc}" + (f" repeat={repeat}" if repeat else "")
+    _log_line(log_path, f"done {which} {counts} {reason}".rstrip())
     return bool(outcome.passed), reason
