@@ -37,4 +37,4 @@ def test_point_runner_measures_each_repeat_into_its_own_file(tmp_path: Path) -> 
         assert read_point_result(results / name).sa.completed == 4
     starts = {read_point_result(results / n).sa.benchmark_start_time_unix for n in files}
     assert len(starts) == 3
-    assert "done conc2_r3 completed=4" in log.read_text()
+    assert "done conc=2 repeat=3 completed=4" in log.read_text()
