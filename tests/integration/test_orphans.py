@@ -127,7 +127,9 @@ def kill_mid_work(
         time.sleep(0.05)
     watched.seen |= descendants(proc.pid)
     os.kill(proc.pid, sig)
-    code = proc.wait(timeout=60)
+    # a run cleans up as after a second Ctrl-C (cut the point, stop the server, write the
+    # state); once, on a loaded 2-core CI machine, that took over 60 s
+    code = proc.wait(timeout=180)
     assert watched.eof.wait(30), "a pipe reading its output never ended"
     deadline = time.monotonic() + 30
     while left := [pid for pid in watched.seen if alive(pid)]:
