@@ -7,11 +7,14 @@ gate would. Reports false alarms (reruns that fail the gate) and catches (slow r
 fail it), and which metrics tripped.
 
 Servers: by default `inferbench sim serve` (flags mode), restarted with
-`--step-time-factor` for the slow runs (every engine step that much longer). On a real
-engine, start two servers yourself and pass them (`--base-url`, `--slow-base-url`: e.g.
-vLLM with fewer `--max-num-seqs`) with `--model`.
+`--step-time-factor` for the slow runs (every engine step that much longer). `--vllm`
+starts the real vLLM CPU build on the tiny model of tests/real_engines (the vLLM venv of
+.ci/services/40-vllm.sh), with `--max-num-seqs` the concurrency for the reruns and fewer
+(`--slow-max-num-seqs`) for the slowed runs. On any other engine, start two servers
+yourself and pass them (`--base-url`, `--slow-base-url`) with `--model`.
 
     .venv/bin/python benchmarks/regression_gate.py [--reruns 20] [--slowed 10] [--factor 1.1]
+    .venv/bin/python benchmarks/regression_gate.py --vllm --reruns 10 --slowed 10
 """
 
 from __future__ import annotations
@@ -51,6 +54,33 @@ def sim_server(args: argparse.Namespace, factor: float) -> Iterator[str]:
         server.wait(timeout=60)
 
 
+@contextmanager
+def vllm_server(args: argparse.Namespace, max_num_seqs: int, work: Path) -> Iterator[str]:
+    """The real vLLM CPU build serving the tiny model, batch limited to `max_num_seqs`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "real_engines"))
+    import vllm_cpu  # the tests' launcher: venv lookup, tiny model, loopback server
+
+    bin_dir = vllm_cpu.vllm_bin()
+    model = vllm_cpu.tiny_model(bin_dir)
+    args.model = model.model_id
+    args.tokenizer = str(model.path)
+    log = work / f"vllm-{max_num_seqs}.log"
+    with vllm_cpu.serve(bin_dir, model, log, "--max-num-seqs", str(max_num_seqs)) as server:
+        warm_up(args, server.url, work / f"warm-{max_num_seqs}")
+        yield server.url
+
+
+def warm_up(args: argparse.Namespace, url: str, out: Path) -> None:
+    """One unrecorded point first: a fresh vLLM's first batches run slower (CPU kernels
+    warming up, allocator growth), which would read as noise in the first measurement."""
+    bench = [*CLI, "bench", "--base-url", url, "--model", args.model, "--isl", str(args.isl)]
+    bench += ["--osl", str(args.osl), "--concurrency", args.concurrency, "--disable-tqdm"]
+    bench += ["--num-prompts", str(args.num_prompts), "--result-dir", str(out)]
+    if args.tokenizer:
+        bench += ["--tokenizer", args.tokenizer]
+    subprocess.run(bench, check=True, capture_output=True)
+
+
 def measure(args: argparse.Namespace, url: str, run_id: str, work: Path, db: str) -> None:
     """One run: `inferbench bench` into its own folder, ingested as run `run_id`."""
     out = work / run_id
@@ -58,6 +88,8 @@ def measure(args: argparse.Namespace, url: str, run_id: str, work: Path, db: str
     bench += ["--osl", str(args.osl), "--concurrency", args.concurrency, "--disable-tqdm"]
     bench += ["--num-prompts", str(args.num_prompts), "--result-dir", str(out)]
     bench += ["--repeats", str(args.repeats)]
+    if args.tokenizer:
+        bench += ["--tokenizer", args.tokenizer]
     subprocess.run(bench, check=True, capture_output=True)
     identity = (
         f"model={args.model},model-prefix=gate,precision=bf16,framework=bench,"
@@ -105,22 +137,34 @@ def main() -> int:
     parser.add_argument("--gpu", default="h200")
     parser.add_argument("--isl", type=int, default=256)
     parser.add_argument("--osl", type=int, default=64)
-    parser.add_argument("--concurrency", default="8,16")
-    parser.add_argument("--num-prompts", type=int, default=64)
+    parser.add_argument("--concurrency", help="default 8,16 (sim), 16 (--vllm)")
+    parser.add_argument("--num-prompts", type=int, help="default 64 (sim), 192 (--vllm)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--threshold", type=float, default=0.05)
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--vllm", action="store_true", help="start the real vLLM CPU build")
+    parser.add_argument("--max-num-seqs", type=int, default=16, help="vLLM, the reruns")
+    parser.add_argument("--slow-max-num-seqs", type=int, default=8, help="vLLM, slowed runs")
+    parser.add_argument("--tokenizer", help="for bench (set by --vllm)")
     args = parser.parse_args()
     if bool(args.base_url) != bool(args.slow_base_url):
         parser.error("--base-url and --slow-base-url go together")
+    if args.vllm and args.base_url:
+        parser.error("--vllm starts its own servers: leave out --base-url")
+    if args.vllm and args.slow_max_num_seqs >= args.max_num_seqs:
+        parser.error("--slow-max-num-seqs must be below --max-num-seqs (it is the slowdown)")
+    # the tiny model on a CPU is fast: longer points keep one slow second from deciding
+    args.concurrency = args.concurrency or ("16" if args.vllm else "8,16")
+    args.num_prompts = args.num_prompts or (192 if args.vllm else 64)
     work = Path(tempfile.mkdtemp(prefix="gate-"))
+    args.work = work
     db = f"sqlite:///{work / 'results.sqlite'}"
     started = time.monotonic()
     alarms: list[tuple[str, list[str]]] = []
     caught: list[str] = []
     missed: list[str] = []
 
-    with _server(args, 1.0, args.base_url) as url:
+    with _server(args, 1.0, args.base_url, args.max_num_seqs) as url:
         measure(args, url, "base", work, db)
         for k in range(1, args.reruns + 1):
             run_id = f"same-{k}"
@@ -129,7 +173,7 @@ def main() -> int:
             if code:
                 alarms.append((run_id, tripped))
             print(f"{run_id}: gate {'FAILED' if code else 'passed'} {tripped}", flush=True)
-    with _server(args, args.factor, args.slow_base_url) as url:
+    with _server(args, args.factor, args.slow_base_url, args.slow_max_num_seqs) as url:
         for k in range(1, args.slowed + 1):
             run_id = f"slow-{k}"
             measure(args, url, run_id, work, db)
@@ -149,7 +193,7 @@ def main() -> int:
         "num_prompts": args.num_prompts,
         "repeats": args.repeats,
         "threshold": args.threshold,
-        "server": args.base_url or f"sim serve {args.model} {args.gpu} {args.isl}/{args.osl}",
+        "server": _describe(args),
         "wall_s": round(time.monotonic() - started, 1),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
     }
@@ -168,9 +212,24 @@ def _given(url: str) -> Iterator[str]:
 
 
 def _server(
-    args: argparse.Namespace, factor: float, given: str | None
+    args: argparse.Namespace, factor: float, given: str | None, max_num_seqs: int
 ) -> AbstractContextManager[str]:
-    return _given(given) if given else sim_server(args, factor)
+    if given:
+        return _given(given)
+    if args.vllm:
+        return vllm_server(args, max_num_seqs, args.work)
+    return sim_server(args, factor)
+
+
+def _describe(args: argparse.Namespace) -> str:
+    if args.vllm:
+        return (
+            f"vLLM CPU {args.model} --max-num-seqs {args.max_num_seqs} "
+            f"(slowed: {args.slow_max_num_seqs}) {args.isl}/{args.osl}"
+        )
+    if args.base_url:
+        return f"{args.base_url} (slowed: {args.slow_base_url})"
+    return f"sim serve {args.model} {args.gpu} {args.isl}/{args.osl} x{args.factor}"
 
 
 if __name__ == "__main__":

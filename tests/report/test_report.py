@@ -192,17 +192,19 @@ def test_equal_interactivity_values_are_the_pchip_of_each_frontier(tmp_path: Pat
     )
 
 
-def test_history_marks_the_run_where_a_series_got_slower(tmp_path: Path) -> None:
+def test_history_shows_steps_without_samples_as_not_judged(tmp_path: Path) -> None:
     data = _data(two_run_store(tmp_path), tmp_path)
     h = data["history"]
     assert len(h["configs"]) == 20 and len(h["cfg"]) == 40
     bit = 1 << [a.key for a in y_axes(load_prices())].index("total_tput")
-    flagged = {
+    # synthetic points carry no per-request samples: a step is shown, not judged
+    assert not any(reg & bit for reg in h["reg"])
+    unjudged = {
         data["series"][h["configs"][c]["s"]]["fw"]
-        for c, reg in zip(h["cfg"], h["reg"], strict=True)
-        if reg & bit
+        for c, unj in zip(h["cfg"], h["unj"], strict=True)
+        if unj & bit
     }
-    assert flagged == {"vllm"}
+    assert unjudged == {"sglang", "vllm", "trt"}
     dates = {data["strings"][d] for d in h["date"]}
     assert dates == {"2026-01-01 12:00", "2026-01-02 12:00"}
 

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from results_fixtures import sa_bench, sa_bench_requests, write_json, write_run_dir
@@ -134,3 +136,30 @@ def test_unknown_selector_matches_nothing(tmp_path: Path) -> None:
     url = two_runs(tmp_path)
     with open_store(url) as store, pytest.raises(InputError, match="no stored results"):
         compare_selectors(store, "base", "nope")
+
+
+def _history(url: str, out: Path) -> tuple[dict[str, Any], list[tuple[int, int]]]:
+    """The report's history view: (its data, (regressed, unjudged) tok/s/GPU bits per record)."""
+    from inferbench.report import build_report
+    from inferbench.report.metrics import y_axes
+    from inferbench.report.prices import load_prices
+
+    html = build_report(url, out, plots=False).dashboard.read_text()
+    m = re.search(r'<script type="application/json" id="ib-data">(.*?)</script>', html, re.S)
+    assert m
+    h = json.loads(m.group(1))["history"]
+    bit = 1 << [a.key for a in y_axes(load_prices())].index("total_tput")
+    return h, [(r & bit, u & bit) for r, u in zip(h["reg"], h["unj"], strict=True)]
+
+
+def test_history_judges_each_step_like_results_compare(tmp_path: Path) -> None:
+    # same code: conc 64 moved by noise alone, the summary-only points cannot be judged
+    h, marks = _history(two_runs(tmp_path / "same"), tmp_path / "same" / "out")
+    assert not any(reg for reg, _ in marks)
+    assert sum(1 for _, unj in marks if unj) == 1  # conc 128's second record: no samples
+    # 10% slower: conc 64 is a regression in history as in compare
+    h, marks = _history(two_runs(tmp_path / "slow", slow=1.1), tmp_path / "slow" / "out")
+    assert sum(1 for reg, _ in marks if reg) == 1
+    # and a tolerance its interval does not clear leaves it unmarked, as compare does
+    with open_store(f"sqlite:///{tmp_path / 'slow' / 'r.sqlite'}") as store:
+        assert compare_selectors(store, "base", "head", threshold=0.05).count("regression") == 1

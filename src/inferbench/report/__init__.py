@@ -69,10 +69,12 @@ def build_report(
     table = load_prices(prices)
     with open_store(db_url, create=False) as store:
         latest = [s.record for s in store.latest_per_point()]
+        history = [(key, s.record) for key, s in store.history(HISTORY_PER_POINT)]
         inputs = DashboardInputs(
             latest=latest,
             outcomes=store.outcomes(),
-            history=[(key, s.record) for key, s in store.history(HISTORY_PER_POINT)],
+            history=history,
+            history_samples=store.samples([r.natural_key() for _, r in history]),
             comparison=_comparison(store, base, head, threshold),
             prices=table,
             stored=store.count(),

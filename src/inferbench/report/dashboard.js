@@ -451,7 +451,7 @@
         line: { color: COLORS[n % COLORS.length] }, marker: { size: 7 } });
       var prev = null;
       ks.forEach(function (k) {
-        var v = H.y[ya.key][k], reg = (H.reg[k] >> yi) & 1;
+        var v = H.y[ya.key][k], reg = (H.reg[k] >> yi) & 1, unj = (H.unj[k] >> yi) & 1;
         if (reg) { regX.push(xOf(k)); regY.push(v); regText.push("regression: " + text[ks.indexOf(k)]); }
         var tr = el("tr");
         [name, s(H.run[k]), s(H.date[k]), s(H.tag[k]), s(H.img[k]), s(H.commit[k])].forEach(function (t) {
@@ -459,7 +459,7 @@
         tr.appendChild(el("td", { "class": "num" }, fmt(v)));
         var change = prev !== null && v !== null && prev ? (v - prev) / Math.abs(prev) : null;
         tr.appendChild(el("td", { "class": "num" + (reg ? " regression" : "") }, change === null ? "" : (change >= 0 ? "+" : "") + pct(change)));
-        tr.appendChild(el("td", { "class": reg ? "regression" : "" }, reg ? "regression" : ""));
+        tr.appendChild(el("td", { "class": reg ? "regression" : "" }, reg ? "regression" : (unj ? "not judged" : "")));
         if (reg) tr.className = "reg-row";
         body.appendChild(tr);
         prev = v;

@@ -10,8 +10,8 @@ its view, filters, metric and axes in the URL fragment, so a link reopens the sa
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -39,6 +39,7 @@ from inferbench.report.prices import PriceTable
 from inferbench.results.compare import Comparison
 from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.record import Record
+from inferbench.results.samples import PointSamples
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class DashboardInputs:
     output_dir: Path | None = None  # links to run directories are made relative to it
     threshold: float = 0.05
     evals: Sequence[EvalRecord] = ()  # accuracy evals, shown as a table under the points
+    # per-request samples of the history's records, by natural key (`Store.samples`)
+    history_samples: Mapping[str, PointSamples] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,13 @@ def dashboard_data(inputs: DashboardInputs) -> dict[str, Any]:
     strings = Strings()
     points = points_payload(records, masks, series, strings, inputs.prices, inputs.output_dir, ys)
     history = history_payload(
-        inputs.history, series, strings, inputs.prices, threshold=inputs.threshold, ys=ys
+        inputs.history,
+        series,
+        strings,
+        inputs.prices,
+        threshold=inputs.threshold,
+        ys=ys,
+        samples=inputs.history_samples,
     )
     return {
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -2,24 +2,39 @@
 
 A configuration is a point key (the identity without image and recipe): the same
 series, topology and concurrency measured again in later runs. Each record is marked
-where a y metric moved the wrong way beyond the noise threshold against the record
-before it (the same verdict rule as `results compare`).
+where a y metric regressed against the record before it, by the rule of `results
+compare`: throughput and cost axes (which move with the token rate) are judged by the
+bootstrap interval of tok/s/GPU from the two records' per-request samples, and are
+"not judged" when either lacks samples; the energy axes, which have no per-request
+samples, keep the plain tolerance on the change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inferbench.report.markdown import comparison_markdown
 from inferbench.report.metrics import X_AXES, Axis, axis
 from inferbench.report.payload import SeriesTable, Strings, sig, when
 from inferbench.report.prices import PriceTable
-from inferbench.results.compare import VERDICTS, Comparison, relative_change, verdict_of
+from inferbench.results.compare import (
+    VERDICTS,
+    Comparison,
+    Verdict,
+    judge_metric,
+    relative_change,
+    verdict_of,
+)
+from inferbench.results.noise import NoiseModel
 from inferbench.results.pareto import series_key
 from inferbench.results.record import Record
+from inferbench.results.samples import PointSamples
 
 HISTORY_PER_POINT = 24  # the most recent records of each configuration
+# axes whose relative change is the token rate's (per GPU, per user-dollar...): judged by
+# the interval of tok/s/GPU; the rest by the tolerance alone
+_RATE_GROUPS = ("throughput", "cost")
 
 
 def _order(r: Record) -> tuple[str, str]:
@@ -35,6 +50,8 @@ def history_payload(
     *,
     threshold: float,
     ys: Sequence[Axis],
+    samples: Mapping[str, PointSamples] | None = None,
+    noise: NoiseModel | None = None,
 ) -> dict[str, Any]:
     groups: dict[str, list[Record]] = {}
     for point, r in records:  # the point key as stored: same series, topology, concurrency
@@ -42,8 +59,9 @@ def history_payload(
     groups = {k: rs for k, rs in groups.items() if series_key(rs[0]) in series.index}
     configs: list[dict[str, Any]] = []
     cols: dict[str, list[Any]] = {
-        k: [] for k in ("cfg", "run", "date", "img", "commit", "tag", "reg")
+        k: [] for k in ("cfg", "run", "date", "img", "commit", "tag", "reg", "unj")
     }
+    rated = [_is_rate(a) for a in ys]
     yv: dict[str, list[float | None]] = {a.key: [] for a in ys}
     inter = axis("interactivity", X_AXES)
     xs: list[float | None] = []
@@ -66,6 +84,7 @@ def history_payload(
             }
         )
         previous: list[float | None] | None = None
+        before: Record | None = None
         for r in sorted(members, key=_order):
             p = r.provenance
             values = [a.value(r, prices) for a in ys]
@@ -75,30 +94,63 @@ def history_payload(
             cols["img"].append(strings(r.identity.image))
             cols["commit"].append(strings(p.commit))
             cols["tag"].append(strings(p.tag))
-            cols["reg"].append(_regressions(ys, previous, values, threshold))
+            rate = _rate_verdict(before, r, samples or {}, threshold, noise)
+            reg, unj = _regressions(ys, rated, previous, values, threshold, rate)
+            cols["reg"].append(reg)
+            cols["unj"].append(unj)
             xs.append(sig(inter.value(r, prices)))
             for a, v in zip(ys, values, strict=True):
                 yv[a.key].append(sig(v))
-            previous = values
+            previous, before = values, r
     return {"configs": configs, **cols, "y": yv, "x": xs, "threshold": threshold}
 
 
-def _regressions(
-    ys: Sequence[Axis], before: list[float | None] | None, now: list[float | None], threshold: float
-) -> int:
-    """Bit i set when ys[i] regressed from `before` to `now` (values in ys order)."""
+def _is_rate(a: Axis) -> bool:
+    return a.higher_is_better and (a.group or "").split(":")[0] in _RATE_GROUPS
+
+
+def _rate_verdict(
+    before: Record | None,
+    now: Record,
+    samples: Mapping[str, PointSamples],
+    threshold: float,
+    noise: NoiseModel | None,
+) -> Verdict | None:
+    """tok/s/GPU from `before` to `now`, judged on the samples (None for the first)."""
     if before is None:
-        return 0
-    mask = 0
+        return None
+    delta = judge_metric(
+        "total_tput_per_gpu", [before], [now], samples, threshold=threshold, noise=noise
+    )
+    return delta.verdict
+
+
+def _regressions(
+    ys: Sequence[Axis],
+    rated: Sequence[bool],
+    before: list[float | None] | None,
+    now: list[float | None],
+    threshold: float,
+    rate: Verdict | None,
+) -> tuple[int, int]:
+    """Bit i set when ys[i] regressed from `before` to `now` (values in ys order), and bit i
+    of the second mask when it could not be judged (no samples on a side)."""
+    if before is None:
+        return 0, 0
+    mask = unjudged = 0
     for i, (a, b, h) in enumerate(zip(ys, before, now, strict=True)):
         if b is None or h is None:
             continue
-        change = relative_change(b, h)
-        if verdict_of(change, higher_is_better=a.higher_is_better, threshold=threshold) == (
-            "regression"
-        ):
+        if rated[i]:
+            verdict = rate
+        else:
+            change = relative_change(b, h)
+            verdict = verdict_of(change, higher_is_better=a.higher_is_better, threshold=threshold)
+        if verdict == "regression":
             mask |= 1 << i
-    return mask
+        elif verdict == "unjudged":
+            unjudged |= 1 << i
+    return mask, unjudged
 
 
 def compare_payload(cmp: Comparison | None, series: SeriesTable) -> dict[str, Any] | None:

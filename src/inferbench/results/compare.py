@@ -169,6 +169,22 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(found) / len(found) if found else None
 
 
+def judge_metric(
+    name: str,
+    base: Sequence[Record],
+    head: Sequence[Record],
+    samples: Mapping[str, PointSamples],
+    *,
+    threshold: float,
+    noise: NoiseModel | None = None,
+) -> Delta:
+    """One metric of one point, BASE measurements vs HEAD, judged as `results compare`
+    judges it (the history view asks this of each step)."""
+    spec = next(m for m in METRICS if m.name == name)
+    key = head[-1].point_key() if head else ""
+    return _delta(spec, base, head, samples, threshold, noise or NoiseModel(), key)
+
+
 def _delta(
     spec: MetricSpec,
     base: Sequence[Record],

@@ -39,9 +39,16 @@ class SyntheticConfig:
 
 
 def sa_bench_result(
-    cfg: SyntheticConfig, conc: int, *, rng: random.Random, speedup: float = 1.0, failed: int = 0
+    cfg: SyntheticConfig,
+    conc: int,
+    *,
+    rng: random.Random,
+    speedup: float = 1.0,
+    failed: int = 0,
+    requests: bool = False,
 ) -> dict[str, Any]:
-    """A sa-bench style result dict (summary fields only) for one concurrency."""
+    """A sa-bench style result dict for one concurrency: summary fields, and with
+    `requests` the per-request lists of `--save-detailed` (for the regression gate)."""
     tpot = cfg.base_tpot_ms * (1 + conc / cfg.knee) / speedup * rng.uniform(0.98, 1.02)
     ttft = 40.0 * (1 + conc / 16) * cfg.isl / 1024
     prompts = conc * 10
@@ -77,7 +84,26 @@ def sa_bench_result(
             ("p99.9", 1.8),
         ):
             result[f"{stat}_{metric}_ms"] = centre * factor
+    if requests:
+        result.update(_request_lists(cfg, completed, ttft, tpot, rng))
     return result
+
+
+def _request_lists(
+    cfg: SyntheticConfig, n: int, ttft_ms: float, tpot_ms: float, rng: random.Random
+) -> dict[str, Any]:
+    """Per-request TTFT and decode gaps around the point's centres (lognormal spread).
+    Each request's gaps are written as one coalesced chunk (their sum), which is all the
+    noise model reads and keeps the file small."""
+    out = int(cfg.osl * 0.9)
+    ttfts = [ttft_ms / 1e3 * rng.lognormvariate(0.0, 0.1) for _ in range(n)]
+    gaps = [[tpot_ms / 1e3 * (out - 1) * rng.lognormvariate(0.0, 0.05)] for _ in range(n)]
+    return {
+        "input_lens": [int(cfg.isl * 0.9)] * n,
+        "output_lens": [out] * n,
+        "ttfts": ttfts,
+        "itls": gaps,
+    }
 
 
 def job_json(cfg: SyntheticConfig, fingerprint: str) -> dict[str, Any]:
@@ -119,10 +145,12 @@ def write_run_dir(
     started: str = "2026-01-01T12:00:00+00:00",
     commit: str | None = None,
     speedups: dict[str, float] | None = None,
+    requests: bool = False,
 ) -> Path:
     """A run directory in the shared layout: run.json, <job>/job.json, outcome, results.
 
-    `speedups` scales one framework's speed on top of `speedup` (a regression to find)."""
+    `speedups` scales one framework's speed on top of `speedup` (a regression to find);
+    `requests` adds per-request lists, so the points can be judged against their noise."""
     rng = random.Random(seed)
     run_dir = root / run_id
     run_info: dict[str, Any] = {
@@ -144,7 +172,7 @@ def write_run_dir(
         _write(run_dir / fp / "job.json", job)
         for conc in concurrencies:
             factor = speedup * (speedups or {}).get(cfg.framework, 1.0)
-            bench = sa_bench_result(cfg, conc, rng=rng, speedup=factor)
+            bench = sa_bench_result(cfg, conc, rng=rng, speedup=factor, requests=requests)
             if cfg.power_w is not None:
                 _write_power(run_dir / fp / "results", cfg, conc, bench)
             _write(run_dir / fp / "results" / f"conc{conc}.json", bench)
