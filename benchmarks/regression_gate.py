@@ -232,5 +232,21 @@ def _describe(args: argparse.Namespace) -> str:
     return f"sim serve {args.model} {args.gpu} {args.isl}/{args.osl} x{args.factor}"
 
 
+def _main() -> int:
+    """Exit 0: the gate behaved; 1: a false alarm or too few catches; 2: the benchmark
+    itself failed (a server that did not start, a command that failed)."""
+    try:
+        return main()
+    except subprocess.CalledProcessError as exc:
+        print(f"failed: {' '.join(map(str, exc.cmd))}\n{exc.stderr or ''}", file=sys.stderr)
+    except Exception as exc:  # no vLLM venv, a server that died: named, exit 2
+        print(f"failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            return exc.code
+        print(exc.code, file=sys.stderr)
+    return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_main())
