@@ -43,6 +43,7 @@ class PoolSpec(FrozenModel):
     kv_cache_dtype: Precision | None = None
     stream_interval: int = Field(1, ge=1)
     speculation: Speculation | None = None
+    expert_slots: int = Field(0, ge=0)  # expert slots per MoE layer with EPLB on; 0: off
     chunked_prefill: bool | None = None  # None: the engine's default (engines.yaml)
     batch_wait_iters: int = Field(0, ge=0)  # TRT-LLM batch_wait_timeout_iters
     batch_wait_tokens_ratio: float = Field(0.0, ge=0, le=1)  # batch_wait_max_tokens_ratio
@@ -119,8 +120,10 @@ class SimDeployment(FrozenModel):
 
     @property
     def max_model_len(self) -> int:
-        lens = [p.max_model_len for p in self.pools if p.max_model_len]
-        return min(lens) if lens else self.workload.isl + self.workload.osl
+        """The context a request may have: the limit of the pool that holds the whole
+        sequence (decode, or the aggregated pool). A prefill-only pool holds the prompt
+        alone and is judged on it (`validate`)."""
+        return self.decode.max_model_len or self.workload.isl + self.workload.osl
 
     @property
     def stream_interval(self) -> int:
@@ -146,6 +149,7 @@ class SimDeployment(FrozenModel):
             # when it spans compute trays; only beyond the domain does it use the NICs
             multi_node=pool.gpus_per_worker > max(self.gpus_per_node, self.gpu.scale_up_domain),
             spec=pool.speculation,
+            expert_slots=pool.expert_slots if pool.expert_parallel else 0,
         )
 
     @property
@@ -184,6 +188,15 @@ def validate(dep: SimDeployment) -> SimDeployment:
     """Refuse an impossible topology, saying which limit and by how much."""
     for pool in dep.pools:
         _check_pool(dep, pool)
+    prefill = dep.prefill
+    if prefill is not None and prefill.max_model_len and dep.workload.isl > prefill.max_model_len:
+        over = dep.workload.isl - prefill.max_model_len
+        raise _refuse(
+            f"isl = {dep.workload.isl} tokens is above the prefill workers' max-model-len "
+            f"{prefill.max_model_len} by {over}; they would refuse every prompt",
+            "raise the prefill pool's max-model-len (max_seq_len) or shorten isl",
+            "prefill",
+        )
     want = dep.workload.isl + dep.workload.osl
     if want > dep.max_model_len:
         raise _refuse(

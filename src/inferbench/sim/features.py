@@ -5,7 +5,7 @@ flags the simulator does not model (each becomes a warning in the output and res
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inferbench.catalog.schema import ModelSpec
@@ -13,18 +13,26 @@ from inferbench.engines.values import flag_int, switch_on
 from inferbench.errors import InputError
 from inferbench.sim.perf import Speculation
 
-# Acceptance rate of one draft token when the job does not give one: DeepSeek-V3 Technical
+# Acceptance of the first draft token when the job does not give one: DeepSeek-V3 Technical
 # Report (arXiv:2412.19437), section 5.4.3: "the acceptance rate of the second token
 # prediction ranges between 85% and 90%"; we take the low end, since sa-bench's random
 # prompts are harder to draft than the report's evaluation prompts.
 DEFAULT_ACCEPTANCE = 0.85
+# Each later draft position is accepted less often: DeepSeek's MTP module is trained for the
+# next token and reused autoregressively for the later ones. The decay is the one that gives
+# the mean accepted length published for the original DeepSeek-V3 MTP module at 7 draft
+# tokens: 3.09 tokens per step at temperature 1 (3.20 at temperature 0; nebius/MTP-DeepSeek-V3-0324
+# model card, "Original MTP" row, after Samarin et al., "LK Losses: Direct Acceptance Rate
+# Optimization for Speculative Decoding", 2026): 0.85 x 0.84^(i-1) per position i gives
+# 3.08. Conditional acceptance by position: 0.85, 0.71, 0.60, 0.50, ...; 1 draft token
+# yields 1.85 tokens per step (as before), 3 yield 2.78 (a constant 0.85 gave 3.19).
+DEFAULT_ACCEPTANCE_DECAY = 0.84
 # Draft tokens when a job says only `spec-decoding: mtp` (InferenceX's MTP points run one).
 DEFAULT_DRAFT_TOKENS = 1
 _COSTED_METHODS = frozenset({"mtp", "nextn", "eagle", "eagle3", "deepseek_mtp", "qwen3_next_mtp"})
 
 # flag -> what the simulator leaves out when the flag turns it on (per engine's spelling)
 _UNMODELLED: Mapping[str, str] = {
-    "enable-eplb": "expert-parallel load balancing (EPLB): expert imbalance stays at the default",
     "enable-two-batch-overlap": "two-batch overlap: communication is not hidden behind compute",
     "enable-dp-lm-head": "a DP-sharded LM head",
     "decode-context-parallel-size": "decode context parallelism",
@@ -52,7 +60,7 @@ def _key(mapping: Mapping[str, Any], name: str) -> Any:
 
 
 def speculation_from_flags(
-    engine: str, get: FlagGetter, model: ModelSpec, acceptance: float | None
+    engine: str, get: FlagGetter, model: ModelSpec, acceptance: Acceptance
 ) -> tuple[Speculation | None, list[str]]:
     """The speculative decoding an engine's flags turn on, and warnings about its costing."""
     method: str | None = None
@@ -81,7 +89,7 @@ def speculation_from_flags(
 
 
 def speculation_from_job(
-    value: Any, model: ModelSpec, drafts: int | None, acceptance: float | None
+    value: Any, model: ModelSpec, drafts: int | None, acceptance: Acceptance
 ) -> tuple[Speculation | None, list[str]]:
     """A sweep job's `spec-decoding` (`none`, `mtp`, ...) as a Speculation."""
     if value is None or str(value).lower() in ("", "none", "false"):
@@ -91,28 +99,74 @@ def speculation_from_job(
     return _speculation(str(value).lower(), drafts, model, acceptance)
 
 
+Acceptance = float | Sequence[float] | None
+
+
 def _speculation(
-    method: str, drafts: int | None, model: ModelSpec, acceptance: float | None
+    method: str, drafts: int | None, model: ModelSpec, acceptance: Acceptance
 ) -> tuple[Speculation, list[str]]:
+    """`acceptance`: one rate for every position (constant), one per position, or None for
+    the default curve (DEFAULT_ACCEPTANCE decaying by DEFAULT_ACCEPTANCE_DECAY)."""
     warnings: list[str] = []
     k = drafts or DEFAULT_DRAFT_TOKENS
+    rates: tuple[float, ...] = ()
+    decay = 1.0
     if acceptance is None:
-        acceptance = DEFAULT_ACCEPTANCE
+        first, decay = DEFAULT_ACCEPTANCE, DEFAULT_ACCEPTANCE_DECAY
+        curve = ", ".join(f"{first * decay**i:.2f}" for i in range(k))
         warnings.append(
             f"speculative decoding ({method}, {k} draft token(s)): acceptance rate not given, "
-            f"assumed {DEFAULT_ACCEPTANCE} per draft token (pass --spec-acceptance)"
+            f"assumed the default curve {curve} by draft position (pass --spec-acceptance or "
+            "a job's spec-acceptance)"
         )
+    elif isinstance(acceptance, int | float):
+        first = float(acceptance)
+    else:
+        rates = tuple(float(a) for a in acceptance)
+        if not rates:
+            raise InputError("spec acceptance by position needs at least one rate")
+        first = rates[0]
     if method not in _COSTED_METHODS:
         warnings.append(
             f"speculative method {method!r} is costed as a one-layer draft head (MTP/EAGLE); "
             "a separate draft model's own cost is not modelled"
         )
-    if not 0 <= acceptance <= 1:
-        raise InputError(f"spec acceptance must be in [0, 1], got {acceptance}")
+    for rate in rates or (first,):
+        if not 0 <= rate <= 1:
+            raise InputError(f"spec acceptance must be in [0, 1], got {rate}")
     spec = Speculation(
-        draft_tokens=k, acceptance=acceptance, draft_layers=max(model.mtp_layers, 1), method=method
+        draft_tokens=k,
+        acceptance=first,
+        acceptance_decay=decay,
+        acceptances=rates,
+        draft_layers=max(model.mtp_layers, 1),
+        method=method,
     )
     return spec, warnings
+
+
+def expert_slots_from_flags(engine: str, get: FlagGetter, model: ModelSpec) -> int:
+    """Physical expert slots per MoE layer when the flags turn on expert-parallel load
+    balancing (EPLB), else 0. Spellings: TRT-LLM `moe_config.load_balancer.num_slots`;
+    SGLang `ep-num-redundant-experts` (placed and dispatched by its EPLB algorithm) or
+    `enable-eplb`; vLLM `enable-eplb` with `num-redundant-experts` (or `eplb-config`'s
+    `num_redundant_experts`)."""
+    if not model.is_moe:
+        return 0
+    if engine == "trtllm":
+        moe = _as_mapping(get("moe-config")) or {}
+        balancer = _as_mapping(_key(moe, "load_balancer")) or {}
+        slots = flag_int(_key(balancer, "num_slots"))
+        return max(slots, model.experts) if slots else 0
+    if engine == "sglang":
+        extra = flag_int(get("ep-num-redundant-experts")) or 0
+        on = extra > 0 or switch_on(get("enable-eplb"))
+        return model.experts + extra if on else 0
+    if not switch_on(get("enable-eplb")):
+        return 0
+    config = _as_mapping(get("eplb-config")) or {}
+    extra = flag_int(get("num-redundant-experts") or _key(config, "num_redundant_experts")) or 0
+    return model.experts + extra
 
 
 def unmodelled_flags(get: FlagGetter) -> list[str]:

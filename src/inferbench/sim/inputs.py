@@ -25,7 +25,12 @@ from inferbench.sim.caching import AGENTIC_CONTEXT, cache_from_job
 from inferbench.sim.calibration import efficiency_for
 from inferbench.sim.deployment import Mode, PoolSpec, SimDeployment, SimWorkload, validate
 from inferbench.sim.engines import known_engine
-from inferbench.sim.features import speculation_from_flags, speculation_from_job, unmodelled_flags
+from inferbench.sim.features import (
+    expert_slots_from_flags,
+    speculation_from_flags,
+    speculation_from_job,
+    unmodelled_flags,
+)
 from inferbench.sim.perf import Speculation
 
 
@@ -111,6 +116,7 @@ def _pool(
     flags: Mapping[str, Any],
     engine: str,
     speculation: Speculation | None = None,
+    expert_slots: int = 0,
 ) -> PoolSpec:
     fields: dict[str, Any] = {
         "role": role,
@@ -134,6 +140,8 @@ def _pool(
         fields["kv_cache_dtype"] = parse_precision(str(kv), where="kv-cache-dtype")
     if speculation is not None and role != "prefill":
         fields["speculation"] = speculation
+    if expert_slots and layout.ep > 1:
+        fields["expert_slots"] = expert_slots
     try:
         return PoolSpec.model_validate(fields)
     except ValidationError as exc:
@@ -196,8 +204,9 @@ def from_recipe(spec: str, overrides: Overrides) -> SimDeployment:
         drafting = _override_drafts(drafting, overrides, model)
         notes += unmodelled_flags(flags.get)
         warnings += [f"{mode}: {n}" if len(modes) > 1 else n for n in notes]
+        slots = expert_slots_from_flags(flag_engine, flags.get, model)
         pools["decode" if mode == "aggregated" else mode] = _pool(
-            mode, res.workers(mode) or 1, layout, wanted, flag_engine, drafting
+            mode, res.workers(mode) or 1, layout, wanted, flag_engine, drafting, slots
         )
     bench = recipe.benchmark
     workload: dict[str, Any] = {"concurrencies": (1,)}
@@ -247,6 +256,26 @@ def _check_fits(recipe: Recipe, mode: WorkerMode, layout: WorkerLayout) -> None:
         )
 
 
+def _job_acceptance(value: Any, path: Path) -> float | tuple[float, ...] | None:
+    """A job's `spec-acceptance`: one rate for every draft position, or a list by position."""
+    if value is None:
+        return None
+    where = Location(path, key="spec-acceptance")
+    items = value if isinstance(value, list | tuple) else [value]
+    rates: list[float] = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, int | float) or not 0 <= item <= 1:
+            raise InputError(
+                f"spec-acceptance must be a rate in [0, 1] or a list of them, got {value!r}",
+                location=where,
+                hint="e.g. 0.8 (every draft position) or [0.85, 0.7, 0.6] (by position)",
+            )
+        rates.append(float(item))
+    if not rates:
+        raise InputError("spec-acceptance is an empty list", location=where)
+    return rates[0] if not isinstance(value, list | tuple) else tuple(rates)
+
+
 def from_job(spec: str, overrides: Overrides) -> SimDeployment:
     """A sweep job as JSON (one object, or a list with `FILE:INDEX`) -> a SimDeployment."""
     text, _, index = (
@@ -293,9 +322,13 @@ def from_job_data(data: Mapping[str, Any], overrides: Overrides, *, path: Path) 
     if not isinstance(extra, Mapping):
         raise InputError("sim-flags must be a mapping", location=Location(path, key="sim-flags"))
     common.update(extra)
+    acceptance: float | tuple[float, ...] | None = overrides.spec_acceptance
+    if acceptance is None:
+        acceptance = _job_acceptance(data.get("spec-acceptance"), path)
     drafting, warnings = speculation_from_job(
-        data.get("spec-decoding"), model, overrides.spec_draft_tokens, overrides.spec_acceptance
+        data.get("spec-decoding"), model, overrides.spec_draft_tokens, acceptance
     )
+    slots = expert_slots_from_flags("vllm", common.get, model)  # sim-flags: vLLM spelling
     if isinstance(data.get("decode"), dict):
         for role in ("prefill", "decode"):
             block = data.get(role) or {}
@@ -306,7 +339,7 @@ def from_job_data(data: Mapping[str, Any], overrides: Overrides, *, path: Path) 
                 int(block.get("pp", 1)),
             )
             pools[role] = _pool(
-                role, int(block.get("num-worker", 1)), layout, common, "vllm", drafting
+                role, int(block.get("num-worker", 1)), layout, common, "vllm", drafting, slots
             )
     else:
         layout = worker_layout(
@@ -315,7 +348,7 @@ def from_job_data(data: Mapping[str, Any], overrides: Overrides, *, path: Path) 
             bool(data.get("dp-attn")),
             int(data.get("pp", 1)),
         )
-        pools["decode"] = _pool("aggregated", 1, layout, common, "vllm", drafting)
+        pools["decode"] = _pool("aggregated", 1, layout, common, "vllm", drafting, slots)
     workload = {
         # an agentic job has no lengths; these only size the sa-bench view of the deployment
         "isl": data.get("isl") or (AGENTIC_ISL if cache is not None else None),
@@ -363,9 +396,10 @@ def from_flags(
     spec = _override_drafts(None, overrides, spec_model)
     warnings: list[str] = []
     if spec is not None and overrides.spec_acceptance is None:
+        curve = ", ".join(f"{a:.2f}" for a in spec.position_acceptance())
         warnings.append(
-            f"speculative decoding: acceptance rate not given, assumed {spec.acceptance} per "
-            "draft token (pass --spec-acceptance)"
+            f"speculative decoding: acceptance rate not given, assumed the default curve "
+            f"{curve} by draft position (pass --spec-acceptance)"
         )
     flags = dict(engine)
     if overrides.kv_cache_dtype:

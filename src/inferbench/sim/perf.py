@@ -17,6 +17,7 @@ efficiency is a named field of `EfficiencyParams`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +28,8 @@ from inferbench.catalog.schema import (
     ModelSpec,
     Precision,
 )
+
+Rate = Annotated[float, Field(ge=0, le=1)]
 
 
 class EfficiencyParams(BaseModel):
@@ -62,6 +65,12 @@ class EfficiencyParams(BaseModel):
     layer_overhead_s: float = Field(
         2e-5, ge=0, description="fixed per-layer time of one step: launches, gaps, small ops"
     )
+    seq_overhead_s: float = Field(
+        0.0,
+        ge=0,
+        description="per-step time per decoding sequence of the busiest rank: sampling, "
+        "scheduling, input preparation and output processing grow with the batch",
+    )
     front_latency_s: float = Field(
         0.0,
         ge=0,
@@ -69,6 +78,9 @@ class EfficiencyParams(BaseModel):
         "HTTP front end, tokenisation, the scheduler's receive interval",
     )
     moe_imbalance: float = Field(1.15, ge=1, description="busiest expert rank's load over the mean")
+    eplb_imbalance: float = Field(
+        1.05, ge=1, description="the same with expert-parallel load balancing (EPLB) on"
+    )
     activation_reserve_gb: float = Field(
         0.0, ge=0, description="per-GPU memory the engine keeps out of the KV pool (activations)"
     )
@@ -88,22 +100,38 @@ class EfficiencyParams(BaseModel):
 class Speculation(BaseModel):
     """Speculative decoding (MTP, EAGLE, draft models): `draft_tokens` proposed per step.
 
-    `acceptance` is the probability that a draft token is accepted given that the ones
-    before it were; a step then yields (1 - a^(k+1)) / (1 - a) tokens on average (the
-    accepted prefix plus the target model's bonus token).
+    Draft position i (1-based) is accepted with probability a_i given that the ones before
+    it were: `acceptances` when given (one per position, the last repeated), else
+    `acceptance` x `acceptance_decay`^(i-1). A step yields 1 + sum_i prod_{j<=i} a_j tokens
+    on average (the accepted prefix plus the target model's bonus token). A draft head
+    reused for later positions drafts them worse (see features.DEFAULT_ACCEPTANCE_DECAY),
+    so a constant rate (decay 1) overstates what 3 draft tokens yield.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     draft_tokens: int = Field(ge=1, le=16)
-    acceptance: float = Field(ge=0, le=1)
+    acceptance: float = Field(ge=0, le=1)  # the first draft position's
+    acceptance_decay: float = Field(1.0, gt=0, le=1)
+    acceptances: tuple[Rate, ...] = ()  # per position; overrides acceptance and decay
     draft_layers: int = Field(1, ge=1)  # layers of the draft module, costed like the target's
     method: str = "mtp"
 
+    def position_acceptance(self) -> tuple[float, ...]:
+        """The conditional acceptance of each of the `draft_tokens` positions."""
+        k = self.draft_tokens
+        if self.acceptances:
+            given = self.acceptances
+            return tuple(given[min(i, len(given) - 1)] for i in range(k))
+        return tuple(self.acceptance * self.acceptance_decay**i for i in range(k))
+
     @property
     def tokens_per_step(self) -> float:
-        a, k = self.acceptance, self.draft_tokens
-        return float(k + 1) if a >= 1 else (1 - a ** (k + 1)) / (1 - a)
+        total, reach = 1.0, 1.0
+        for a in self.position_acceptance():
+            reach *= a
+            total += reach
+        return total
 
 
 @dataclass(frozen=True)
@@ -162,7 +190,11 @@ class StepModel:
         eff: EfficiencyParams,
         multi_node: bool = False,
         spec: Speculation | None = None,
+        expert_slots: int = 0,
     ) -> None:
+        """`expert_slots`: physical expert slots per MoE layer with EPLB on (routed experts
+        plus redundant copies; 0: EPLB off). EPLB places the copies where the load is, so
+        the busiest rank's load drops to `eplb_imbalance`, and every slot holds weights."""
         self.model, self.gpu, self.par, self.eff = model, gpu, par, eff
         self.precision, self.kv_precision, self.spec = precision, kv_precision, spec
         dense_prec = model.weight_precision(precision, experts=False)
@@ -172,7 +204,12 @@ class StepModel:
         )
         dense_active = max(model.active_params_b * 1e9 - expert_active, 0.0)
         self.dense_weight_bytes = model.dense_params * WEIGHT_BYTES[dense_prec] / (tp * pp)
-        self.expert_weight_bytes = model.expert_params * WEIGHT_BYTES[precision] / (moe_group * pp)
+        slots = max(expert_slots, model.experts) if expert_slots and model.is_moe else 0
+        replicas = slots / model.experts if slots else 1.0
+        self.expert_weight_bytes = (
+            model.expert_params * replicas * WEIGHT_BYTES[precision] / (moe_group * pp)
+        )
+        imbalance = eff.eplb_imbalance if slots else eff.moe_imbalance
         self.draft_weight_bytes = 0.0
         if spec is not None:  # the draft module's layers are held beside the target's
             per_layer = (self.dense_weight_bytes + self.expert_weight_bytes) * pp / model.layers
@@ -182,7 +219,7 @@ class StepModel:
         self._attn_flops_s = gpu.flops(Precision.BF16) * eff.attention_efficiency
         self._mem_bw = gpu.hbm_tbps * 1e12 * eff.memory_efficiency
         self._dense_flops_per_token = 2.0 * dense_active / (tp * pp)
-        self._expert_flops_per_token = 2.0 * expert_active / (moe_group * pp) * eff.moe_imbalance
+        self._expert_flops_per_token = 2.0 * expert_active / (moe_group * pp) * imbalance
         qk, v = model.attention.score_dims
         per_layer_attn = 2.0 * model.attention.heads * (qk + v) / (tp * pp)
         self._full_attn_flops = per_layer_attn * model.full_attention_layers
@@ -435,7 +472,13 @@ class StepModel:
                     )
             if t > slowest:
                 slowest = t
-        return slowest * self.par.pp + self.eff.step_overhead_s
+        return slowest * self.par.pp + self.eff.step_overhead_s + self._seq_time(batches)
+
+    def _seq_time(self, batches: list[RankBatch]) -> float:
+        """The per-sequence part of a step's overhead: the busiest rank's decode batch."""
+        if not self.eff.seq_overhead_s:
+            return 0.0
+        return self.eff.seq_overhead_s * max(b.decode_seqs for b in batches)
 
     def _decode_roofline_step(
         self,
@@ -498,7 +541,7 @@ class StepModel:
                 )
             if t > slowest:
                 slowest = t
-        return slowest * self.par.pp + self.eff.step_overhead_s
+        return slowest * self.par.pp + self.eff.step_overhead_s + self._seq_time(batches)
 
     def _spec_step_time(self, batches: list[RankBatch]) -> float:
         spec = self.spec
@@ -507,7 +550,9 @@ class StepModel:
         worker_tokens = sum(b.prefill_tokens + b.decode_seqs * width for b in batches)
         if worker_tokens == 0:
             return 0.0
-        pp, overhead = self.par.pp, self.eff.step_overhead_s
+        pp = self.par.pp
+        # the per-sequence part is paid per verification step, like the fixed part
+        overhead = self.eff.step_overhead_s + self._seq_time(batches)
         times = [self.rank_times(b, worker_tokens) for b in batches]
         whole = max(t[0] for t in times) * pp + overhead
         decode = max(t[1] for t in times) * pp
