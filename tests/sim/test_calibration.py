@@ -146,3 +146,36 @@ def test_deployment_of_a_point_reads_sim_flags() -> None:
     job = {**_job(8), "sim-flags": {"gpu-memory-utilization": 0.5, "kv-cache-dtype": "fp8"}}
     dep = deployment(MeasuredPoint(name="x", job=job, measured=Measured(tok_s_gpu=1)))
     assert dep.decode.gpu_memory_utilization == 0.5 and dep.decode.kv_cache_dtype == "fp8"
+
+
+def _on(gpu: str, engine: str, conc: int) -> dict[str, object]:
+    return {**_job(conc), "runner": gpu, "framework": engine}
+
+
+def test_an_unmeasured_pair_borrows_from_its_gpu_and_engine_not_another_gpus_point() -> None:
+    # B200 runs 2.5x leaner per layer than H100 on every engine; vLLM is measured on H100
+    # alone. The (B200, vLLM) pair takes B200's factor with NVIDIA's vLLM factor.
+    def truth(gpu: str) -> dict[str, float]:
+        layer = {"h100": 100e-6, "b200": 40e-6}[gpu]
+        return {"layer_overhead_s": layer, "attention_efficiency": 0.4, "seq_overhead_s": 0.0}
+
+    points = [
+        _truth(f"{gpu}-{engine}-{conc}", _on(gpu, engine, conc), truth(gpu))
+        for gpu, engine in (("h100", "vllm"), ("h100", "trtllm"), ("b200", "trtllm"))
+        for conc in (4, 32)
+    ]
+    report = evaluate(points, loo=False)
+    gpus = load_catalog().gpus
+    b200_vllm = report.calibration.entry_for(gpus["b200"], "vllm")
+    h100_vllm = report.calibration.entry_for(gpus["h100"], "vllm")
+    assert b200_vllm is not None and h100_vllm is not None
+    assert (b200_vllm.gpu, b200_vllm.engine, b200_vllm.points) == ("b200", "vllm", 0)
+    assert b200_vllm.params["layer_overhead_s"] == pytest.approx(40e-6, rel=0.4)
+    assert h100_vllm.params["layer_overhead_s"] == pytest.approx(100e-6, rel=0.4)
+    # a vendor with no measurement keeps its own prior, not NVIDIA's fit
+    from inferbench.sim.priors import load_priors
+
+    amd = report.calibration.entry_for(gpus["mi300x"], "vllm")
+    assert amd is not None and amd.gpu == "amd" and amd.points == 0
+    prior = load_priors().vendor("amd").layer_overhead_s.value
+    assert amd.params["layer_overhead_s"] == pytest.approx(prior)

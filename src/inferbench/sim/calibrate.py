@@ -1,20 +1,23 @@
-"""`inferbench sim calibrate`: fit a few bounded efficiency parameters per (GPU, engine)
-from measured points, report fit and leave-one-out error, write a calibration file.
+"""`inferbench sim calibrate`: fit a few bounded efficiency parameters from measured points,
+report fit and leave-one-out error, write a calibration file.
 
 A measured point is a deployment (an InferenceX sweep job, plus `sim-flags` for engine
 flags a job does not carry) and what was measured at one concurrency: total tok/s/GPU,
 interactivity (tok/s/user = 1000 / TPOT ms) and TTFT. Points come from a points file (the
-figures inline, or a result file per point) or from the results store.
+figures inline, or a result file per point) or, read by the CLI, from the results store:
+this module takes them as values and never opens the store.
 
-The fit: for each (GPU, engine) group, `layer_overhead_s` and `attention_efficiency`
-minimise the sum of squared log errors of the group's tok/s/GPU and interactivity (on an
-interpolated grid, pulled gently towards the vendor's values so one point cannot push a
-parameter to a bound it does not need); `front_latency_s` is one value for every entry,
-the smallest gap between a measured and a simulated TTFT (see `_front_latency`). Fallback
-entries for (vendor, engine), (GPU, *), (vendor, *), (*, engine) and (*, *) are
-point-weighted geometric means of the fitted groups, so a
-GPU/engine pair without measurements still gets its family's parameters. Leave-one-out
-refits without each point in turn and predicts it from what is left.
+The fit shares parameters where the physics is shared, as a hierarchy vendor -> engine ->
+GPU with priors from vendor figures and papers (calibration_priors.yaml, each cited): a
+per-layer and a per-sequence step overhead per vendor, scaled per (vendor, engine), the
+per-layer one and the attention efficiency scaled per GPU. It minimises the squared log
+error of each point's tok/s/GPU and interactivity plus each parameter's distance from its
+prior (on an interpolated grid of simulations, no further runs); `front_latency_s` is one
+value for every entry, the smallest gap between a measured and a simulated TTFT (see
+`_front_latency`). Entries are written for every cell the lookup may reach, so a
+GPU/engine pair without measurements gets its GPU's and its engine's parameters (or their
+priors), never another GPU's point. Leave-one-out refits without each point in turn and
+predicts it from what is left; `sim.holdout` holds out whole GPUs or engines.
 """
 
 from __future__ import annotations
@@ -36,16 +39,15 @@ from inferbench.sim.calibration import FIT_BOUNDS, Calibration, CalibrationEntry
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import estimate
 from inferbench.sim.inputs import Overrides, from_job_data
+from inferbench.sim.priors import ANY, Priors, load_priors
 from inferbench.sim.summary import point
 
 METRICS = ("tok_s_gpu", "interactivity", "ttft_ms")
 # the grid each point is simulated on; fits interpolate it (log-linear), no further runs
 GRID: dict[str, tuple[float, ...]] = {
-    "layer_overhead_s": (0.0, 20e-6, 40e-6, 80e-6, 160e-6, 320e-6, 640e-6),
+    "layer_overhead_s": (0.0, 20e-6, 40e-6, 80e-6, 160e-6, 320e-6, 640e-6, 1280e-6),
     "attention_efficiency": (0.15, 0.3, 0.5, 0.8),
 }
-FINE = 48  # points per grid axis the interpolated loss is searched on
-PRIOR = 0.05  # pull of a group's parameters towards its vendor's, per squared log-ratio
 WAVES = 4  # closed-loop waves simulated per point beyond 2,048 requests (10 x conc below)
 
 
@@ -112,9 +114,17 @@ def simulate(
 
 @dataclass
 class Surface:
-    """One point's metrics on the GRID (log values), interpolated between grid nodes."""
+    """One point's metrics on the GRID (log values), interpolated between grid nodes.
+
+    The grid's overhead axis is the fixed per-layer overhead; a per-sequence overhead is
+    mapped onto it at the point's steady decode batch (`seqs` sequences on its busiest rank,
+    `layers` layers): both are time added to every decode step, and a step of `seqs`
+    sequences pays `seq_overhead x seqs` = `layers x` that much per layer. Predictions
+    (`predict`) simulate the parameters themselves."""
 
     logs: dict[str, np.ndarray]  # metric -> array over the grid axes
+    seqs: float = 1.0
+    layers: int = 1
 
     def at(self, overhead: np.ndarray, attention: np.ndarray) -> dict[str, np.ndarray]:
         ox = _axis(GRID["layer_overhead_s"], overhead, offset=10e-6)
@@ -131,6 +141,12 @@ class Surface:
             )
         return out
 
+    def at_params(self, layer: Any, seq: Any, attention: Any) -> dict[str, np.ndarray]:
+        """Metrics at a per-layer overhead, a per-sequence overhead and an attention
+        efficiency (arrays broadcast)."""
+        effective = np.asarray(layer) + np.asarray(seq) * self.seqs / self.layers
+        return self.at(effective, np.asarray(attention))
+
 
 def _axis(nodes: Sequence[float], values: np.ndarray, offset: float = 0.0) -> tuple[Any, Any, Any]:
     """Bracketing node indices and the log-space weight of `values` on `nodes`."""
@@ -140,6 +156,14 @@ def _axis(nodes: Sequence[float], values: np.ndarray, offset: float = 0.0) -> tu
     i0 = i1 - 1
     w = (x - grid[i0]) / (grid[i1] - grid[i0])
     return i0, i1, w
+
+
+def steady_batch(dep: SimDeployment) -> float:
+    """Decode sequences on one rank in steady state: the concurrency over the decode ranks,
+    at most the rank's batch limit."""
+    pool = dep.decode
+    conc = dep.workload.concurrencies[0]
+    return float(max(1.0, min(conc / (pool.workers * pool.dp), pool.max_num_seqs)))
 
 
 def surface(
@@ -152,39 +176,14 @@ def surface(
     for i, overhead in enumerate(GRID["layer_overhead_s"]):
         for j, attention in enumerate(GRID["attention_efficiency"]):
             pred = simulate(
-                pt, {"layer_overhead_s": overhead, "attention_efficiency": attention}, dep
-            )
+                pt,
+                {"layer_overhead_s": overhead, "attention_efficiency": attention,
+                 "seq_overhead_s": 0.0},
+                dep,
+            )  # fmt: skip
             for m in METRICS:
                 logs[m][i, j] = math.log(max(pred.value(m), 1e-9))
-    return Surface(logs)
-
-
-_FINE_O = np.concatenate([[0.0], np.geomspace(2e-6, GRID["layer_overhead_s"][-1], FINE - 1)])
-_FINE_A = np.geomspace(GRID["attention_efficiency"][0], GRID["attention_efficiency"][-1], FINE)
-_MESH_O, _MESH_A = np.meshgrid(_FINE_O, _FINE_A, indexing="ij")
-
-
-def _throughput_loss(points: Sequence[MeasuredPoint], surfaces: dict[str, Surface]) -> np.ndarray:
-    """Squared log error of tok/s/GPU and interactivity, over the fine mesh."""
-    loss = np.zeros_like(_MESH_O)
-    for pt in points:
-        at = surfaces[pt.name].at(_MESH_O, _MESH_A)
-        for metric in ("tok_s_gpu", "interactivity"):
-            want = getattr(pt.measured, metric)
-            if want is not None:
-                loss += (at[metric] - math.log(want)) ** 2
-    return loss
-
-
-def _best(loss: np.ndarray) -> dict[str, float]:
-    i, j = np.unravel_index(int(np.argmin(loss)), loss.shape)
-    return {"layer_overhead_s": float(_MESH_O[i, j]), "attention_efficiency": float(_MESH_A[i, j])}
-
-
-def _prior(center: dict[str, float]) -> np.ndarray:
-    o = np.log(_MESH_O + 10e-6) - math.log(center["layer_overhead_s"] + 10e-6)
-    a = np.log(_MESH_A) - math.log(center["attention_efficiency"])
-    return PRIOR * (o * o + a * a)
+    return Surface(logs, seqs=steady_batch(dep), layers=dep.model.layers)
 
 
 def _front_latency(
@@ -206,15 +205,168 @@ def _front_latency(
         if pt.measured.ttft_ms is None:
             continue
         params = params_of(pt)
-        at = surfaces[pt.name].at(
-            np.asarray(params["layer_overhead_s"]), np.asarray(params["attention_efficiency"])
+        at = surfaces[pt.name].at_params(
+            params["layer_overhead_s"], params["seq_overhead_s"], params["attention_efficiency"]
         )
         gaps.append(max(pt.measured.ttft_ms - math.exp(float(at["ttft_ms"])), 0.0) / 1000.0)
     low, high = FIT_BOUNDS["front_latency_s"]
     return min(max(min(gaps), low), high) if gaps else 0.0
 
 
-GroupCache = dict[tuple[str, ...], dict[str, float]]
+# -- the hierarchical fit ------------------------------------------------------------------
+#
+# Unknowns, all logs, as a hierarchy vendor -> engine -> GPU: per vendor v a per-layer
+# overhead, a per-sequence overhead and an attention efficiency; per (vendor, engine) a
+# factor on each overhead (centred on the engine's prior factor); per GPU g a factor on the
+# per-layer overhead and on the attention efficiency (centre 1). A point on (g of v, e):
+#   layer = exp(L[v] + k[v/e] + l[g]),  seq = exp(S[v] + s[v/e]),  attention = exp(A[v] + a[g]).
+# The loss is the squared log error of each measured tok/s/GPU and interactivity over the
+# measurement spread, plus each unknown's squared distance from its prior over the prior's
+# spread (calibration_priors.yaml): a MAP fit, by coordinate descent over 1-D grids of each
+# unknown on the interpolated surfaces (no further simulation).
+
+SWEEPS = 8  # coordinate-descent passes
+_STEPS = 97  # candidates per unknown and pass
+_BOUNDS = {  # of each unknown's value (not its log)
+    "layer": (1e-6, FIT_BOUNDS["layer_overhead_s"][1]),
+    "attention": FIT_BOUNDS["attention_efficiency"],
+    "seq": (1e-8, FIT_BOUNDS["seq_overhead_s"][1]),
+}
+
+
+@dataclass
+class _Unknown:
+    """One log-space unknown: its value, prior centre and sd, and the range it may take."""
+
+    value: float
+    centre: float
+    sd: float
+    low: float
+    high: float
+
+
+@dataclass
+class _Model:
+    priors: Priors
+    unknowns: dict[tuple[str, str], _Unknown]  # (kind, key) -> unknown
+    point_keys: dict[str, tuple[str, str, str]]  # point -> (vendor, gpu, engine)
+
+    def params(self, vendor: str, gpu: str | None, engine: str | None) -> dict[str, float]:
+        """Parameters of a (GPU or vendor, engine or none) cell: a level not given, or not
+        fitted, sits at its prior centre (factor 1, or the engine prior's factor)."""
+
+        def log(kind: str, key: str | None, default: float) -> float:
+            u = self.unknowns.get((kind, key)) if key is not None else None
+            return u.value if u is not None else default
+
+        ven = self.priors.vendor(vendor)
+        eng = self.priors.engine(engine) if engine else None
+        pair = f"{vendor}/{engine}" if engine else None
+        layer = (
+            log("L", vendor, ven.layer_overhead_s.log_value)
+            + log("k", pair, eng.layer_factor.log_value if eng else 0.0)
+            + log("l", gpu, 0.0)
+        )
+        seq = log("S", vendor, ven.seq_overhead_s.log_value) + log(
+            "s", pair, eng.seq_factor.log_value if eng else 0.0
+        )
+        attention = log("A", vendor, ven.attention_efficiency.log_value) + log("a", gpu, 0.0)
+        return {
+            "layer_overhead_s": _clip(math.exp(layer), "layer"),
+            "attention_efficiency": _clip(math.exp(attention), "attention"),
+            "seq_overhead_s": _clip(math.exp(seq), "seq"),
+        }
+
+    def logs_of(self, point: str) -> tuple[tuple[str, str], ...]:
+        vendor, gpu, engine = self.point_keys[point]
+        pair = f"{vendor}/{engine}"
+        return (
+            ("L", vendor), ("k", pair), ("l", gpu), ("S", vendor), ("s", pair),
+            ("A", vendor), ("a", gpu),
+        )  # fmt: skip
+
+
+def _clip(value: float, kind: str) -> float:
+    low, high = _BOUNDS[kind]
+    return min(max(value, low), high)
+
+
+def _log_bounds(kind: str) -> tuple[float, float]:
+    low, high = _BOUNDS[kind]
+    return math.log(low), math.log(high)
+
+
+def _build_model(points: Sequence[MeasuredPoint], deps: dict[str, SimDeployment]) -> _Model:
+    priors = load_priors()
+    unknowns: dict[tuple[str, str], _Unknown] = {}
+    keys: dict[str, tuple[str, str, str]] = {}
+    lay = _log_bounds("layer")
+    att = _log_bounds("attention")
+    seq = _log_bounds("seq")
+    gpu_l = math.log(priors.gpu_spread["layer_overhead_s"])
+    gpu_a = math.log(priors.gpu_spread["attention_efficiency"])
+    for pt in points:
+        dep = deps[pt.name]
+        vendor, gpu, engine = dep.gpu.vendor, dep.gpu.key, dep.engine
+        keys[pt.name] = (vendor, gpu, engine)
+        ven, eng = priors.vendor(vendor), priors.engine(engine)
+        span, pair = lay[1] - lay[0], f"{vendor}/{engine}"
+        specs: list[tuple[tuple[str, str], float, float, float, float]] = [
+            (("L", vendor), ven.layer_overhead_s.log_value, ven.layer_overhead_s.log_sd, *lay),
+            (("k", pair), eng.layer_factor.log_value, eng.layer_factor.log_sd, -span, span),
+            (("l", gpu), 0.0, gpu_l, -span, span),
+            (("S", vendor), ven.seq_overhead_s.log_value, ven.seq_overhead_s.log_sd, *seq),
+            (("s", pair), eng.seq_factor.log_value, eng.seq_factor.log_sd, -span, span),
+            (("A", vendor), ven.attention_efficiency.log_value, ven.attention_efficiency.log_sd,
+             *att),
+            (("a", gpu), 0.0, gpu_a, att[0] - att[1], att[1] - att[0]),
+        ]  # fmt: skip
+        for key, centre, sd, low, high in specs:
+            unknowns.setdefault(key, _Unknown(centre, centre, sd, low, high))
+    return _Model(priors, unknowns, keys)
+
+
+def _point_loss(
+    model: _Model, pt: MeasuredPoint, surf: Surface, override: tuple[tuple[str, str], np.ndarray]
+) -> np.ndarray:
+    """Squared log errors of `pt` (over the measurement spread) with one unknown set to
+    each of the candidate values in `override`."""
+    key, values = override
+    logs = {k: (values if k == key else model.unknowns[k].value) for k in model.logs_of(pt.name)}
+    vendor, gpu, engine = model.point_keys[pt.name]
+    pair = f"{vendor}/{engine}"
+    layer = np.exp(logs[("L", vendor)] + logs[("k", pair)] + logs[("l", gpu)])
+    attention = np.exp(logs[("A", vendor)] + logs[("a", gpu)])
+    seq = np.exp(logs[("S", vendor)] + logs[("s", pair)])
+    at = surf.at_params(
+        np.clip(layer, *_BOUNDS["layer"]),
+        np.clip(seq, *_BOUNDS["seq"]),
+        np.clip(attention, *_BOUNDS["attention"]),
+    )
+    sd = math.log(model.priors.measurement_spread)
+    loss = np.zeros_like(np.asarray(values, dtype=float))
+    for metric in ("tok_s_gpu", "interactivity"):
+        want = getattr(pt.measured, metric)
+        if want is not None:
+            loss = loss + ((at[metric] - math.log(want)) / sd) ** 2
+    return loss
+
+
+def _descend(model: _Model, points: Sequence[MeasuredPoint], surfaces: dict[str, Surface]) -> None:
+    users: dict[tuple[str, str], list[MeasuredPoint]] = {}
+    for pt in points:
+        for key in model.logs_of(pt.name):
+            users.setdefault(key, []).append(pt)
+    for sweep in range(SWEEPS):
+        for key, u in model.unknowns.items():
+            # a coarse pass over the whole range first, then finer around the best so far
+            half = (u.high - u.low) / 2 / (2**sweep)
+            lo, hi = max(u.low, u.value - half), min(u.high, u.value + half)
+            candidates = np.linspace(lo, hi, _STEPS)
+            loss = ((candidates - u.centre) / u.sd) ** 2
+            for pt in users.get(key, ()):
+                loss = loss + _point_loss(model, pt, surfaces[pt.name], (key, candidates))
+            u.value = float(candidates[int(np.argmin(loss))])
 
 
 def fit(
@@ -222,68 +374,41 @@ def fit(
     surfaces: dict[str, Surface],
     deps: dict[str, SimDeployment],
 ) -> Calibration:
-    """Vendor-level fit, then one entry per (GPU, engine) group pulled towards its vendor's,
-    then fallbacks for (vendor, engine), (GPU, *) and (*, engine); (*, *) is all points."""
-    vendors: dict[str, list[MeasuredPoint]] = {}
-    groups: dict[tuple[str, str], list[MeasuredPoint]] = {}
-    for pt in points:
-        dep = deps[pt.name]
-        vendors.setdefault(dep.gpu.vendor, []).append(pt)
-        groups.setdefault((dep.gpu.key, dep.engine), []).append(pt)
-    vendor_params: dict[str, dict[str, float]] = {}
-    for vendor, members in vendors.items():
-        vendor_params[vendor] = _best(_throughput_loss(members, surfaces))
-    fitted: dict[tuple[str, str], dict[str, float]] = {}
-    for (gpu, engine), members in groups.items():
-        center = vendor_params[deps[members[0].name].gpu.vendor]
-        fitted[(gpu, engine)] = _best(_throughput_loss(members, surfaces) + _prior(center))
-    latency = _front_latency(
-        points, surfaces, lambda pt: fitted[(deps[pt.name].gpu.key, deps[pt.name].engine)]
-    )
-    entries: list[CalibrationEntry] = []
-    for vendor, params in vendor_params.items():
-        params["front_latency_s"] = latency
-        entries.append(
-            CalibrationEntry(gpu=vendor, engine="*", params=params, points=len(vendors[vendor]))
+    """The hierarchical fit (above), written as calibration entries for every cell the
+    lookup may reach: each measured GPU and each vendor with a prior, crossed with each
+    engine measured or with a prior, and with `*`; (`*`, engine) and (`*`, `*`) from the
+    generic vendor prior with the fitted engines."""
+    model = _build_model(points, deps)
+    _descend(model, points, surfaces)
+    latency = _front_latency(points, surfaces, lambda pt: model.params(*model.point_keys[pt.name]))
+    counts: dict[tuple[str, str], int] = {}
+    for vendor, gpu, engine in model.point_keys.values():
+        for cell in ((gpu, engine), (vendor, engine), (gpu, ANY), (vendor, ANY), (ANY, engine)):
+            counts[cell] = counts.get(cell, 0) + 1
+    counts[(ANY, ANY)] = len(points)
+    gpus = {gpu: vendor for vendor, gpu, _ in model.point_keys.values()}
+    vendors = sorted({*model.priors.vendors, *gpus.values()} - {ANY})
+    engines = sorted({*model.priors.engines, *(e for *_, e in model.point_keys.values())} - {ANY})
+    cells: list[tuple[str, str, dict[str, float]]] = []
+    for gpu, vendor in gpus.items():
+        cells += [(gpu, e, model.params(vendor, gpu, e)) for e in engines]
+        cells.append((gpu, ANY, model.params(vendor, gpu, None)))
+    for vendor in vendors:
+        cells += [(vendor, e, model.params(vendor, None, e)) for e in engines]
+        cells.append((vendor, ANY, model.params(vendor, None, None)))
+    cells += [(ANY, e, model.params(ANY, None, e)) for e in engines]
+    cells.append((ANY, ANY, model.params(ANY, None, None)))
+    entries = tuple(
+        CalibrationEntry(
+            gpu=g, engine=e, params={**params, "front_latency_s": latency},
+            points=counts.get((g, e), 0),
         )
-    for (gpu, engine), params in fitted.items():
-        params["front_latency_s"] = latency
-        entries.append(
-            CalibrationEntry(
-                gpu=gpu, engine=engine, params=params, points=len(groups[(gpu, engine)])
-            )
-        )
-    vendor_of = {deps[pt.name].gpu.key: deps[pt.name].gpu.vendor for pt in points}
-    for level in ("vendor-engine", "gpu", "engine"):
-        buckets: dict[tuple[str, str], list[tuple[dict[str, float], int]]] = {}
-        for (g, e), params in fitted.items():
-            key = {"vendor-engine": (vendor_of[g], e), "gpu": (g, "*"), "engine": ("*", e)}[level]
-            buckets.setdefault(key, []).append((params, len(groups[(g, e)])))
-        for (g, e), items in buckets.items():
-            entries.append(
-                CalibrationEntry(
-                    gpu=g, engine=e, params=_mean(items), points=sum(n for _, n in items)
-                )
-            )
-    every = _best(_throughput_loss(points, surfaces))
-    every["front_latency_s"] = latency
-    entries.append(CalibrationEntry(params=every, points=len(points)))
+        for g, e, params in cells
+    )  # fmt: skip
     return Calibration(
         description=f"fitted on {len(points)} point(s): {', '.join(pt.name for pt in points)}",
-        entries=tuple(entries),
+        entries=entries,
     )
-
-
-def _mean(items: Sequence[tuple[dict[str, float], int]]) -> dict[str, float]:
-    """Point-weighted means: geometric for efficiencies and overheads, plain for latency."""
-    weight = sum(n for _, n in items)
-    out: dict[str, float] = {}
-    for name in items[0][0]:
-        if name == "front_latency_s":
-            out[name] = sum(n * p[name] for p, n in items) / weight
-        else:
-            out[name] = math.exp(sum(n * math.log(p[name] + 1e-7) for p, n in items) / weight)
-    return out
 
 
 def predict(pt: MeasuredPoint, cal: Calibration, dep: SimDeployment | None = None) -> Prediction:

@@ -31,6 +31,7 @@ NONE = "none"  # physics and engine defaults only
 # is a fraction of a datasheet peak; an overhead is at most a millisecond per layer).
 FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "layer_overhead_s": (0.0, 1e-3),
+    "seq_overhead_s": (0.0, 2e-4),
     "attention_efficiency": (0.05, 0.9),
     "front_latency_s": (0.0, 0.5),
 }
