@@ -12,7 +12,8 @@ import is still a dependency. The rules:
   stage may ask it;
 - launch starts the simulator, evals and the bench as what they are (it never imports the
   checks, the store or the report: the demo that chains them is the CLI's);
-- the simulator never imports launch, checks, matrix, evals, power or report;
+- the simulator never imports launch, checks, matrix, evals, power or report, nor the results
+  store: `sim calibrate` takes measured points as values (the CLI reads the store);
 - evals and power are leaves: they import only `core` (and `engines`).
 """
 
@@ -59,6 +60,8 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     ),
 }
 SIM_ENGINE_FORBIDDEN = frozenset({"config", "matrix", "launch", "checks", "cli"})
+# module -> package prefix -> modules it must never import (finer than FORBIDDEN)
+FORBIDDEN_MODULES: dict[str, frozenset[str]] = {"sim": frozenset({"inferbench.results.store"})}
 
 
 def module_name(path: Path, src: Path) -> str:
@@ -110,6 +113,8 @@ def violations(graph: dict[str, set[str]]) -> list[str]:
                 found.append(f"{module}: core imports nothing else of inferbench ({target})")
             if other in FORBIDDEN.get(own, ()):
                 found.append(f"{module}: {own} never imports {other} ({target})")
+            if target in FORBIDDEN_MODULES.get(own, ()):
+                found.append(f"{module}: {own} never imports {target}")
     for module in sorted(reachable(graph, "inferbench.sim.engine")):
         for target in sorted(graph[module]):
             if package(target) in SIM_ENGINE_FORBIDDEN:
@@ -151,6 +156,16 @@ def _tree(tmp_path: Path, files: Iterable[tuple[str, str]]) -> Path:
         ((("engines/x.py", "from inferbench.config import base\n"),), "engines never imports"),
         ((("launch/demo.py", "from inferbench.report import a\n"),), "launch never imports"),
         ((("evals/x.py", "from inferbench.bench import a\n"),), "evals never imports bench"),
+        (
+            (
+                (
+                    "sim/calibrate.py",
+                    "def f():\n    from inferbench.results.store import open_store\n",
+                ),
+                ("results/store.py", ""),
+            ),
+            "sim never imports inferbench.results.store",
+        ),
         (
             (
                 ("sim/engine.py", "from inferbench.sim import perf\n"),

@@ -11,8 +11,9 @@ import pytest
 
 from inferbench.bench.result import read_point_result
 from inferbench.errors import InputError
+from inferbench.results.calibration_points import points_from_store
 from inferbench.results.ingest import ingest_paths
-from inferbench.sim.calibrate import deployment, points_from_store, simulate
+from inferbench.sim.calibrate import deployment, simulate
 from inferbench.sim.estimate import estimate
 from inferbench.sim.inputs import Overrides, from_job_data
 from inferbench.sim.summary import write_result
@@ -93,3 +94,37 @@ def test_a_disaggregated_run_directory_keeps_both_pools(tmp_path: Path) -> None:
     dep = deployment(pt)
     assert dep.total_gpus == 8 and dep.prefill is not None and dep.prefill.workers == 2
     assert pt.measured.tok_s_gpu > 0 and pt.measured.ttft_ms is not None
+
+
+def test_engine_flags_go_through_the_store_into_the_fit(tmp_path: Path) -> None:
+    # a run whose job carries engine flags (as the calibration points file writes them):
+    # stored and read back, the point is the same deployment, and the same fit
+    flags = {"max-num-seqs": 16, "gpu-memory-utilization": 0.6, "max-num-batched-tokens": 2048}
+    job = {**AGG_JOB, "model-prefix": "llama3.1-8b", "exp-name": "l8b", "fingerprint": "fp-l8b",
+           "conc": [8], "kv-cache-dtype": "fp8", "sim-flags": flags}  # fmt: skip
+    run = tmp_path / "runs" / "run-1"
+    job_dir = run / "fp-l8b"
+    (job_dir / "results").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"run_id": "run-1", "backend": "local"}))
+    (job_dir / "job.json").write_text(json.dumps(job))
+    (job_dir / "outcome.json").write_text(json.dumps({"status": "completed", "attempt": 1}))
+    _measure({**job, "conc": 8}, job_dir / "results" / "conc8.json")
+    url = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    assert ingest_paths([run], url).inserted == 1
+    (stored,) = points_from_store(url, model_prefix="llama3.1-8b")
+    assert stored.job["sim-flags"] == flags and stored.job["kv-cache-dtype"] == "fp8"
+    dep = deployment(stored)
+    assert (dep.decode.max_num_seqs, dep.decode.gpu_memory_utilization) == (16, 0.6)
+    assert dep.decode.max_num_batched_tokens == 2048 and dep.decode.kv_cache_dtype == "fp8"
+    # the same point from a points file (flags inline) fits to the same calibration
+    from inferbench.sim.calibrate import MeasuredPoint, evaluate
+
+    direct = MeasuredPoint(
+        name=stored.name,
+        job={**{k: v for k, v in job.items() if k not in ("conc",)}, "conc": 8},
+        measured=stored.measured,
+    )
+    assert deployment(direct).decode == dep.decode
+    via_store = evaluate([stored], loo=False).calibration
+    via_file = evaluate([direct], loo=False).calibration
+    assert via_store.entries == via_file.entries

@@ -450,13 +450,8 @@ def calibrate_cmd(
     """Fit efficiency parameters per (GPU, engine) from measured points; write a calibration
     file for `sim estimate --calibration` and `sim serve --calibration`."""
     from inferbench.fsio import write_output
-    from inferbench.sim.calibrate import (
-        METRICS,
-        dump_calibration,
-        evaluate,
-        load_points,
-        points_from_store,
-    )
+    from inferbench.results.calibration_points import points_from_store
+    from inferbench.sim.calibrate import METRICS, dump_calibration, evaluate, load_points
 
     if (points is None) == (store is None):
         raise InputError("give a points file or --store URL (one of them)")

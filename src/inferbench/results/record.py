@@ -14,6 +14,9 @@ clear message instead of being half-understood.
       (`--repeats`); 1, the default, keeps the natural keys of earlier versions; and
       agentic: the replay's per-turn, per-session and cache figures of an agentic point
       (the result file's `inferbench.agentic` block, optional)
+  v5  provenance.engine_flags: the engine flags the job carried (its `sim-flags`,
+      `kv-cache-dtype`, `max-model-len`), so a point read back can be simulated with the
+      flags it ran with (optional)
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from inferbench.bench.agentic.block import AgenticBlock
 from inferbench.core.model import FrozenModel
 from inferbench.errors import InputError, Location
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 PoolRole = Literal["worker", "prefill", "decode"]
+FlagValue = str | int | float | bool
 # Counts (requests, tokens) are stored as 64-bit integers; a larger one is a damaged file.
 Count = Annotated[int, Field(ge=0, le=2**63 - 1)]
 
@@ -142,6 +146,8 @@ class Provenance(FrozenModel):
     tag: str | None = None
     commit: str | None = None  # the benchmark tree's commit, when the run recorded it
     repeat: int = Field(default=1, ge=1)  # measurement k of the point in this run (--repeats)
+    # the engine flags the job carried (vLLM spelling, as a sweep job's `sim-flags`), when any
+    engine_flags: dict[str, FlagValue] | None = None
 
 
 class RecordStats(FrozenModel):

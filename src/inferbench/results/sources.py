@@ -167,6 +167,21 @@ def _opt(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
+def engine_flags(job: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The engine flags a job carries: its `sim-flags` (vLLM spelling) and the job fields
+    that are engine flags (`kv-cache-dtype`, `max-model-len`); scalar values only."""
+    flags: dict[str, Any] = {}
+    extra = job.get("sim-flags")
+    if isinstance(extra, Mapping):
+        flags.update(
+            (str(k), v) for k, v in extra.items() if isinstance(v, str | int | float | bool)
+        )
+    for key in ("kv-cache-dtype", "max-model-len"):
+        if isinstance(job.get(key), str | int) and key not in flags:
+            flags[key] = job[key]
+    return flags or None
+
+
 def _plan_command(job_dir: Path) -> str | None:
     """The deployment's command lines from plan.json, when the plan lists them."""
     plan = _optional_json(job_dir / "plan.json")
@@ -235,6 +250,7 @@ def _job_points(
         "official": bool(run.get("official", False) or job.get("official") in (True, "true")),
         "tag": job.get("tag"),
         "commit": _opt(_first(job, "commit") or _first(run, "commit", "git_commit", "git-commit")),
+        "engine_flags": engine_flags(job),
     }
     if outcome:
         yield StoredOutcome(
@@ -362,6 +378,7 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
             source=str(path),
             tag=merged.get("tag"),
             repeat=repeat_of(path.stem)[1],
+            engine_flags=engine_flags(merged),
             **times,
         )
         return build_record(ident, prov, bench), bench.samples
