@@ -1,12 +1,15 @@
-"""Calibrate the simulator on the ten published InferenceX points and report leave-one-out.
+"""Calibrate the simulator on the ten published InferenceX points and report leave-one-out
+and leave-one-group-out.
 
 Reads the deployments from benchmarks/data/published_points.yaml and the measured figures
 from the published-points table (a Markdown file of InferenceX's published figures, not
 shipped with inferbench: pass it as --published FILE or in $INFERBENCH_PUBLISHED_POINTS;
-matched by point name), fits the default calibration, predicts each point in-sample and
-leave-one-out (fitted without it), and prints predicted/measured ratios. Targets (issue 13):
-LOO tok/s/GPU within +/-25% on at least 8 of 10, interactivity within +/-25% on at least 8,
-TTFT within 2x on at least 7.
+matched by point name), fits the default calibration, predicts each point in-sample,
+leave-one-out (fitted without it) and leave-one-group-out (fitted without every point of
+its GPU, then without every point of its engine), and prints predicted/measured ratios.
+Targets: LOO tok/s/GPU and interactivity within +/-25% on at least 8 of 10, TTFT within 2x
+on at least 7 (issue 13); leave-one-group-out tok/s/GPU and interactivity within +/-25% on
+at least 8 of 10 (issue 28).
 
     .venv/bin/python benchmarks/sim_calibration.py --published published-points.md \
         [--write src/inferbench/sim/calibration_default.yaml]
@@ -25,6 +28,7 @@ from ruamel.yaml import YAML
 
 from inferbench.fsio import atomic_write_bytes
 from inferbench.sim.calibrate import METRICS, Measured, MeasuredPoint, dump_calibration, evaluate
+from inferbench.sim.holdout import HoldoutReport, holdout, prepare
 
 HERE = Path(__file__).parent
 POINTS = HERE / "data" / "published_points.yaml"
@@ -97,10 +101,15 @@ def main() -> int:
         return 2
     points = load(args.points, measured)
     started = time.perf_counter()
-    report = evaluate(points, progress=lambda msg: print(f"  {msg}", file=sys.stderr))
+    say = lambda msg: print(f"  {msg}", file=sys.stderr)  # noqa: E731
+    prep = prepare(points, say)
+    report = evaluate(points, progress=say, deps=prep.deps, surfaces=prep.surfaces)
+    groups = {by: holdout(points, by, prepared=prep, progress=say) for by in ("gpu", "engine")}
     wall = time.perf_counter() - started
-    head = f"{'pt':4} {'metric':14} {'measured':>10} {'uncal.':>7} {'fit':>7} {'LOO':>7}"
-    print(head)
+    print(
+        f"{'pt':4} {'metric':14} {'measured':>10} {'uncal.':>7} {'fit':>7} {'LOO':>7} "
+        f"{'LOGO gpu':>9} {'LOGO eng':>9}"
+    )
     hits = {m: 0 for m in METRICS}
     totals = {m: 0 for m in METRICS}
     for pt in points:
@@ -119,21 +128,37 @@ def main() -> int:
             )
             hits[metric] += ok
             totals[metric] += 1
+            held = "".join(f" {_group_ratio(groups[by], pt.name, metric):>9}" for by in groups)
             print(
                 f"{pt.name:4} {metric:14} {want:10.1f} {ratios[0]:7.2f} {ratios[1]:7.2f} "
-                f"{ratios[2]:7.2f}{'' if ok else '  miss'}"
+                f"{ratios[2]:7.2f}{held}{'' if ok else '  miss (LOO)'}"
             )
     print(
         f"LOO within target: tok/s/GPU {hits['tok_s_gpu']}/{totals['tok_s_gpu']} (+/-25%), "
         f"interactivity {hits['interactivity']}/{totals['interactivity']} (+/-25%), "
         f"TTFT {hits['ttft_ms']}/{totals['ttft_ms']} (2x; points with a published TTFT)"
     )
-    print(f"fit + leave-one-out wall: {wall:.0f} s")
+    for by, held in groups.items():
+        tput, inter = held.within("tok_s_gpu"), held.within("interactivity")
+        print(
+            f"leave-one-{by}-out within +/-25%: tok/s/GPU {tput[0]}/{tput[1]}, "
+            f"interactivity {inter[0]}/{inter[1]}; mean abs. error "
+            f"{held.mean_abs('tok_s_gpu'):.0%} and {held.mean_abs('interactivity'):.0%}"
+        )
+    print(f"fit + leave-one-out + leave-one-group-out wall: {wall:.0f} s")
     if args.write:
         cal = report.calibration.model_copy(update={"description": DESCRIPTION})
         atomic_write_bytes(args.write, dump_calibration(cal).encode())
         print(f"wrote {args.write}")
     return 0
+
+
+def _group_ratio(report: HoldoutReport, name: str, metric: str) -> str:
+    """predicted / measured of `name` held out with its group; blank for TTFT."""
+    if metric == "ttft_ms":
+        return ""
+    err = next(e for e in report.errors if e.name == name).error(metric)
+    return "" if err is None else f"{1 + err:.2f}"
 
 
 if __name__ == "__main__":

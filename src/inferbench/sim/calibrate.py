@@ -422,10 +422,14 @@ def evaluate(
     *,
     loo: bool = True,
     progress: Callable[[str], None] | None = None,
+    deps: dict[str, SimDeployment] | None = None,
+    surfaces: dict[str, Surface] | None = None,
 ) -> FitReport:
-    """Fit on all points, predict each in-sample, uncalibrated and (`loo`) left out."""
-    deps = {pt.name: deployment(pt) for pt in points}
-    surfaces = {pt.name: surface(pt, deps[pt.name], progress) for pt in points}
+    """Fit on all points, predict each in-sample, uncalibrated and (`loo`) left out.
+
+    `deps` and `surfaces` (as `sim.holdout.prepare` makes them) save simulating again."""
+    deps = deps or {pt.name: deployment(pt) for pt in points}
+    surfaces = surfaces or {pt.name: surface(pt, deps[pt.name], progress) for pt in points}
     cal = fit(points, surfaces, deps)
     report = FitReport(
         calibration=cal,
