@@ -128,7 +128,8 @@ class DeploymentOptions:
         float | None,
         typer.Option(
             "--spec-acceptance",
-            help="Acceptance rate of one draft token, 0..1 (default 0.85, DeepSeek-V3 report).",
+            help="Acceptance rate of every draft position, 0..1 (default: 0.85 for the first, "
+            "0.84x less per later position; docs/simulator.md).",
         ),
     ] = None
     calibration: Annotated[
