@@ -179,3 +179,27 @@ def test_an_unmeasured_pair_borrows_from_its_gpu_and_engine_not_another_gpus_poi
     assert amd is not None and amd.gpu == "amd" and amd.points == 0
     prior = load_priors().vendor("amd").layer_overhead_s.value
     assert amd.params["layer_overhead_s"] == pytest.approx(prior)
+
+
+def test_calibrate_reports_leave_one_group_out_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    points = tmp_path / "points.yaml"
+    points.write_text(
+        "points:\n"
+        + "".join(
+            f"  - {{name: {gpu}-{conc}, job: {_flow(_on(gpu, 'vllm', conc))},\n"
+            f"      measured: {{tok_s_gpu: {tput}, interactivity: {inter}}}}}\n"
+            for gpu, conc, tput, inter in (("h100", 4, 900, 110), ("h200", 8, 1900, 100))
+        )
+    )
+    runner = CliRunner()
+    target = tmp_path / "cal.yaml"
+    args = ["sim", "calibrate", str(points), "-o", str(target), "--no-loo"]
+    out = runner.invoke(app, [*args, "--holdout", "gpu"], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "out by gpu err" in out.output
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "--holdout", "model"])
+    assert stop.value.code == 2
+    assert "--holdout 'model' is not a grouping" in capsys.readouterr().err

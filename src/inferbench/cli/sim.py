@@ -21,7 +21,7 @@ from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted, working
 from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
-from inferbench.errors import InputError
+from inferbench.errors import InputError, Location
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import SimDeployment
@@ -447,13 +447,30 @@ def calibrate_cmd(
     framework: str | None = typer.Option(None, "--framework", help="Store filter."),
     precision: str | None = typer.Option(None, "--precision", help="Store filter."),
     loo: bool = typer.Option(True, "--loo/--no-loo", help="Also report leave-one-out error."),
+    holdout_by: list[str] = typer.Option(
+        [],
+        "--holdout",
+        help="Also report leave-one-group-out error, holding out every point of a gpu, an "
+        "engine or a gpu-engine pair at once (repeatable).",
+    ),
 ) -> None:
     """Fit efficiency parameters per (GPU, engine) from measured points; write a calibration
     file for `sim estimate --calibration` and `sim serve --calibration`."""
     from inferbench.fsio import write_output
     from inferbench.results.calibration_points import points_from_store
     from inferbench.sim.calibrate import METRICS, dump_calibration, evaluate, load_points
+    from inferbench.sim.holdout import GROUP_BYS, GroupBy, holdout, prepare
 
+    bys: list[GroupBy] = []
+    for by in holdout_by:
+        grouping = next((g for g in GROUP_BYS if g == by and g != "point"), None)
+        if grouping is None:
+            raise InputError(
+                f"--holdout {by!r} is not a grouping",
+                location=Location(key="--holdout"),
+                hint="use gpu, engine or gpu-engine",
+            )
+        bys.append(grouping)
     if (points is None) == (store is None):
         raise InputError("give a points file or --store URL (one of them)")
     if points is not None:
@@ -465,9 +482,17 @@ def calibrate_cmd(
         measured = points_from_store(store, **filters)
     console = Console(highlight=False, stderr=True)
     progress = console.print if sys.stderr.isatty() else None
-    report = evaluate(measured, loo=loo, progress=progress)
+    prep = prepare(measured, progress)
+    report = evaluate(measured, loo=loo, progress=progress, deps=prep.deps, surfaces=prep.surfaces)
+    groups = {
+        by: {e.name: e for e in holdout(measured, by, prepared=prep, progress=progress).errors}
+        for by in bys
+    }
     cal, fitted, held_out = report.calibration, report.predictions, report.loo
-    table = Table("point", "metric", "measured", "fit", "fit err", "LOO", "LOO err")
+    table = Table(
+        "point", "metric", "measured", "fit", "fit err", "LOO", "LOO err",
+        *(f"out by {by} err" for by in groups),
+    )  # fmt: skip
     for pt in measured:
         for metric in METRICS:
             want = getattr(pt.measured, metric)
@@ -480,6 +505,9 @@ def calibrate_cmd(
                 row += [f"{other:,.1f}", f"{other / want - 1:+.0%}"]
             else:
                 row += ["", ""]
+            for errors in groups.values():
+                err = errors[pt.name].error(metric) if metric != "ttft_ms" else None
+                row.append("" if err is None else f"{err:+.0%}")
             table.add_row(*row)
     Console(highlight=False).print(table)
     write_output(output, dump_calibration(cal).encode(), "--output")
