@@ -16,6 +16,7 @@ from .oracles import (
     oracle_python,
     published_points,
     srtctl_executable,
+    upstream_file,
     upstream_tree,
 )
 
@@ -43,6 +44,13 @@ def inferencex_tree() -> Path:
 def srt_slurm_tree() -> Path:
     """The real srt-slurm tree, read-only (copy into tmp_path before writing)."""
     return upstream_tree("srt-slurm")
+
+
+@pytest.fixture(scope="session")
+def srt_slurm_refs_bundle() -> Path:
+    """The srt-slurm refs bundle (every ref InferenceX's launchers clone that NVIDIA's
+    repository holds, one commit each), read-only."""
+    return upstream_file("srt-slurm-refs.bundle")
 
 
 @pytest.fixture(scope="session")

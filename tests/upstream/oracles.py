@@ -59,6 +59,14 @@ def upstream_tree(name: str) -> Path:
     return path
 
 
+def upstream_file(name: str) -> Path:
+    """`../shared/upstream/<name>` (a file: a git bundle), or skip the test with a reason."""
+    path = UPSTREAM / name
+    if not path.is_file():
+        missing_service(f"upstream file {name!r} not found at {path} (../shared/upstream)")
+    return path
+
+
 def published_points() -> Path:
     """The published-points table: $INFERBENCH_PUBLISHED_POINTS, else the one beside the
     upstream trees, else skip the test with a reason."""

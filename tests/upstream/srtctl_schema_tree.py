@@ -74,12 +74,14 @@ def walk(s: Any) -> dict[str, Any]:
 
 
 def tree() -> dict[str, Any]:
-    protocols = {
-        "sglang": backends.SGLangProtocol,
-        "vllm": backends.VLLMProtocol,
-        "trtllm": backends.TRTLLMProtocol,
-        "mocker": backends.MockerProtocol,
+    names = {
+        "sglang": "SGLangProtocol",
+        "vllm": "VLLMProtocol",
+        "trtllm": "TRTLLMProtocol",
+        "mocker": "MockerProtocol",
     }
+    # older refs (sa-submission-q2-2026) have no mocker backend
+    protocols = {t: getattr(backends, n) for t, n in names.items() if hasattr(backends, n)}
     return {
         "srtctl": version("srtctl"),
         "recipe": walk(schema.SrtConfig.Schema()),

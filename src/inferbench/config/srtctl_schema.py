@@ -40,24 +40,32 @@ class SchemaProblem:
         return f"{where}: {self.message}" if where else self.message
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SrtctlSchema:
     version: str
     recipe: dict[str, Any]
     backends: dict[str, dict[str, Any]]
+    # where it comes from: "bundled" (the table shipped with inferbench) or the srt-slurm
+    # ref / checkout whose source it was derived from
+    origin: str = "bundled"
+
+
+def schema_from_tree(data: dict[str, Any], origin: str = "bundled") -> SrtctlSchema:
+    """A schema from a key tree (`srtctl_schema.yaml`'s shape)."""
+    return SrtctlSchema(str(data["srtctl"]), data["recipe"], data["backends"], origin)
 
 
 @functools.cache
 def srtctl_schema() -> SrtctlSchema:
     """The key tree shipped with inferbench (for the srtctl release it names)."""
     text = resources.files("inferbench.config").joinpath("srtctl_schema.yaml").read_text()
-    data = load_plain(text)
-    return SrtctlSchema(str(data["srtctl"]), data["recipe"], data["backends"])
+    return schema_from_tree(load_plain(text))
 
 
-def schema_problems(recipe: Any) -> list[SchemaProblem]:
-    """Every reason srtctl's schema rejects `recipe` (empty: srtctl's schema accepts it)."""
-    schema = srtctl_schema()
+def schema_problems(recipe: Any, schema: SrtctlSchema | None = None) -> list[SchemaProblem]:
+    """Every reason srtctl's schema (`schema`, default the bundled one) rejects `recipe`
+    (empty: it accepts it)."""
+    schema = schema or srtctl_schema()
     out: list[SchemaProblem] = []
     if not isinstance(recipe, dict):
         return [SchemaProblem((), "Invalid input type.")]

@@ -1,0 +1,337 @@
+"""The srt-slurm trees `check --srt-slurm` is given, each at the ref it holds.
+
+InferenceX's launchers clone srt-slurm at a ref per job (tags, branches, pinned commits),
+and each ref has its own recipes and its own srtctl schema. `--srt-slurm` takes, once or
+more:
+
+- a checkout (a folder with `recipes/`): one tree. Its ref is not known from the files, so
+  it stands in for any ref no git source holds (as a single checkout always did);
+- a git repository (a clone, bare or not) or a git bundle (`git bundle create`): every ref
+  it holds. A ref is found by name (tag, branch, remote branch, commit id) or, for a pinned
+  commit, as a tag `commit-<sha>` (how the srt-slurm refs bundle names them).
+
+A ref in use is unpacked once (its `recipes/`, `src/` and `pyproject.toml`, with
+`git archive`) into the cache folder, under its commit id; a bundle is cloned there once,
+under its content hash. Each tree's schema is derived from its own `src/srtctl`
+(`srtctl_source_schema`), cached by the content of the modules it read; a tree without
+srtctl sources is judged with the bundled schema, and says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inferbench.config import parse_cache
+from inferbench.config.srtctl_schema import SrtctlSchema, schema_from_tree, srtctl_schema
+from inferbench.config.srtctl_source_schema import SchemaSourceError, derive_tree
+from inferbench.errors import InputError
+
+# the repository InferenceX's launchers clone unless they name a fork; a source without a
+# remote that says otherwise (a bundle, a plain checkout) is taken to be a copy of it
+UPSTREAM_REPOSITORY = "NVIDIA/srt-slurm"
+FOLDER = "srt-slurm-refs"
+_SCHEMA_FOLDER = "srtctl-schema-v1"
+_SCHEMA_VERSION = "srtctl-source-schema-1"  # bump when derive_tree's output changes
+_PARTS = ("recipes", "src", "pyproject.toml")
+_GIT_TIMEOUT = 120
+_REPO_URL = re.compile(r"[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
+
+
+def repository_name(url: str) -> str | None:
+    """`https://github.com/NVIDIA/srt-slurm.git` -> `NVIDIA/srt-slurm` (None: not a URL
+    of that shape)."""
+    match = _REPO_URL.search(url.strip())
+    return f"{match.group(1)}/{match.group(2)}" if match else None
+
+
+@dataclass(frozen=True, eq=False)
+class SrtTree:
+    """One srt-slurm tree: its folder (holding `recipes/`), which repository and ref it is
+    (ref None: a checkout whose ref is unknown) and the srtctl schema its source defines."""
+
+    root: Path
+    repository: str
+    ref: str | None
+    schema: SrtctlSchema
+
+    @property
+    def label(self) -> str:
+        """How findings name it: `NVIDIA/srt-slurm@v1.0.50`, or the checkout's folder."""
+        return f"{self.repository}@{self.ref}" if self.ref else self.root.name
+
+
+@dataclass
+class _GitSource:
+    git_dir: Path
+    repository: str
+    given: Path
+    _commits: dict[str, str | None] = field(default_factory=dict)
+    _tags: list[str] | None = None
+
+    def commit(self, ref: str) -> str | None:
+        """The commit `ref` names here (None: not held)."""
+        if ref not in self._commits:
+            self._commits[ref] = self._find(ref)
+        return self._commits[ref]
+
+    def _find(self, ref: str) -> str | None:
+        if ref.startswith("-") or not ref:
+            return None
+        candidates = [
+            f"refs/tags/{ref}",
+            f"refs/heads/{ref}",
+            f"refs/remotes/origin/{ref}",
+            ref,
+        ]
+        if re.fullmatch(r"[0-9a-f]{7,40}", ref):
+            # a pinned commit: the refs bundle keeps it as tag commit-<sha> (its own commit
+            # ids differ); an abbreviated one matches the one tag it starts
+            tags = [t for t in self._commit_tags() if t.startswith(f"commit-{ref}")]
+            if len(tags) == 1:
+                candidates.insert(0, f"refs/tags/{tags[0]}")
+        for candidate in candidates:
+            done = _git(self.git_dir, "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}")
+            if done.returncode == 0 and done.stdout.strip():
+                return done.stdout.decode().strip()
+        return None
+
+    def _commit_tags(self) -> list[str]:
+        if self._tags is None:
+            done = _git(self.git_dir, "tag", "--list", "commit-*")
+            self._tags = done.stdout.decode().split() if done.returncode == 0 else []
+        return self._tags
+
+
+class SrtSlurmSources:
+    """Every tree `--srt-slurm` names, looked up by (repository, ref)."""
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        self.given = tuple(Path(p) for p in paths)
+        self._git: list[_GitSource] = []
+        self._checkouts: list[SrtTree] = []
+        self._trees: dict[tuple[str, str], SrtTree | None] = {}
+        for path in self.given:
+            self._add(path)
+
+    @property
+    def checkout(self) -> SrtTree | None:
+        """The first plain checkout given: the tree for a job whose ref no git source
+        holds (or whose launcher names no ref inferbench can read)."""
+        return self._checkouts[0] if self._checkouts else None
+
+    @property
+    def has_refs(self) -> bool:
+        """Whether a source holds refs by name (a git repository or bundle)."""
+        return bool(self._git)
+
+    def at(self, repository: str, ref: str) -> SrtTree | None:
+        """The tree of `repository` at `ref`, if a source holds it."""
+        key = (repository.lower(), ref)
+        if key not in self._trees:
+            self._trees[key] = self._lookup(repository, ref)
+        return self._trees[key]
+
+    def _lookup(self, repository: str, ref: str) -> SrtTree | None:
+        for source in self._git:
+            if source.repository.lower() != repository.lower():
+                continue
+            commit = source.commit(ref)
+            if commit is not None:
+                root = _unpacked(source, commit)
+                return SrtTree(
+                    root, source.repository, ref, tree_schema(root, f"{repository}@{ref}")
+                )
+        return None
+
+    def _add(self, path: Path) -> None:
+        if path.is_file():
+            self._git.append(_bundle_source(path))
+            return
+        if not path.is_dir():
+            raise InputError(
+                f"--srt-slurm {path}: no such file or folder",
+                hint="give an srt-slurm checkout, a git clone of srt-slurm or a git bundle",
+            )
+        git_dir = _git_dir(path)
+        if git_dir is not None:
+            self._git.append(_GitSource(git_dir, _origin(git_dir) or UPSTREAM_REPOSITORY, path))
+        if (path / "recipes").is_dir():
+            repository = (_origin(git_dir) if git_dir else None) or UPSTREAM_REPOSITORY
+            self._checkouts.append(SrtTree(path, repository, None, tree_schema(path, path.name)))
+        elif git_dir is None:
+            raise InputError(
+                f"--srt-slurm {path} has no recipes/ folder and is not a git repository",
+                hint="point it at a checkout of the srt-slurm repository, a clone or a bundle",
+            )
+
+
+def tree_schema(root: Path, origin: str) -> SrtctlSchema:
+    """The schema `root/src/srtctl` defines (cached by the bytes of the modules read); the
+    bundled one when the tree has no srtctl sources."""
+    src = root / "src"
+    schema_file = src / "srtctl" / "core" / "schema.py"
+    try:
+        head = schema_file.read_bytes()
+    except OSError:
+        return srtctl_schema()
+    version = _project_version(root)
+    key = hashlib.sha256(f"{_SCHEMA_VERSION}\0{version}\0".encode() + head).hexdigest()
+    stored = parse_cache.load(key, _SCHEMA_FOLDER)
+    if isinstance(stored, tuple) and len(stored) == 2 and _still(src, stored[0]):
+        return schema_from_tree(json.loads(stored[1]), origin)
+    read: dict[str, str] = {}
+
+    def reader(name: str) -> str | None:
+        try:
+            text = (src / name).read_text()
+        except (OSError, UnicodeDecodeError):
+            return None
+        read[name] = hashlib.sha256(text.encode()).hexdigest()
+        return text
+
+    try:
+        tree = derive_tree(reader, version)
+    except SchemaSourceError:
+        return srtctl_schema()
+    parse_cache.store(key, (sorted(read.items()), json.dumps(tree)), _SCHEMA_FOLDER)
+    return schema_from_tree(tree, origin)
+
+
+def _still(src: Path, read: list[tuple[str, str]]) -> bool:
+    """Every module a stored schema was derived from still has the same text."""
+    for name, digest in read:
+        try:
+            text = (src / name).read_text()
+        except (OSError, UnicodeDecodeError):
+            return False
+        if hashlib.sha256(text.encode()).hexdigest() != digest:
+            return False
+    return True
+
+
+def _project_version(root: Path) -> str:
+    try:
+        text = (root / "pyproject.toml").read_text()
+    except OSError:
+        return "unknown"
+    match = re.search(r'(?m)^version\s*=\s*"([^"]+)"', text)
+    return match.group(1) if match else "unknown"
+
+
+def _git(git_dir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(
+            ["git", f"--git-dir={git_dir}", *args],
+            capture_output=True,
+            timeout=_GIT_TIMEOUT,
+            check=False,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(
+            f"--srt-slurm {git_dir}: git failed ({exc})", hint="is git installed?"
+        ) from None
+
+
+def _git_dir(path: Path) -> Path | None:
+    """The git directory of a clone (`.git`) or a bare repository at `path`."""
+    bare = (path / "HEAD").is_file() and (path / "objects").is_dir()
+    if not (path / ".git").exists() and not bare:
+        return None
+    done = _git_any(path, "rev-parse", "--absolute-git-dir")
+    if done is None or done.returncode != 0:
+        return None
+    return Path(done.stdout.decode().strip())
+
+
+def _git_any(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    try:
+        return subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, timeout=_GIT_TIMEOUT, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _origin(git_dir: Path) -> str | None:
+    done = _git(git_dir, "config", "--get", "remote.origin.url")
+    if done.returncode != 0:
+        return None
+    return repository_name(done.stdout.decode())
+
+
+def _cache_root() -> Path:
+    folder = parse_cache.cache_dir(FOLDER)
+    if folder is None:  # the cache is off: this process's own folder
+        folder = Path(tempfile.mkdtemp(prefix="inferbench-srt-slurm-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _bundle_source(path: Path) -> _GitSource:
+    """A bundle, cloned once into the cache (a bundle is read through a clone)."""
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:32]
+    except OSError as exc:
+        raise InputError(f"--srt-slurm {path}: {exc.strerror}") from None
+    repos = _cache_root() / "repos"
+    target = repos / digest
+    if not (target / "HEAD").is_file():
+        repos.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".clone-", dir=repos))
+        try:
+            done = _git_any(
+                repos, "clone", "--quiet", "--mirror", str(path.resolve()), str(staging / "git")
+            )
+            if done is None or done.returncode != 0:
+                reason = done.stderr.decode().strip().splitlines()[-1:] if done else ["no git"]
+                raise InputError(
+                    f"--srt-slurm {path} is neither a folder nor a git bundle git can clone "
+                    f"({(reason or ['?'])[0]})",
+                    hint="give an srt-slurm checkout, a git clone of srt-slurm or a git bundle",
+                )
+            with contextlib.suppress(OSError):  # another process stored it first
+                os.replace(staging / "git", target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return _GitSource(target, UPSTREAM_REPOSITORY, path)
+
+
+def _unpacked(source: _GitSource, commit: str) -> Path:
+    """`recipes/`, `src/` and `pyproject.toml` of `commit`, unpacked once into the cache."""
+    root = _cache_root() / "trees" / commit
+    if (root / ".complete").is_file():
+        return root
+    listed = _git(source.git_dir, "ls-tree", "--name-only", commit)
+    present = set(listed.stdout.decode().split()) if listed.returncode == 0 else set()
+    parts = [p for p in _PARTS if p in present]
+    done = _git(source.git_dir, "archive", "--format=tar", commit, *parts) if parts else None
+    if done is None or done.returncode != 0:
+        raise InputError(
+            f"--srt-slurm {source.given}: cannot read commit {commit[:12]}",
+            hint="the repository may be damaged; clone it again",
+        )
+    root.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(root, ignore_errors=True)  # a partial unpack of an interrupted run
+    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root.parent))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+            archive.extractall(staging, filter="data")
+        (staging / ".complete").write_text(commit + "\n")
+        with contextlib.suppress(OSError):  # another process unpacked it first
+            os.replace(staging, root)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return root
