@@ -89,7 +89,10 @@ def test_srt_slurm_checkout_resolves_upstream_references(tree: Path, tmp_path: P
     dest = upstream / "recipes/sglang/deepseek/b200-fp4/8k1k" / src.name
     dest.parent.mkdir(parents=True)
     dest.write_text(src.read_text())
-    assert check_tree(tree, CheckOptions(srt_slurm=upstream)).findings == ()
+    findings = check_tree(tree, CheckOptions(srt_slurm=upstream)).findings
+    # resolved and clean; a checkout's ref is not known, so IB002 says what judged it
+    assert [(f.rule, f.severity) for f in findings] == [("IB002", Severity.INFO)]
+    assert "judged with the checkout srt-slurm given, whose ref is unknown" in findings[0].message
 
 
 def test_a_missing_file_in_a_folder_the_tree_owns_is_dangling(tree: Path, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inferbench.checks.srt_choice import SrtChoice, choose, fallback
 from inferbench.checks.subjects import (
     ClusterSubject,
     Coverage,
@@ -32,10 +33,20 @@ from inferbench.config.cluster_import import import_cluster
 from inferbench.config.launcher import LauncherTable
 from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
 from inferbench.config.project import Project, real_path
-from inferbench.config.recipe import RECIPE_DUPLICATES, Recipe, RecipeNotTyped, locate
+from inferbench.config.recipe import (
+    RECIPE_DUPLICATES,
+    Recipe,
+    RecipeFile,
+    RecipeNotTyped,
+    locate,
+    schema_problems_of,
+)
 from inferbench.config.recipe_schema import RecipeProblem
 from inferbench.config.settings import RecipeRef
-from inferbench.config.yamlio import preload
+from inferbench.config.srt_slurm_refs import SrtSlurmSources
+from inferbench.config.srtctl_loader import using_srtctl
+from inferbench.config.srtctl_schema import SrtctlSchema
+from inferbench.config.yamlio import KeyPath, preload
 from inferbench.core.concurrency import expand_concurrency
 from inferbench.errors import ConfigError, Location
 
@@ -74,13 +85,19 @@ def master_concurrencies(space: MultiNodeSearchSpace) -> tuple[int, ...]:
 
 
 class Collector:
-    """Builds `Subjects` for one project; `srt_slurm` resolves upstream recipe references."""
+    """Builds `Subjects` for one project; `srt_slurm` (a checkout, or the sources
+    `--srt-slurm` names) resolves upstream recipe references, at each job's ref."""
 
-    def __init__(self, project: Project, srt_slurm: Path | None = None) -> None:
+    def __init__(self, project: Project, srt_slurm: Path | SrtSlurmSources | None = None) -> None:
         self.project = project
-        self.srt_slurm = srt_slurm
+        if isinstance(srt_slurm, Path):
+            srt_slurm = SrtSlurmSources([srt_slurm])
+        self.sources = srt_slurm
         self.out = Subjects()
         self._variants: dict[tuple[Path, str | None], list[Recipe] | ConfigError] = {}
+        self._judged: set[tuple[Path, str | None, int]] = set()  # (file, variant, schema)
+        self._choices: dict[tuple[str, KeyPath], SrtChoice] = {}
+        self._not_at_ref: dict[tuple[str, str], int] = defaultdict(int)
         self._launcher_labels: dict[str, tuple[str, ...]] | None = None
         self._imported: dict[str, Cluster] = {}
         self._files_seen: set[Path] = set()
@@ -119,7 +136,7 @@ class Collector:
         """Every recipe file the checks will read: the tree's, and the srt-slurm files its
         master entries name."""
         files = self.project.recipe_paths()
-        if self.srt_slurm is None:
+        if self.sources is None:
             return files
         for config in self.project.masters.values():
             for point in config.entry.search_spaces():
@@ -129,14 +146,32 @@ class Collector:
                 try:
                     if self.project.foreign_recipe(config.entry.framework, str(space.config_file)):
                         continue
-                    resolved = self.project.resolve_recipe(
-                        space.config_file, srt_slurm=self.srt_slurm
-                    )
+                    choice = self._choice(config, point, space)
+                    root = choice.tree.root if choice.tree is not None else None
+                    resolved = self.project.resolve_recipe(space.config_file, srt_slurm=root)
                 except ConfigError:
                     continue
                 if resolved.exists and resolved.origin == "upstream":
                     files.append(resolved.path)
         return files
+
+    def _choice(
+        self, config: MasterConfig, point: SearchSpacePoint, space: MultiNodeSearchSpace
+    ) -> SrtChoice:
+        """The srt-slurm tree this search-space entry's job runs (cached per entry)."""
+        key = (config.key, point.path)
+        cached = self._choices.get(key)
+        if cached is None:
+            text = None
+            try:
+                local = self.project.resolve_recipe(space.config_file or "", srt_slurm=None)
+                if local.exists:
+                    text = local.path.read_text(errors="replace")
+            except (ConfigError, OSError):
+                pass
+            target = self._target(config.entry.runner)
+            cached = self._choices[key] = choose(self.sources, target, config, point, space, text)
+        return cached
 
     def _reference(
         self,
@@ -149,7 +184,9 @@ class Collector:
         where = config.locate((*point.path, block, "additional-settings", index))
         try:
             foreign = self.project.foreign_recipe(config.entry.framework, str(ref))
-            resolved = foreign or self.project.resolve_recipe(ref, srt_slurm=self.srt_slurm)
+            choice = self._choice(config, point, space)
+            root = choice.tree.root if choice.tree is not None else None
+            resolved = foreign or self.project.resolve_recipe(ref, srt_slurm=root)
         except ConfigError as exc:
             self.out.references.append(RecipeReference(config, point, ref, where, None, exc))
             return
@@ -163,7 +200,9 @@ class Collector:
         if not resolved.exists or foreign is not None:  # an llm-d recipe: existence only
             return
         self.out.recipe_users[resolved.path].append(config.key)
-        recipes = self._load(resolved.path, resolved.selector, where)
+        if not choice.at_ref and self.sources is not None:  # (without any, the bundled
+            self._not_at_ref[(choice.wanted, choice.instead)] += 1  # schema, as documented)
+        recipes = self._load(resolved.path, resolved.selector, where, choice.schema)
         target = self._target(config.entry.runner)
         concurrencies = master_concurrencies(space)
         for recipe in recipes:
@@ -181,12 +220,46 @@ class Collector:
         text = reference.partition(":")[0].removeprefix(self.project.layout.recipe_prefix)
         return (self.project.recipe_root / text).parent.is_dir()
 
-    def _load(self, path: Path, selector: str | None, where: Location | None) -> list[Recipe]:
+    def _load(
+        self,
+        path: Path,
+        selector: str | None,
+        where: Location | None,
+        schema: SrtctlSchema | None,
+    ) -> list[Recipe]:
+        """The variants `selector` stands for, each judged once by `schema` (None: by no
+        schema, its ref not at hand)."""
         key = (path, selector)  # resolve_recipe already gives a resolved path
         cached = self._variants.get(key)
         if cached is None:
             cached = self._variants[key] = self._read(path, selector, where)
-        return [] if isinstance(cached, ConfigError) else cached
+        if isinstance(cached, ConfigError):
+            return []
+        if schema is not None:
+            self._judge(self.project.recipe_file(path), cached, where, schema)
+        # a count of 0 or -7 would only mislead the cross-checks
+        return [recipe for recipe in cached if not recipe.unusable]
+
+    def _judge(
+        self,
+        recipe_file: RecipeFile,
+        recipes: list[Recipe],
+        where: Location | None,
+        schema: SrtctlSchema,
+    ) -> None:
+        """IB203's subjects: each variant's schema problems, once per schema."""
+        for recipe in recipes:
+            variant = recipe.source.selector if recipe.source is not None else None
+            key = (recipe_file.path, variant, id(schema))
+            if key in self._judged:
+                continue
+            self._judged.add(key)
+            if using_srtctl():  # the installed srtctl judged it when it was loaded
+                problems = recipe.problems
+            else:
+                problems = schema_problems_of(recipe_file, recipe, schema)
+            if problems:
+                self.out.loads.append(RecipeLoad(recipe_file.path, variant, problems, where))
 
     def _read(
         self, path: Path, selector: str | None, where: Location | None
@@ -208,17 +281,12 @@ class Collector:
         except ConfigError as exc:
             self.out.loads.append(RecipeLoad(path, selector, (_problem(exc),), where, False))
             return exc
-        usable = []
         for recipe in recipes:
-            if recipe.problems or recipe.unusable:
+            if recipe.unusable:
                 variant = recipe.source.selector if recipe.source is not None else selector
-                load = RecipeLoad(
-                    path, variant, recipe.problems, where, not recipe.unusable, recipe.unusable
-                )
+                load = RecipeLoad(path, variant, (), where, False, recipe.unusable)
                 self.out.loads.append(load)
-            if not recipe.unusable:  # a count of 0 or -7 would only mislead the cross-checks
-                usable.append(recipe)
-        return usable
+        return recipes
 
     def _coverage(self) -> Coverage:
         """How many master-entry/recipe pairs the cross-checks could not reach, and why."""
@@ -235,17 +303,20 @@ class Collector:
                 loaded := self._variants.get((resolved.path, resolved.selector)), ConfigError
             ):
                 reasons["recipe cannot be read at all (IB203)"] += 1
-            elif loaded == []:
+            elif loaded is not None and all(recipe.unusable for recipe in loaded):
                 reasons["recipe holds values no benchmark can run (IB211)"] += 1
         not_typed = sum(1 for load in self.out.loads if not load.cross_checked)
-        return Coverage(len(self.out.references), tuple(sorted(reasons.items())), not_typed)
+        not_at_ref = tuple((w, i, n) for (w, i), n in sorted(self._not_at_ref.items()))
+        return Coverage(
+            len(self.out.references), tuple(sorted(reasons.items())), not_typed, not_at_ref
+        )
 
     def _unreferenced_recipes(self) -> None:
         referenced = {os.fspath(path) for path, _ in self._variants}
         for path in self.project.recipe_paths():
             if os.fspath(path) in referenced or real_path(path) in referenced:
                 continue
-            for recipe in self._load(path, None, None):
+            for recipe in self._load(path, None, None, fallback(self.sources).schema):
                 bench = recipe.benchmark
                 workload = RecipeWorkload(
                     bench.isl if bench else None,

@@ -37,6 +37,7 @@ from inferbench.config.changelog import parse_changelog
 from inferbench.config.gitbase import read_base
 from inferbench.config.project import Project, load_project
 from inferbench.config.recipe import locate
+from inferbench.config.srt_slurm_refs import SrtSlurmSources
 from inferbench.config.srtctl_loader import use_srtctl
 from inferbench.config.yamlio import parse_yaml
 from inferbench.errors import ConfigError, InputError, Location
@@ -54,11 +55,7 @@ def check_tree(
     (`result_cache`); `lookup` is that cache's answer when the caller asked it already.
     """
     options = options or CheckOptions()
-    if options.srt_slurm is not None and not (options.srt_slurm / "recipes").is_dir():
-        raise InputError(
-            f"--srt-slurm {options.srt_slurm} has no recipes/ folder",
-            hint="point it at a checkout of the srt-slurm repository",
-        )
+    sources = SrtSlurmSources(options.srt_slurm_paths) if options.srt_slurm_paths else None
     rules = select_rules(all_rules(), options.select, options.ignore)
     if lookup is None:
         lookup = result_cache.lookup(root, options)
@@ -68,7 +65,7 @@ def check_tree(
     try:
         project = load_project(root).read_all()  # a bad file is exit 2, not a rule crash
         base = read_base_view(project, options.base) if options.base else None
-        report = check_project(project, rules, options, base)
+        report = check_project(project, rules, options, base, sources)
     finally:
         use_srtctl(False)
     if lookup.key is not None:
@@ -111,8 +108,11 @@ def check_project(
     rules: Sequence[Rule[Any]],
     options: CheckOptions,
     base: BaseView | None = None,
+    sources: SrtSlurmSources | None = None,
 ) -> CheckReport:
-    subjects = Collector(project, options.srt_slurm).collect()
+    if sources is None and options.srt_slurm_paths:
+        sources = SrtSlurmSources(options.srt_slurm_paths)
+    subjects = Collector(project, sources).collect()
     found: set[Finding] = set()
     for rule in rules:
         for subject, where in _subjects_for(rule.subject, subjects, project, base):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from inferbench.checks.finding import Finding, Severity
+from inferbench.config.srt_slurm_refs import unpacked_label
 
 
 def display_path(path: Path | None, base: Path | None = None) -> str:
@@ -17,6 +18,10 @@ def display_path(path: Path | None, base: Path | None = None) -> str:
         return ""
     base = (base or Path.cwd()).resolve()
     resolved = path.resolve()
+    unpacked = unpacked_label(resolved)
+    if unpacked is not None:  # an srt-slurm ref unpacked into the cache: named by its ref
+        root, label = unpacked
+        return f"{label}/{resolved.relative_to(root).as_posix()}"
     try:
         return resolved.relative_to(base).as_posix()
     except ValueError:

@@ -11,10 +11,20 @@ from inferbench.checks.finding import Finding, Severity
 @dataclass(frozen=True)
 class CheckOptions:
     base: str | None = None
-    srt_slurm: Path | None = None
+    # srt-slurm checkouts, git clones or bundles (`--srt-slurm`, repeatable): each recipe is
+    # judged at the ref its launcher clones when one of them holds it
+    srt_slurm: Path | tuple[Path, ...] | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     srtctl: bool = False  # judge recipes with the installed srtctl's own loader
+
+    @property
+    def srt_slurm_paths(self) -> tuple[Path, ...]:
+        if self.srt_slurm is None:
+            return ()
+        if isinstance(self.srt_slurm, tuple):
+            return self.srt_slurm
+        return (self.srt_slurm,)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from inferbench.errors import InputError
 from inferbench.fsio import describe_file_type
 from inferbench.fsread import read_file
 
-VERSION = b"inferbench-check-1"  # bump when a stored entry's shape changes
+VERSION = b"inferbench-check-2"  # bump when a stored entry's shape changes
 FOLDER = "check-v1"
 MAX_FILES = 20_000
 MAX_BYTES = 64 * 2**20
@@ -107,18 +107,30 @@ def result_key(root: Path, options: CheckOptions) -> str | None:
     if options.base is not None or options.srtctl or parse_cache.cache_dir(FOLDER) is None:
         return None
     digest = hashlib.sha256(VERSION)
-    given = (root, options.srt_slurm, options.select, options.ignore, sys.version, os.getcwd())
+    given = (root, options.srt_slurm_paths, options.select, options.ignore, sys.version,
+             os.getcwd())  # fmt: skip
     _add(digest, repr(given).encode())
     trees = [Path(root)]
-    if options.srt_slurm is not None:
-        trees.append(options.srt_slurm / "recipes")
+    bundles = []
+    for srt_slurm in options.srt_slurm_paths:
+        if srt_slurm.is_file():  # a git bundle: its bytes are every ref it holds
+            bundles.append(srt_slurm)
+        elif (srt_slurm / ".git").exists() or (srt_slurm / "HEAD").is_file():
+            return None  # a repository's refs move without a file below it changing
+        else:  # a checkout: its recipes and the srtctl sources its schema comes from
+            trees.extend((srt_slurm / "recipes", srt_slurm / "src" / "srtctl"))
     try:
         budget = [MAX_FILES, MAX_BYTES]
+        for bundle in bundles:
+            _hash_file(digest, bundle.name, str(bundle), str(bundle), bundle.parent, budget, None)
         for tree in trees:
+            if tree.name == "srtctl" and not tree.exists():
+                continue  # a checkout without sources: judged with the bundled schema
             if not tree.is_dir() or tree.is_symlink():
                 return None
             _add(digest, os.path.realpath(tree).encode())
-            _hash_tree(digest, tree, budget, read=_read_by_check(Path(root)))
+            every = tree.name == "srtctl"  # srtctl's sources: a schema may read any module
+            _hash_tree(digest, tree, budget, read=None if every else _read_by_check(Path(root)))
         _hash_tree(digest, Path(__file__).resolve().parents[1], budget, skip="__pycache__")
         for name in _LIBRARIES:
             _stat_library(digest, name)

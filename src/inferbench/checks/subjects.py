@@ -95,6 +95,9 @@ class Coverage:
     pairs: int  # master-entry/recipe pairs (CONFIG_FILE references)
     skipped: tuple[tuple[str, int], ...]  # (reason, pairs not cross-checked)
     recipes_not_typed: int  # recipe files or variants left out of every recipe check
+    # (the srt-slurm a job clones, or why that is not known; how it was judged instead;
+    # pairs): pairs not judged at the srt-slurm ref their launcher clones
+    not_at_ref: tuple[tuple[str, str, int], ...] = ()
 
 
 @dataclass(frozen=True)

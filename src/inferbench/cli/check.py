@@ -45,8 +45,11 @@ def check(
     strict: bool = typer.Option(False, "--strict", help="Warnings fail the run too."),
     select: list[str] | None = typer.Option(None, "--select", help="Only these rule ids/slugs."),
     ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rule ids/slugs."),
-    srt_slurm: Path | None = typer.Option(
-        None, "--srt-slurm", help="srt-slurm checkout to resolve upstream recipe references in."
+    srt_slurm: list[Path] | None = typer.Option(
+        None,
+        "--srt-slurm",
+        help="srt-slurm checkout, git clone or git bundle (repeatable): each recipe is judged "
+        "at the ref its launcher clones when one of them holds it.",
     ),
     srtctl: bool = typer.Option(
         False,
@@ -83,7 +86,7 @@ def check(
             )
     options = CheckOptions(
         base=base,
-        srt_slurm=srt_slurm,
+        srt_slurm=tuple(srt_slurm) if srt_slurm else None,
         select=_split(select),
         ignore=_split(ignore),
         srtctl=srtctl,

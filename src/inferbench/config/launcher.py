@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inferbench.config.launcher_srt_ref import SrtCloneTable, read_clone_table
 from inferbench.errors import ConfigError
 from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
@@ -118,6 +119,8 @@ class LauncherTable:
     # table cannot follow, e.g. on $IS_AGENTIC, may still be the one a job takes)
     assigned_aliases: frozenset[str] = frozenset()
     alias_overrides: tuple[AliasOverride, ...] = ()
+    # which srt-slurm repository and ref each job clones (`launcher_srt_ref`)
+    srt_clones: SrtCloneTable | None = None
 
     def aliases(self, row: LauncherRow | None, model_prefix: str) -> set[str | None]:
         """Every model_paths alias the launcher writes for a job routed through `row` (an
@@ -415,9 +418,10 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
     rows: list[LauncherRow] = []
     unreadable: list[UnreadableBranch] = []
     alias_keys, extra_vars, containers = _srtslurm_blocks(lines)
+    constants = _constants(text)
     assign = _assign_pattern((*EXPORTS, *extra_vars)) if extra_vars else _ASSIGN
     overrides: list[AliasOverride] = []
-    for branch in _scan(lines, assign, _constants(text)):
+    for branch in _scan(lines, assign, constants):
         found, problems = _constraints(branch)
         override = _alias_override(branch, found, problems)
         if override is not None:
@@ -467,6 +471,7 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
         containers=containers,
         image_vars=_image_vars(text),
         alias_overrides=tuple(overrides),
+        srt_clones=read_clone_table(text, constants) if "srt-slurm" in text else None,
         assigned_aliases=frozenset(
             _unquote(m.group(2).strip())
             for m in _ASSIGN.finditer(text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,12 @@ from inferbench.config.recipe_schema import (
 )
 from inferbench.config.recipe_values import unusable_values
 from inferbench.config.srtctl_loader import recipe_problems
+from inferbench.config.srtctl_schema import (
+    SchemaProblem,
+    SrtctlSchema,
+    same_as_bundled,
+    schema_problems,
+)
 from inferbench.config.validate import config_error_from, unknown_key_hint
 from inferbench.config.yamlio import KeyPath, PositionedDoc, format_path, load_yaml
 from inferbench.errors import ConfigError, Location
@@ -273,14 +279,7 @@ def _validate(data: Any, source: RecipeSource) -> Recipe:
             location=source.locate(),
             hint="an srt-slurm recipe has name, model, resources and backend keys",
         )
-    problems = [
-        RecipeProblem(
-            f"srtctl rejects it: {p.render()}",
-            source.locate(p.path),
-            unknown_key_hint(str(p.path[-1]), list(p.allowed)) if p.allowed else None,
-        )
-        for p in recipe_problems(data)
-    ]
+    problems = _problems(recipe_problems(data), source, "srtctl")
     typed: Any = data
     for _ in range(_LENIENT_ROUNDS):
         try:
@@ -312,6 +311,36 @@ def _validate(data: Any, source: RecipeSource) -> Recipe:
 
 
 _LENIENT_ROUNDS = 4
+
+
+def _problems(found: list[SchemaProblem], source: RecipeSource, judge: str) -> list[RecipeProblem]:
+    return [
+        RecipeProblem(
+            f"{judge} rejects it: {p.render()}",
+            source.locate(p.path),
+            unknown_key_hint(str(p.path[-1]), list(p.allowed)) if p.allowed else None,
+        )
+        for p in found
+    ]
+
+
+def schema_problems_of(
+    recipe_file: RecipeFile, recipe: Recipe, schema: SrtctlSchema
+) -> tuple[RecipeProblem, ...]:
+    """Why the srtctl of `schema` (an srt-slurm ref's) rejects one loaded variant, named
+    after that ref (`srtctl at NVIDIA/srt-slurm@v1.0.50 rejects it: ...`)."""
+    source = recipe.source
+    at_ref = "@" in schema.origin  # a ref's schema (not the bundled one or a checkout's)
+    if source is None or same_as_bundled(schema):  # the verdicts it got when loaded
+        if not at_ref:
+            return recipe.problems
+        return tuple(
+            replace(p, message=p.message.replace("srtctl", f"srtctl at {schema.origin}", 1))
+            for p in recipe.problems
+        )
+    data, _ = recipe_file._assemble(source.selector)
+    judge = f"srtctl at {schema.origin}" if at_ref else "srtctl"
+    return tuple(_problems(schema_problems(data, schema), source, judge))
 
 
 class RecipeNotTyped(ConfigError):

@@ -46,6 +46,7 @@ _SCHEMA_FOLDER = "srtctl-schema-v1"
 _SCHEMA_VERSION = "srtctl-source-schema-1"  # bump when derive_tree's output changes
 _PARTS = ("recipes", "src", "pyproject.toml")
 _GIT_TIMEOUT = 120
+_MARK = ".inferbench-srt-slurm-ref"  # in an unpacked tree: its commit and ref label
 _REPO_URL = re.compile(r"[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
 
@@ -78,7 +79,7 @@ class _GitSource:
     repository: str
     given: Path
     _commits: dict[str, str | None] = field(default_factory=dict)
-    _tags: list[str] | None = None
+    _refs: dict[str, str] | None = None
 
     def commit(self, ref: str) -> str | None:
         """The commit `ref` names here (None: not held)."""
@@ -89,29 +90,40 @@ class _GitSource:
     def _find(self, ref: str) -> str | None:
         if ref.startswith("-") or not ref:
             return None
-        candidates = [
-            f"refs/tags/{ref}",
-            f"refs/heads/{ref}",
-            f"refs/remotes/origin/{ref}",
-            ref,
-        ]
+        names = self._names()
+        for candidate in (f"refs/tags/{ref}", f"refs/heads/{ref}", f"refs/remotes/origin/{ref}"):
+            if candidate in names:
+                return names[candidate]
         if re.fullmatch(r"[0-9a-f]{7,40}", ref):
             # a pinned commit: the refs bundle keeps it as tag commit-<sha> (its own commit
             # ids differ); an abbreviated one matches the one tag it starts
-            tags = [t for t in self._commit_tags() if t.startswith(f"commit-{ref}")]
+            tags = [n for n in names if n.startswith(f"refs/tags/commit-{ref}")]
             if len(tags) == 1:
-                candidates.insert(0, f"refs/tags/{tags[0]}")
-        for candidate in candidates:
-            done = _git(self.git_dir, "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}")
+                return names[tags[0]]
+            done = _git(self.git_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
             if done.returncode == 0 and done.stdout.strip():
                 return done.stdout.decode().strip()
+        if ref == "HEAD":
+            done = _git(self.git_dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+            if done.returncode == 0 and done.stdout.strip():
+                return done.stdout.decode().strip()
+            return self._find("main")  # a bundle records no default branch: GitHub's, main
         return None
 
-    def _commit_tags(self) -> list[str]:
-        if self._tags is None:
-            done = _git(self.git_dir, "tag", "--list", "commit-*")
-            self._tags = done.stdout.decode().split() if done.returncode == 0 else []
-        return self._tags
+    def _names(self) -> dict[str, str]:
+        """Every ref name -> its commit (an annotated tag peeled), read with one git call."""
+        if self._refs is None:
+            done = _git(
+                self.git_dir, "for-each-ref", "--format=%(objectname) %(*objectname) %(refname)"
+            )
+            self._refs = {}
+            for line in done.stdout.decode().splitlines() if done.returncode == 0 else []:
+                parts = line.split()
+                if len(parts) == 3:
+                    self._refs[parts[2]] = parts[1]
+                elif len(parts) == 2:
+                    self._refs[parts[1]] = parts[0]
+        return self._refs
 
 
 class SrtSlurmSources:
@@ -149,7 +161,7 @@ class SrtSlurmSources:
                 continue
             commit = source.commit(ref)
             if commit is not None:
-                root = _unpacked(source, commit)
+                root = _unpacked(source, commit, f"{source.repository}@{ref}")
                 return SrtTree(
                     root, source.repository, ref, tree_schema(root, f"{repository}@{ref}")
                 )
@@ -309,10 +321,11 @@ def _bundle_source(path: Path) -> _GitSource:
     return _GitSource(target, UPSTREAM_REPOSITORY, path)
 
 
-def _unpacked(source: _GitSource, commit: str) -> Path:
-    """`recipes/`, `src/` and `pyproject.toml` of `commit`, unpacked once into the cache."""
+def _unpacked(source: _GitSource, commit: str, label: str) -> Path:
+    """`recipes/`, `src/` and `pyproject.toml` of `commit`, unpacked once into the cache
+    (`label`, the first ref it was unpacked for, names its files in findings)."""
     root = _cache_root() / "trees" / commit
-    if (root / ".complete").is_file():
+    if (root / _MARK).is_file():
         return root
     listed = _git(source.git_dir, "ls-tree", "--name-only", commit)
     present = set(listed.stdout.decode().split()) if listed.returncode == 0 else set()
@@ -329,9 +342,24 @@ def _unpacked(source: _GitSource, commit: str) -> Path:
     try:
         with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
             archive.extractall(staging, filter="data")
-        (staging / ".complete").write_text(commit + "\n")
+        (staging / _MARK).write_text(f"{commit}\n{label}\n")
         with contextlib.suppress(OSError):  # another process unpacked it first
             os.replace(staging, root)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return root
+
+
+def unpacked_label(path: Path) -> tuple[Path, str] | None:
+    """For a file of a ref unpacked into the cache: (the tree's root, `owner/name@ref`), so
+    that findings name it by its ref rather than by a cache path; None for any other file."""
+    for parent in list(path.parents)[:8]:
+        if parent.parent.name != "trees":
+            continue
+        try:
+            lines = (parent / _MARK).read_text().splitlines()
+        except OSError:
+            continue
+        if len(lines) >= 2:
+            return parent, lines[1]
+    return None

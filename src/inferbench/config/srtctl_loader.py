@@ -35,6 +35,11 @@ def use_srtctl(enabled: bool) -> None:
     _state["srtctl"] = enabled
 
 
+def using_srtctl() -> bool:
+    """Whether the installed srtctl judges recipes (`check --srtctl`)."""
+    return _state["srtctl"]
+
+
 def recipe_problems(data: Any) -> list[SchemaProblem]:
     """Why srtctl rejects `data` (one merged recipe variant); empty when it accepts it."""
     if not _state["srtctl"]:

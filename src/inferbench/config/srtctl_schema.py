@@ -62,6 +62,22 @@ def srtctl_schema() -> SrtctlSchema:
     return schema_from_tree(load_plain(text))
 
 
+def same_as_bundled(schema: SrtctlSchema) -> bool:
+    """Whether `schema` holds the bundled key tree (a checkout of the same srt-slurm): its
+    verdicts are the ones recipes got when they were loaded."""
+    bundled = srtctl_schema()
+    if schema is bundled:
+        return True
+    known = _SAME.get(id(schema))
+    if known is None or known[0] is not schema:
+        equal = schema.recipe == bundled.recipe and schema.backends == bundled.backends
+        known = _SAME[id(schema)] = (schema, equal)
+    return known[1]
+
+
+_SAME: dict[int, tuple[SrtctlSchema, bool]] = {}
+
+
 def schema_problems(recipe: Any, schema: SrtctlSchema | None = None) -> list[SchemaProblem]:
     """Every reason srtctl's schema (`schema`, default the bundled one) rejects `recipe`
     (empty: it accepts it)."""

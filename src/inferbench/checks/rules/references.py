@@ -146,6 +146,13 @@ def cross_check_coverage(coverage: Coverage) -> Iterator[Problem]:
         yield Problem(
             f"{skipped} of {coverage.pairs} master-entry/recipe pairs were not cross-checked: {why}"
         )
+    not_at_ref = sum(n for _, _, n in coverage.not_at_ref)
+    if not_at_ref:
+        why = "; ".join(f"{n} {clone} ({instead})" for clone, instead, n in coverage.not_at_ref)
+        yield Problem(
+            f"{not_at_ref} of {coverage.pairs} master-entry/recipe pairs were not checked at "
+            f"the srt-slurm ref their launcher clones: {why}"
+        )
     if coverage.recipes_not_typed:
         yield Problem(
             f"{coverage.recipes_not_typed} recipe file(s) or variant(s) could not be read at "
