@@ -406,7 +406,8 @@ def _tokens(text: str) -> list[str | _Word]:
             out.append(two)
             i += 2
             continue
-        if c in "()!" or (c in "[]" and (i + 1 >= n or text[i + 1].isspace())):
+        alone = i + 1 >= n or text[i + 1].isspace()  # `!` and `[` as words, not `!=`
+        if c in "()" or (c in "[]!" and alone):
             out.append(c)
             i += 1
             continue

@@ -163,7 +163,7 @@ class SrtSlurmSources:
             if commit is not None:
                 root = _unpacked(source, commit, f"{source.repository}@{ref}")
                 return SrtTree(
-                    root, source.repository, ref, tree_schema(root, f"{repository}@{ref}")
+                    root, source.repository, ref, tree_schema(root, f"{source.repository}@{ref}")
                 )
         return None
 
