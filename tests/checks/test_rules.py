@@ -83,8 +83,8 @@ def test_srt_slurm_checkout_resolves_upstream_references(tree: Path, tmp_path: P
     report = check_tree(tree, CheckOptions(srt_slurm=upstream))
     # in neither tree: the checkout may be another ref than the launcher clones, so the
     # reference is named as not checkable rather than called dangling
-    assert [f.rule for f in report.findings] == ["IB002", "IB001"]
-    assert "nor in the srt-slurm checkout given" in report.findings[1].message
+    assert [f.rule for f in report.findings] == ["IB002", "IB002", "IB001"]
+    assert "nor in the srt-slurm checkout given" in report.findings[2].message
     src = tree / RECIPE
     dest = upstream / "recipes/sglang/deepseek/b200-fp4/8k1k" / src.name
     dest.parent.mkdir(parents=True)

@@ -33,9 +33,16 @@ EXPECTED = {
     "IB209": 1, "IB210": 8, "IB301": 2, "IB307": 2, "IB405": 32, "IB601": 2,
 }  # fmt: skip
 EXPECTED_WITH_SRT_SLURM = {
-    "IB001": 1, "IB002": 1, "IB101": 8, "IB201": 3, "IB203": 18, "IB205": 6, "IB208": 30,
+    "IB001": 1, "IB002": 2, "IB101": 8, "IB201": 3, "IB203": 18, "IB205": 6, "IB208": 30,
     "IB209": 1, "IB210": 8, "IB301": 2, "IB302": 6, "IB303": 2, "IB307": 9, "IB405": 32,
     "IB601": 2, "IB602": 5,
+}  # fmt: skip
+# each job judged at the srt-slurm ref its launcher clones (the refs bundle): the 19 errors
+# one checkout gives that are false at the job's ref are gone
+EXPECTED_AT_REFS = {
+    "IB001": 1, "IB002": 2, "IB101": 8, "IB201": 3, "IB203": 4, "IB205": 6, "IB208": 30,
+    "IB209": 1, "IB210": 8, "IB301": 2, "IB302": 6, "IB307": 6, "IB405": 32, "IB601": 2,
+    "IB602": 5,
 }  # fmt: skip
 # with the cluster catalog `inferbench clusters import` writes from the launchers: the same
 # findings (IB301/IB401 read the aliases the launchers' srtslurm.yaml defines from the
@@ -46,6 +53,15 @@ EXPECTED_WITH_CATALOG = EXPECTED_WITH_SRT_SLURM
 # the most there may be now: half
 WARNINGS_BEFORE = {"tree": 199, "with-srt-slurm": 306}
 SECTION = "## Every remaining error, and why it is a real defect"
+FALSE_SECTION = "## Errors one checkout gives that are false at the job's ref"
+# refs the launchers clone that the bundle does not hold (forks, pins of other commits)
+NOT_IN_BUNDLE = {
+    "cquil11/srt-slurm-nv@cam/sa-submission-q2-2026": 31,
+    "edwingao28/srt-slurm@6fc1bed01a0b82dae0088a105c03ce0cfb353443": 8,
+    "functionstackx/srt-slurm-nv@df5baa93f4caf5169dea2a4236ad2cc742fe40e7": 4,
+    "NVIDIA/srt-slurm@217f9438": 9,
+    "NVIDIA/srt-slurm@04e87fcc505d6d851451781a5499ca19a02ec2b4": 5,
+}
 CATALOG_SECTION = "## With a cluster catalog imported from the launchers"
 
 
@@ -57,6 +73,11 @@ def report(inferencex_tree: Path) -> CheckReport:
 @pytest.fixture(scope="module")
 def report_srt(inferencex_tree: Path, srt_slurm_tree: Path) -> CheckReport:
     return check_tree(inferencex_tree, CheckOptions(srt_slurm=srt_slurm_tree))
+
+
+@pytest.fixture(scope="module")
+def report_refs(inferencex_tree: Path, srt_slurm_refs_bundle: Path) -> CheckReport:
+    return check_tree(inferencex_tree, CheckOptions(srt_slurm=(srt_slurm_refs_bundle,)))
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +108,40 @@ def test_per_rule_counts(report: CheckReport) -> None:
 
 def test_per_rule_counts_with_srt_slurm(report_srt: CheckReport) -> None:
     assert _counts(report_srt) == EXPECTED_WITH_SRT_SLURM
+
+
+def test_per_rule_counts_at_each_jobs_ref(report_refs: CheckReport) -> None:
+    assert _counts(report_refs) == EXPECTED_AT_REFS
+
+
+def test_the_issues_false_errors_are_gone_at_the_jobs_ref(report_refs: CheckReport) -> None:
+    """IB203 on telemetry.provider / benchmark.tokenizer_mode (the refs' schemas have them),
+    IB303/IB307 on gb200-fp8/8k1k/low-latency.yaml (its job runs the cquil11 fork)."""
+    for finding in _errors(report_refs):
+        assert "telemetry.provider" not in finding.message
+        assert "tokenizer_mode" not in finding.message
+        assert not str(finding.file).endswith("gb200-fp8/8k1k/low-latency.yaml")
+
+
+def test_refs_not_in_the_bundle_are_named_and_no_other(
+    report_refs: CheckReport, srt_slurm_refs_bundle: Path
+) -> None:
+    """Every ref a job runs that the bundle holds was used; IB002 names the others, with
+    the pairs not checked, and docs/conformance.md names them too."""
+    from inferbench.config.srt_slurm_refs import SrtSlurmSources
+
+    line = next(f.message for f in report_refs.findings if "not checked at the" in f.message)
+    named = dict(
+        (label, int(count))
+        for count, label in re.findall(r"(\d+) ([\w.-]+/[\w.-]+@\S+) \(not given", line)
+    )
+    assert named == NOT_IN_BUNDLE
+    sources = SrtSlurmSources([srt_slurm_refs_bundle])
+    for label in named:
+        repository, _, ref = label.partition("@")
+        assert sources.at(repository, ref) is None, label
+    text = DOC.read_text()
+    assert all(label.split("@")[1][:8] in text for label in named)
 
 
 def test_per_rule_counts_with_an_imported_catalog(report_catalog: CheckReport) -> None:
@@ -124,13 +179,31 @@ def test_launchers_and_their_imported_catalog_give_the_same_findings(
 
 
 def _shown(finding: Finding, root: Path, srt_slurm: Path) -> str:
+    """Where, as docs/conformance.md writes it: relative to the InferenceX root, or
+    `srt-slurm: recipes/...` in the checkout, `NVIDIA/srt-slurm@<ref>: recipes/...` in a ref."""
+    from inferbench.config.srt_slurm_refs import unpacked_label
+
     assert finding.file is not None
     path = finding.file.resolve()
+    unpacked = unpacked_label(path)
     if path.is_relative_to(root.resolve()):
         text = path.relative_to(root.resolve()).as_posix()
+    elif unpacked is not None:
+        text = f"{unpacked[1]}: " + path.relative_to(unpacked[0]).as_posix()
     else:
         text = "srt-slurm: " + path.relative_to(srt_slurm.resolve()).as_posix()
     return f"{text}:{finding.line}"
+
+
+def _as_checkout(where: str) -> str:
+    """A ref's file as the one checkout names it (the same recipe there)."""
+    return re.sub(r"^[\w.-]+/srt-slurm@[^:]+: ", "srt-slurm: ", where)
+
+
+def _documented_checkout() -> set[tuple[str, str]]:
+    """The errors one checkout gives: those at each job's ref, and the false ones."""
+    at_refs = {(rule, _as_checkout(where)) for rule, where in _documented()}
+    return at_refs | _documented(FALSE_SECTION)
 
 
 def _documented(section: str = SECTION) -> set[tuple[str, str]]:
@@ -150,12 +223,22 @@ def _errors(report: CheckReport) -> list[Finding]:
 
 
 def test_every_remaining_error_is_documented_as_a_defect(
-    report_srt: CheckReport, inferencex_tree: Path, srt_slurm_tree: Path
+    report_refs: CheckReport, inferencex_tree: Path, srt_slurm_tree: Path
 ) -> None:
+    """At each job's own ref: every error docs/conformance.md calls a real defect."""
     documented = _documented()
-    errors = {(f.rule, _shown(f, inferencex_tree, srt_slurm_tree)) for f in _errors(report_srt)}
+    errors = {(f.rule, _shown(f, inferencex_tree, srt_slurm_tree)) for f in _errors(report_refs)}
     assert errors - documented == set(), "add a line to docs/conformance.md for each"
     assert documented - errors == set(), "docs/conformance.md names errors that are gone"
+
+
+def test_one_checkouts_errors_are_those_and_the_documented_false_ones(
+    report_srt: CheckReport, inferencex_tree: Path, srt_slurm_tree: Path
+) -> None:
+    documented = _documented_checkout()
+    errors = {(f.rule, _shown(f, inferencex_tree, srt_slurm_tree)) for f in _errors(report_srt)}
+    assert errors == documented
+    assert len(_documented(FALSE_SECTION)) == 16  # 19 findings: IB303 x2, IB307 x3 share rows
 
 
 def test_every_error_with_an_imported_catalog_is_documented(
@@ -164,7 +247,7 @@ def test_every_error_with_an_imported_catalog_is_documented(
     extra = _documented(CATALOG_SECTION)
     root = report_catalog.root  # the copy the catalog was imported into
     errors = {(f.rule, _shown(f, root, srt_slurm_tree)) for f in _errors(report_catalog)}
-    assert errors - (_documented() | extra) == set(), "add a line to docs/conformance.md"
+    assert errors - (_documented_checkout() | extra) == set(), "add a line to the docs"
     assert extra - errors == set(), "docs/conformance.md names catalog errors that are gone"
 
 
@@ -187,7 +270,7 @@ def srtctl_rejects(srtctl_python: Path, inferencex_tree: Path, srt_slurm_tree: P
 def test_no_error_on_a_recipe_srtctl_accepts_unless_documented(
     report_srt: CheckReport, srtctl_rejects: set[Path], inferencex_tree: Path, srt_slurm_tree: Path
 ) -> None:
-    documented = _documented()
+    documented = _documented_checkout()
     recipe_roots = ((inferencex_tree / RECIPES).resolve(), (srt_slurm_tree / "recipes").resolve())
     for finding in _errors(report_srt):
         assert finding.file is not None
@@ -216,16 +299,19 @@ def test_cli_on_the_real_tree(inferencex_tree: Path) -> None:
     assert all("file=/" not in line for line in lines)  # relative to the root
 
 
-@pytest.mark.parametrize("with_srt_slurm", [False, True], ids=["tree", "with-srt-slurm"])
+@pytest.mark.parametrize("srt_slurm", ["", "checkout", "refs"])
 def test_cached_runs_print_what_an_uncached_run_prints(
-    inferencex_tree: Path, srt_slurm_tree: Path, tmp_path: Path, with_srt_slurm: bool
-) -> None:
+    inferencex_tree: Path, srt_slurm_tree: Path, tmp_path: Path, srt_slurm: str,
+    request: pytest.FixtureRequest,
+) -> None:  # fmt: skip
     """Byte for byte, on the JSON output: no cache, a cold cache (every file parsed), a warm
     parse cache (the check result cache emptied), and the stored check result."""
     args = [sys.executable, "-m", "inferbench.cli.main", "check", "--root", str(inferencex_tree),
             "--format", "json"]  # fmt: skip
-    if with_srt_slurm:
+    if srt_slurm == "checkout":
         args += ["--srt-slurm", str(srt_slurm_tree)]
+    elif srt_slurm == "refs":  # refs unpacked into the cache name findings by their ref
+        args += ["--srt-slurm", str(request.getfixturevalue("srt_slurm_refs_bundle"))]
     cache = tmp_path / "cache"
 
     def run(**env: str) -> tuple[int, str]:
@@ -240,6 +326,7 @@ def test_cached_runs_print_what_an_uncached_run_prints(
     assert uncached[0] == 1 and json.loads(uncached[1])
     assert run() == uncached  # cold: parses every file, stores parses and the result
     assert any((cache / "check-v1").rglob("*")) and any((cache / "yaml-v1").rglob("*"))
+    assert '"file": "/' not in uncached[1]  # no absolute (cache) path in any finding
     assert run() == uncached  # the stored result
     shutil.rmtree(cache / "check-v1")
     assert run() == uncached  # the parse cache alone

@@ -169,7 +169,7 @@ class Collector:
                     text = local.path.read_text(errors="replace")
             except (ConfigError, OSError):
                 pass
-            target = self._target(config.entry.runner)
+            target = self._clone_target(config.entry.runner)
             cached = self._choices[key] = choose(self.sources, target, config, point, space, text)
         return cached
 
@@ -197,11 +197,12 @@ class Collector:
         )
         reference = RecipeReference(config, point, ref, where, resolved, upstream=upstream)
         self.out.references.append(reference)
+        if foreign is None and not choice.at_ref and self.sources is not None:
+            # (without any source, the bundled schema judges, as documented)
+            self._not_at_ref[(choice.wanted, choice.instead)] += 1
         if not resolved.exists or foreign is not None:  # an llm-d recipe: existence only
             return
         self.out.recipe_users[resolved.path].append(config.key)
-        if not choice.at_ref and self.sources is not None:  # (without any, the bundled
-            self._not_at_ref[(choice.wanted, choice.instead)] += 1  # schema, as documented)
         recipes = self._load(resolved.path, resolved.selector, where, choice.schema)
         target = self._target(config.entry.runner)
         concurrencies = master_concurrencies(space)
@@ -329,6 +330,18 @@ class Collector:
         clusters = tuple(self.project.clusters_for_runner(runner))
         if clusters or not self.project.launchers:
             return Target(clusters, ())
+        return self._launcher_target(runner)
+
+    def _clone_target(self, runner: str) -> Target:
+        """Where the job's srt-slurm clone is read: the launchers serving the runner, even
+        beside a catalog (a cluster file pins one ref; a launcher picks one per job)."""
+        target = self._target(runner)
+        if target.launchers or not self.project.launchers:
+            return target
+        found = self._launcher_target(runner)
+        return target if not found.launchers else Target(target.clusters, found.launchers)
+
+    def _launcher_target(self, runner: str) -> Target:
         labels = self._labels_of_launchers()
         tables = tuple(
             t for name, t in self.project.launchers.items() if runner in labels.get(name, ())

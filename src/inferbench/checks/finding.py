@@ -37,4 +37,18 @@ class Finding:
         return Location(self.file, self.line, self.column, self.key)
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
-        return (str(self.file or ""), self.line or 0, self.column or 0, self.rule, self.message)
+        return (_sortable(self.file), self.line or 0, self.column or 0, self.rule, self.message)
+
+
+def _sortable(file: Path | None) -> str:
+    """A file of an srt-slurm ref unpacked into the cache sorts by its ref and path (after
+    every other file), not by where the cache happens to be."""
+    if file is None:
+        return ""
+    from inferbench.config.srt_slurm_refs import unpacked_label
+
+    unpacked = unpacked_label(file) if "trees" in file.parts else None
+    if unpacked is None:
+        return str(file)
+    root, label = unpacked
+    return f"\x7f{label}/{file.relative_to(root).as_posix()}"

@@ -19,6 +19,7 @@ srtctl sources is judged with the bundled schema, and says so.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import io
@@ -286,10 +287,16 @@ def _origin(git_dir: Path) -> str | None:
 
 def _cache_root() -> Path:
     folder = parse_cache.cache_dir(FOLDER)
-    if folder is None:  # the cache is off: this process's own folder
-        folder = Path(tempfile.mkdtemp(prefix="inferbench-srt-slurm-"))
+    if folder is None:  # the cache is off: this process's own folder, removed at exit
+        if not _OWN:
+            _OWN.append(Path(tempfile.mkdtemp(prefix="inferbench-srt-slurm-")))
+            atexit.register(shutil.rmtree, _OWN[0], True)
+        folder = _OWN[0]
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+_OWN: list[Path] = []
 
 
 def _bundle_source(path: Path) -> _GitSource:
