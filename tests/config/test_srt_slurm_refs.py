@@ -67,6 +67,8 @@ def test_refs_of_a_bundle_are_found_by_name_and_judged_by_their_own_schema(
     v1 = sources.at("NVIDIA/srt-slurm", "v1")
     v2 = sources.at("nvidia/srt-slurm", "v2")
     assert v1 is not None and v2 is not None
+    assert not (v1.root / "recipes" / "a.yaml").exists()  # recipes come when asked for
+    v1.fetch_recipes(["a.yaml", "missing.yaml"])
     assert (v1.root / "recipes" / "a.yaml").read_text() == "name: v1\n"
     assert [p.render() for p in schema_problems(RECIPE, v1.schema)] == [
         "telemetry.provider: Unknown field."

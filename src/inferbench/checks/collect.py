@@ -43,7 +43,7 @@ from inferbench.config.recipe import (
 )
 from inferbench.config.recipe_schema import RecipeProblem
 from inferbench.config.settings import RecipeRef
-from inferbench.config.srt_slurm_refs import SrtSlurmSources
+from inferbench.config.srt_slurm_refs import SrtSlurmSources, SrtTree
 from inferbench.config.srtctl_loader import using_srtctl
 from inferbench.config.srtctl_schema import SrtctlSchema
 from inferbench.config.yamlio import KeyPath, preload
@@ -138,6 +138,8 @@ class Collector:
         files = self.project.recipe_paths()
         if self.sources is None:
             return files
+        upstream: list[tuple[RecipeRef, SrtChoice]] = []
+        wanted: dict[int, tuple[SrtTree, list[str]]] = {}  # unpacked ref -> recipes to fetch
         for config in self.project.masters.values():
             for point in config.entry.search_spaces():
                 space = point.space
@@ -146,13 +148,26 @@ class Collector:
                 try:
                     if self.project.foreign_recipe(config.entry.framework, str(space.config_file)):
                         continue
-                    choice = self._choice(config, point, space)
-                    root = choice.tree.root if choice.tree is not None else None
-                    resolved = self.project.resolve_recipe(space.config_file, srt_slurm=root)
+                    if self.project.resolve_recipe(space.config_file).exists:
+                        continue  # the tree's own file
                 except ConfigError:
                     continue
-                if resolved.exists and resolved.origin == "upstream":
-                    files.append(resolved.path)
+                choice = self._choice(config, point, space)
+                if choice.tree is None:
+                    continue
+                upstream.append((space.config_file, choice))
+                text = space.config_file.path.removeprefix(self.project.layout.recipe_prefix)
+                wanted.setdefault(id(choice.tree), (choice.tree, []))[1].append(text)
+        for tree, relative in wanted.values():
+            tree.fetch_recipes(relative)
+        for reference, choice in upstream:
+            assert choice.tree is not None
+            try:
+                resolved = self.project.resolve_recipe(reference, srt_slurm=choice.tree.root)
+            except ConfigError:
+                continue
+            if resolved.exists and resolved.origin == "upstream":
+                files.append(resolved.path)
         return files
 
     def _choice(

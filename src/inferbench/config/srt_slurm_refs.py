@@ -45,7 +45,6 @@ UPSTREAM_REPOSITORY = "NVIDIA/srt-slurm"
 FOLDER = "srt-slurm-refs"
 _SCHEMA_FOLDER = "srtctl-schema-v1"
 _SCHEMA_VERSION = "srtctl-source-schema-1"  # bump when derive_tree's output changes
-_PARTS = ("recipes", "src", "pyproject.toml")
 _GIT_TIMEOUT = 120
 _MARK = ".inferbench-srt-slurm-ref"  # in an unpacked tree: its commit and ref label
 _REPO_URL = re.compile(r"[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
@@ -67,11 +66,25 @@ class SrtTree:
     repository: str
     ref: str | None
     schema: SrtctlSchema
+    # a ref unpacked into the cache holds only the recipes asked for (`fetch_recipes`)
+    source: _GitSource | None = field(default=None, compare=False, repr=False)
+    commit: str | None = None
 
     @property
     def label(self) -> str:
         """How findings name it: `NVIDIA/srt-slurm@v1.0.50`, or the checkout's folder."""
         return f"{self.repository}@{self.ref}" if self.ref else self.root.name
+
+    def fetch_recipes(self, relative: Sequence[str]) -> None:
+        """Make these files of `recipes/` (paths below it) present in an unpacked ref, those
+        the ref holds; one `git archive` for all that are missing. A checkout has them all."""
+        if self.source is None or self.commit is None:
+            return
+        held = _recipe_listing(self.source, self.commit, self.root)
+        wanted = sorted({f"recipes/{r}" for r in relative} & held)
+        missing = [w for w in wanted if not (self.root / w).is_file()]
+        if missing:
+            _extract(self.source, self.commit, self.root, missing)
 
 
 @dataclass
@@ -163,9 +176,8 @@ class SrtSlurmSources:
             commit = source.commit(ref)
             if commit is not None:
                 root = _unpacked(source, commit, f"{source.repository}@{ref}")
-                return SrtTree(
-                    root, source.repository, ref, tree_schema(root, f"{source.repository}@{ref}")
-                )
+                schema = tree_schema(root, f"{source.repository}@{ref}")
+                return SrtTree(root, source.repository, ref, schema, source, commit)
         return None
 
     def _add(self, path: Path) -> None:
@@ -329,32 +341,59 @@ def _bundle_source(path: Path) -> _GitSource:
 
 
 def _unpacked(source: _GitSource, commit: str, label: str) -> Path:
-    """`recipes/`, `src/` and `pyproject.toml` of `commit`, unpacked once into the cache
-    (`label`, the first ref it was unpacked for, names its files in findings)."""
+    """`src/srtctl`'s modules and `pyproject.toml` of `commit` (what its schema is derived
+    from), unpacked once into the cache; recipes come later, only those asked for
+    (`SrtTree.fetch_recipes`). `label`, the first ref it was unpacked for, names its files in
+    findings."""
     root = _cache_root() / "trees" / commit
     if (root / _MARK).is_file():
         return root
     listed = _git(source.git_dir, "ls-tree", "--name-only", commit)
     present = set(listed.stdout.decode().split()) if listed.returncode == 0 else set()
-    parts = [p for p in _PARTS if p in present]
-    done = _git(source.git_dir, "archive", "--format=tar", commit, *parts) if parts else None
-    if done is None or done.returncode != 0:
-        raise InputError(
-            f"--srt-slurm {source.given}: cannot read commit {commit[:12]}",
-            hint="the repository may be damaged; clone it again",
-        )
+    parts = [p for p in ("pyproject.toml",) if p in present]
+    if "src" in present:
+        parts.append(":(glob)src/srtctl/**/*.py")
     root.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(root, ignore_errors=True)  # a partial unpack of an interrupted run
     staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root.parent))
     try:
-        with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
-            archive.extractall(staging, filter="data")
+        if parts:
+            _extract(source, commit, staging, parts)
+        (staging / "recipes").mkdir(exist_ok=True)
         (staging / _MARK).write_text(f"{commit}\n{label}\n")
         with contextlib.suppress(OSError):  # another process unpacked it first
             os.replace(staging, root)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return root
+
+
+def _extract(source: _GitSource, commit: str, into: Path, paths: Sequence[str]) -> None:
+    """`git archive` these paths of `commit` into the folder `into`."""
+    done = _git(source.git_dir, "archive", "--format=tar", commit, "--", *paths)
+    if done.returncode != 0:
+        raise InputError(
+            f"--srt-slurm {source.given}: cannot read commit {commit[:12]}",
+            hint="the repository may be damaged; clone it again",
+        )
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+        archive.extractall(into, filter="data")
+
+
+def _recipe_listing(source: _GitSource, commit: str, root: Path) -> set[str]:
+    """Every file below `recipes/` at `commit` (listed once, kept beside the unpacked tree)."""
+    listing = root / ".inferbench-recipes"
+    try:
+        return set(listing.read_text().splitlines())
+    except OSError:
+        pass
+    done = _git(source.git_dir, "ls-tree", "-r", "--name-only", commit, "--", "recipes")
+    names = done.stdout.decode().splitlines() if done.returncode == 0 else []
+    with contextlib.suppress(OSError):
+        staging = listing.with_suffix(f".{os.getpid()}")
+        staging.write_text("\n".join(names) + "\n")
+        os.replace(staging, listing)
+    return set(names)
 
 
 def unpacked_label(path: Path) -> tuple[Path, str] | None:
