@@ -2,10 +2,11 @@
 
 CI re-runs `check` on a tree that did not change (a re-run, another job of the same commit),
 and reading the tree is most of what a check costs. The key is a sha256 over: the content and
-path of every file a check may read under the tree's root (`.git` left out) and, with
---srt-slurm, under its `recipes/` (the layout's globs: masters, runners, clusters, launchers,
-changelog, inferbench.toml, and every YAML and shell file, which a CONFIG_FILE or a launcher
-link may name); the name and size of every other file, and the name and type of a FIFO,
+path of every file a check may read under the tree's root (`.git` left out; the layout's
+globs: masters, runners, clusters, launchers, changelog, inferbench.toml, and every YAML and
+shell file, which a CONFIG_FILE or a launcher link may name) and, with --srt-slurm, the bytes
+of a bundle or, for a checkout, its `recipes/` and every module of its `src/srtctl` (whose
+schema judges recipes); the name and size of every other file, and the name and type of a FIFO,
 device or socket, which are never opened; every folder name there (an empty folder can
 decide a finding); inferbench's own files; the files of the libraries whose messages reach
 findings (pydantic, pydantic-core, PyYAML: name, size and mtime); the Python version; the
@@ -17,7 +18,8 @@ A symlink inside a tree (git checks InferenceX's `launch_b200-dgxc-slurm.sh` out
 hashed as a link, by its target as written; what it leads to lies in the same tree and is
 hashed where it is, and a link a check may read is hashed by its target's content too.
 
-Not cached: `--base` (it reads git history) and `--srtctl` (the installed srtctl decides).
+Not cached: `--base` (it reads git history), `--srtctl` (the installed srtctl decides) and
+`--srt-slurm` naming a git repository (its refs move without a file below it changing).
 Nothing is cached for a tree with a symlink leading out of it (what it leads to is not
 hashed), or one whose read files are past MAX_FILES files or MAX_BYTES bytes (hashing it
 would cost more than it saves; a file is never read past what is left of that budget).
