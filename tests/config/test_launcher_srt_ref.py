@@ -149,3 +149,15 @@ def test_power_lane_reads_the_block_as_the_launchers_awk_does() -> None:
     assert not uses_dcgm_power(on.replace("telemetry:", "telemetryx:\nfoo:"))
     assert not uses_dcgm_power("other:\n  provider: dcgm-power\n  enabled: true\n")
     assert not uses_dcgm_power("telemetry:\n  provider: dcgm-power\n")
+
+
+def test_too_many_paths_are_not_read() -> None:
+    """Sequential chains multiply the paths: past MAX_PATHS none is taken."""
+    block = 'if [[ $A == "{i}" ]]; then\n    git checkout v{i}\nfi\n'
+    text = "git clone https://github.com/NVIDIA/srt-slurm.git srt\n" + "".join(
+        block.format(i=i) for i in range(14)
+    )
+    table = parse_launcher(text, Path("l.sh")).srt_clones
+    assert table is not None and table.too_many
+    found = table.resolve(_job())
+    assert isinstance(found, CloneUnknown) and "paths" in found.reason

@@ -176,6 +176,8 @@ class Collector:
         """The srt-slurm tree this search-space entry's job runs (cached per entry)."""
         key = (config.key, point.path)
         cached = self._choices.get(key)
+        if cached is None and self.sources is None:  # the bundled schema, whatever the ref
+            cached = self._choices[key] = fallback(None)
         if cached is None:
             text = None
             try:

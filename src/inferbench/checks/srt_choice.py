@@ -126,9 +126,9 @@ def _catalog_clone(target: Target) -> SrtClone | CloneUnknown | None:
     for cluster in target.clusters:
         pinned = cluster.cluster.srt_slurm
         if pinned is not None:
-            repository = (repository_name(pinned.repo) if pinned.repo else None) or (
-                pinned.repo or UPSTREAM_REPOSITORY
-            )
+            repository = UPSTREAM_REPOSITORY
+            if pinned.repo:  # a URL or owner/name
+                repository = repository_name(pinned.repo) or pinned.repo
             clone = SrtClone(repository, pinned.ref, 0)
             labels[clone.label] = clone
     if not labels:

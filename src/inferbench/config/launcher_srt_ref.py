@@ -80,6 +80,7 @@ class SrtCloneTable:
 
     paths: tuple[_Path, ...]
     constants: Mapping[str, str] = field(default_factory=dict)
+    too_many: bool = False  # more if/elif paths than MAX_PATHS: none is read
     _resolved: dict[tuple[tuple[str, str], ...], SrtClone | CloneUnknown] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -93,6 +94,8 @@ class SrtCloneTable:
         return cached
 
     def _resolve(self, job: Mapping[str, str]) -> SrtClone | CloneUnknown:
+        if self.too_many:
+            return CloneUnknown(f"the launcher's clone steps take over {MAX_PATHS} paths")
         if not self.paths:
             return CloneUnknown("the launcher clones no srt-slurm inferbench can read")
         variables = {**self.constants, **job}
@@ -161,8 +164,18 @@ def read_clone_table(text: str, constants: Mapping[str, str]) -> SrtCloneTable:
         step = _step(line, number, constants)
         if step is not None:
             body.append(step)
-    paths = [p for p in _paths(root) if any(s.kind == "clone" for s in p.steps)]
+    try:
+        paths = [p for p in _paths(root) if any(s.kind == "clone" for s in p.steps)]
+    except _TooManyPaths:
+        return SrtCloneTable((), dict(constants), too_many=True)
     return SrtCloneTable(tuple(paths), dict(constants))
+
+
+class _TooManyPaths(Exception):
+    pass
+
+
+MAX_PATHS = 4096  # sequential chains multiply; real launchers have one chain of ~20
 
 
 def _paths(items: list[_Item]) -> list[_Path]:
@@ -184,6 +197,8 @@ def _paths(items: list[_Item]) -> list[_Path]:
                 before.append((condition, False))
         if not has_else:
             ways.append(_Path(tuple(before), ()))
+        if len(out) * len(ways) > MAX_PATHS:
+            raise _TooManyPaths
         out = [
             _Path((*p.constraints, *w.constraints), (*p.steps, *w.steps)) for p in out for w in ways
         ]
