@@ -22,9 +22,12 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from inferbench.bench.settings import Endpoint
+from inferbench.sim.engine_grid import BatchLimits, GridSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVICE = REPO_ROOT / ".ci" / "services" / "40-vllm.sh"
@@ -283,3 +286,82 @@ def vllm_tree(
     (root / "configs" / "runners.yaml").write_text(RUNNERS)
     (root / "perf-changelog.yaml").write_text(CHANGELOG)
     return root
+
+
+# -- the batch-limit grid (inferbench.sim.engine_grid) on the tiny model ------------------
+
+SERVER_CORE, CLIENT_CORE = 0, 1
+
+
+@contextlib.contextmanager
+def pinned(core: int | None) -> Iterator[None]:
+    """This process on `core` for the block (its affinity restored after); None: as it is."""
+    if core is None:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {core})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def pin_cores() -> tuple[int, int] | None:
+    """(server core, client core) when this process may use both, else None (no pinning).
+
+    Pinned, a busy server cannot starve its own client of the CPU, nor its API server
+    process of the core its engine spins on; unpinned, a 2-core machine coalesces the
+    streamed tokens and TPOT reads near zero."""
+    allowed = os.sched_getaffinity(0)
+    return (SERVER_CORE, CLIENT_CORE) if {SERVER_CORE, CLIENT_CORE} <= allowed else None
+
+
+def grid_servers(
+    bin_dir: Path, model: TinyModel, logs: Path, *, max_model_len: int
+) -> Callable[[BatchLimits], contextlib.AbstractContextManager[Endpoint]]:
+    """A `ServerFactory` for `measure_grid`: `vllm serve` of the tiny model with the
+    setting's limits and prefix caching off (random prompts share nothing the simulator
+    would model), the server on one core and this process (the client) on the other."""
+    cores = pin_cores()
+
+    @contextlib.contextmanager
+    def start(limits: BatchLimits) -> Iterator[Endpoint]:
+        wrapper = ["taskset", "-c", str(cores[0])] if cores else []
+        env = {"VLLM_CPU_OMP_THREADS_BIND": str(cores[0])} if cores else {}
+        args = ("--max-model-len", str(max_model_len), "--no-enable-prefix-caching")
+        log = logs / f"{limits.label}.log"
+        with (
+            serve(bin_dir, model, log, *args, *limits.engine_args(), wrapper=wrapper, env=env)
+            as server,
+            pinned(cores[1] if cores else None),
+        ):  # fmt: skip
+            yield Endpoint(base_url=server.url, model=server.model)
+
+    return start
+
+
+# The grid the real-vLLM calibration test and benchmark measure: 4 servers x 5 concurrencies.
+# max-num-seqs 4 queues above concurrency 4 (throughput flattens, TTFT grows); a 64-token
+# budget prefills a 256-token prompt over 4 steps beside the decodes, 512 in one.
+GRID_ISL, GRID_OSL = 256, 32
+GRID_CONCURRENCIES = (1, 2, 4, 8, 16)
+GRID_LIMITS = tuple(
+    BatchLimits(max_num_seqs=seqs, max_num_batched_tokens=chunk)
+    for seqs in (4, 16)
+    for chunk in (64, 512)
+)
+
+
+def tiny_grid(model: TinyModel, **changes: object) -> GridSpec:
+    """The grid of the tiny model on the `cpu` hardware entry (its measured core)."""
+    spec = GridSpec(
+        model=model.model_id,
+        runner="cpu",
+        isl=GRID_ISL,
+        osl=GRID_OSL,
+        concurrencies=GRID_CONCURRENCIES,
+        limits=GRID_LIMITS,
+        tokenizer=model.path / "tokenizer.json",
+    )
+    return spec.model_copy(update=changes) if changes else spec

@@ -1,0 +1,275 @@
+"""Measure a real serving engine over a small grid of its batch limits, as calibration points.
+
+The grid is concurrency x max-num-seqs x chunked-prefill token budget (vLLM's
+`--max-num-seqs` and `--max-num-batched-tokens`). One server runs per batch-limit setting
+(the limits are start-up flags); inferbench's own bench measures each concurrency against it
+with InferenceX's sa-bench load (10 x concurrency prompts, 2 x concurrency warm-ups, lengths
+U[0.8 L, L]), the load the simulator simulates a job with. Every measured cell becomes the
+`MeasuredPoint` that `sim calibrate` takes, its job carrying the limits as `sim-flags`, plus
+the engine flags the server ran with, written together to one JSON file.
+
+It lives here, beside `calibrate`, because its product is calibration points; it knows no
+engine binary: the caller hands it a `ServerFactory` that starts a server for a setting (the
+real-vLLM tests and benchmarks start vLLM's CPU build), so the same grid serves
+`sim calibrate` checks and the adaptive sweep's real-engine check alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from inferbench.bench.api import BenchOptions, run_point, sa_bench_point, sa_bench_workload
+from inferbench.bench.settings import Endpoint
+from inferbench.errors import InputError, Location
+from inferbench.fsio import atomic_write_text
+from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
+from inferbench.sim.calibrate import Measured, MeasuredPoint
+
+FORMAT_VERSION = 1
+
+
+class BatchLimits(BaseModel):
+    """One server setting: the batch limits a server is started with."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_num_seqs: int = Field(ge=1)
+    max_num_batched_tokens: int = Field(ge=1, description="a step's token budget (the chunk)")
+    chunked_prefill: bool = True
+
+    @model_validator(mode="after")
+    def _budget_holds_the_batch(self) -> BatchLimits:
+        # vLLM refuses a token budget below max-num-seqs (a decode step could not fit)
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ValueError("max_num_batched_tokens must be at least max_num_seqs")
+        return self
+
+    @property
+    def label(self) -> str:
+        chunk = f"chunk{self.max_num_batched_tokens}" if self.chunked_prefill else "nochunk"
+        return f"seqs{self.max_num_seqs}-{chunk}"
+
+    def engine_args(self) -> tuple[str, ...]:
+        """The server's command-line flags (vLLM spelling)."""
+        chunked = (
+            "--enable-chunked-prefill" if self.chunked_prefill else "--no-enable-chunked-prefill"
+        )
+        return (
+            "--max-num-seqs",
+            str(self.max_num_seqs),
+            "--max-num-batched-tokens",
+            str(self.max_num_batched_tokens),
+            chunked,
+        )
+
+    def sim_flags(self) -> dict[str, Any]:
+        """The same limits as a job's `sim-flags` (what the simulator reads)."""
+        return {
+            "max-num-seqs": self.max_num_seqs,
+            "max-num-batched-tokens": self.max_num_batched_tokens,
+            "enable-chunked-prefill": self.chunked_prefill,
+        }
+
+
+class GridSpec(BaseModel):
+    """What to measure: the deployment (as a sweep job names it), the lengths and the grid."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1, description="the model id the server serves")
+    runner: str = Field(
+        min_length=1, description="the hardware, as the simulator's catalog names it"
+    )
+    framework: str = "vllm"
+    precision: str = "bf16"
+    isl: int = Field(ge=1)
+    osl: int = Field(ge=1)
+    concurrencies: tuple[int, ...] = Field(min_length=1)
+    limits: tuple[BatchLimits, ...] = Field(min_length=1)
+    tokenizer: Path | None = Field(None, description="send text (None: token ids)")
+
+    @model_validator(mode="after")
+    def _distinct(self) -> GridSpec:
+        if len(set(self.concurrencies)) != len(self.concurrencies) or min(self.concurrencies) < 1:
+            raise ValueError("concurrencies must be distinct whole numbers of at least 1")
+        if len({lim.label for lim in self.limits}) != len(self.limits):
+            raise ValueError("batch-limit settings must be distinct")
+        return self
+
+    def cells(self) -> list[GridCell]:
+        """Every (setting, concurrency), setting-major: the order one server each measures."""
+        return [
+            GridCell(limits=lim, concurrency=c) for lim in self.limits for c in self.concurrencies
+        ]
+
+    def job(self, cell: GridCell) -> dict[str, Any]:
+        """The sweep job of one cell, in the form `sim calibrate` reads."""
+        return {
+            "model": self.model,
+            "runner": self.runner,
+            "framework": self.framework,
+            "precision": self.precision,
+            "tp": 1,
+            "conc": cell.concurrency,
+            "isl": self.isl,
+            "osl": self.osl,
+            "sim-flags": cell.limits.sim_flags(),
+        }
+
+
+class GridCell(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    limits: BatchLimits
+    concurrency: int = Field(ge=1)
+
+    @property
+    def name(self) -> str:
+        return f"{self.limits.label}-conc{self.concurrency}"
+
+
+class GridPoint(BaseModel):
+    """One measured cell: the calibration point, the flags the server ran with, raw figures."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cell: GridCell
+    engine_args: tuple[str, ...]
+    point: MeasuredPoint
+    output_tok_s: float = Field(ge=0)
+    total_tok_s: float = Field(ge=0)
+    median_tpot_ms: float = Field(ge=0)
+    median_ttft_ms: float = Field(ge=0)
+    completed: int = Field(ge=0)
+    duration_s: float = Field(ge=0)
+
+    @property
+    def name(self) -> str:
+        return self.point.name
+
+
+class GridMeasurement(BaseModel):
+    """The JSON file: the spec and every measured point, in measuring order."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = FORMAT_VERSION
+    spec: GridSpec
+    points: tuple[GridPoint, ...] = ()
+    notes: dict[str, Any] = Field(default_factory=dict, description="machine, load, timings")
+
+    def measured_points(self) -> list[MeasuredPoint]:
+        return [p.point for p in self.points]
+
+    def by_name(self) -> dict[str, GridPoint]:
+        return {p.name: p for p in self.points}
+
+
+# Starts a server with the given limits for the length of the block; yields where it listens.
+ServerFactory = Callable[[BatchLimits], AbstractContextManager[Endpoint]]
+
+
+def measured_point(spec: GridSpec, cell: GridCell, result: Any) -> GridPoint:
+    """A bench point result (`PointResult`) as a grid point. One server is one device: the
+    throughput per GPU is the server's total (prompt + output) tokens per second."""
+    sa = result.sa
+    tpot, ttft = sa.median_tpot_ms, sa.median_ttft_ms
+    measured = Measured(
+        tok_s_gpu=sa.total_token_throughput,
+        interactivity=1000.0 / tpot if tpot and tpot > 0 else None,
+        ttft_ms=ttft if ttft and ttft > 0 else None,
+    )
+    return GridPoint(
+        cell=cell,
+        engine_args=cell.limits.engine_args(),
+        point=MeasuredPoint(name=cell.name, job=spec.job(cell), measured=measured, stat="median"),
+        output_tok_s=sa.output_throughput,
+        total_tok_s=sa.total_token_throughput,
+        median_tpot_ms=tpot or 0.0,
+        median_ttft_ms=ttft or 0.0,
+        completed=sa.completed,
+        duration_s=sa.duration,
+    )
+
+
+def measure_grid(
+    spec: GridSpec,
+    serve: ServerFactory,
+    *,
+    cells: Iterable[GridCell] | None = None,
+    options: BenchOptions | None = None,
+    on_point: Callable[[GridPoint], None] | None = None,
+) -> list[GridPoint]:
+    """Measure `cells` (default: the whole grid), one server per batch-limit setting, the
+    settings in the order the cells first name them. A point whose requests fail beyond the
+    bench's failure gate, or that finishes none, raises RuntimeError naming it."""
+    todo = list(spec.cells() if cells is None else cells)
+    order: list[BatchLimits] = []
+    for cell in todo:
+        if cell.limits not in order:
+            order.append(cell.limits)
+    workload = sa_bench_workload(spec.isl, spec.osl)
+    if spec.tokenizer is not None:
+        workload = workload.model_copy(update={"tokenizer": spec.tokenizer})
+    options = options or BenchOptions(backend="vllm")
+    out: list[GridPoint] = []
+    for limits in order:
+        with serve(limits) as endpoint:
+            for cell in (c for c in todo if c.limits == limits):
+                measurement = run_point(
+                    endpoint, workload, sa_bench_point(cell.concurrency), options
+                )
+                failure = measurement.result.inferbench.gate_failure
+                if (
+                    failure
+                    or not measurement.result.complete
+                    or not measurement.result.sa.completed
+                ):
+                    raise RuntimeError(f"{cell.name}: {failure or 'incomplete'}")
+                point = measured_point(spec, cell, measurement.result)
+                out.append(point)
+                if on_point is not None:
+                    on_point(point)
+    return out
+
+
+def write_grid(path: Path, measurement: GridMeasurement) -> None:
+    atomic_write_text(path, measurement.model_dump_json(indent=2) + "\n")
+
+
+def read_grid(path: Path) -> GridMeasurement:
+    """A grid file `write_grid` wrote; a broken one is an InputError naming the key."""
+    text = read_text_file(path, MAX_CONFIG_BYTES, what="grid measurement file")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"grid file is not JSON: {exc}", location=Location(path)) from None
+    if isinstance(data, dict) and data.get("version") != FORMAT_VERSION:
+        raise InputError(
+            f"grid file version {data.get('version')!r} is not {FORMAT_VERSION}",
+            location=Location(path, key="version"),
+            hint="measure the grid again with this inferbench",
+        )
+    try:
+        return GridMeasurement.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        raise InputError(
+            f"invalid grid file: {err['msg']}", location=Location(path, key=key)
+        ) from None
+
+
+def split(
+    points: Sequence[GridPoint], held_out: Callable[[GridCell], bool]
+) -> tuple[list[GridPoint], list[GridPoint]]:
+    """(fit points, held-out points) by a predicate on the cell."""
+    fit = [p for p in points if not held_out(p.cell)]
+    rest = [p for p in points if held_out(p.cell)]
+    return fit, rest

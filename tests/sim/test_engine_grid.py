@@ -1,0 +1,128 @@
+"""The batch-limit grid (inferbench.sim.engine_grid): one server per setting, each cell a
+calibration point whose job carries the limits, and the JSON file round trip. The server
+here is inferbench's own streaming test server, its inter-token time set by the setting."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from inferbench.bench.settings import Endpoint
+from inferbench.bench.testserver import ServerConfig, serve_in_thread
+from inferbench.errors import InputError
+from inferbench.sim.calibrate import Measured, MeasuredPoint, deployment
+from inferbench.sim.engine_grid import (
+    BatchLimits,
+    GridMeasurement,
+    GridSpec,
+    measure_grid,
+    read_grid,
+    split,
+    write_grid,
+)
+
+SMALL = BatchLimits(max_num_seqs=2, max_num_batched_tokens=64)
+LARGE = BatchLimits(max_num_seqs=8, max_num_batched_tokens=512, chunked_prefill=False)
+
+
+def _spec() -> GridSpec:
+    return GridSpec(
+        model="inferbench/tiny-llama",
+        runner="cpu",
+        isl=16,
+        osl=8,
+        concurrencies=(1, 2),
+        limits=(SMALL, LARGE),
+    )
+
+
+def test_settings_name_flags_and_jobs() -> None:
+    spec = _spec()
+    cells = spec.cells()
+    assert [c.name for c in cells] == [
+        "seqs2-chunk64-conc1",
+        "seqs2-chunk64-conc2",
+        "seqs8-nochunk-conc1",
+        "seqs8-nochunk-conc2",
+    ]
+    assert LARGE.engine_args() == (
+        "--max-num-seqs", "8", "--max-num-batched-tokens", "512", "--no-enable-chunked-prefill",
+    )  # fmt: skip
+    job = spec.job(cells[1])
+    assert job["conc"] == 2 and job["runner"] == "cpu" and job["isl"] == 16
+    assert job["sim-flags"] == {
+        "max-num-seqs": 2,
+        "max-num-batched-tokens": 64,
+        "enable-chunked-prefill": True,
+    }
+    # the simulator reads the limits from the job: the CPU entry and the tiny model resolve
+    dep = deployment(MeasuredPoint(name=cells[1].name, job=job, measured=Measured(tok_s_gpu=1.0)))
+    assert dep.gpu.key == "cpu" and dep.model.key == "tiny-llama"
+    assert dep.decode.max_num_seqs == 2 and dep.decode.max_num_batched_tokens == 64
+    with pytest.raises(ValueError, match="at least max_num_seqs"):
+        BatchLimits(max_num_seqs=16, max_num_batched_tokens=8)
+    with pytest.raises(ValueError, match="distinct"):
+        GridSpec(model="m", runner="cpu", isl=1, osl=1, concurrencies=(1,), limits=(SMALL, SMALL))
+
+
+def test_one_server_per_setting_and_points_round_trip(tmp_path: Path) -> None:
+    started: list[BatchLimits] = []
+
+    @contextlib.contextmanager
+    def serve(limits: BatchLimits) -> Iterator[Endpoint]:
+        started.append(limits)
+        # the larger batch limit streams twice as fast: the points must tell them apart
+        itl = 0.004 if limits == SMALL else 0.002
+        with serve_in_thread(ServerConfig(ttft_s=0.005, itl_s=itl)) as srv:
+            yield Endpoint(base_url=f"http://127.0.0.1:{srv.port}", model="m")
+
+    spec = _spec()
+    seen: list[str] = []
+    points = measure_grid(spec, serve, on_point=lambda p: seen.append(p.name))
+    assert started == [SMALL, LARGE]
+    assert seen == [c.name for c in spec.cells()] == [p.name for p in points]
+    by = {p.name: p for p in points}
+    slow, fast = by["seqs2-chunk64-conc1"], by["seqs8-nochunk-conc1"]
+    assert slow.completed == 10 and by["seqs2-chunk64-conc2"].completed == 20  # 10 x conc
+    assert slow.point.measured.interactivity is not None
+    assert fast.point.measured.interactivity is not None
+    assert 150 < slow.point.measured.interactivity < 260  # 1000 / ~4 ms
+    assert fast.point.measured.interactivity > 1.5 * slow.point.measured.interactivity
+    assert slow.point.measured.tok_s_gpu == pytest.approx(slow.total_tok_s)
+    assert fast.engine_args == LARGE.engine_args()
+    assert fast.point.job["sim-flags"]["enable-chunked-prefill"] is False
+
+    path = tmp_path / "grid.json"
+    write_grid(path, GridMeasurement(spec=spec, points=tuple(points), notes={"load": 1.0}))
+    back = read_grid(path)
+    assert back.points == tuple(points) and back.spec == spec
+    assert [p.name for p in back.measured_points()] == seen
+    fit, held = split(back.points, lambda cell: cell.concurrency == 2)
+    assert [p.cell.concurrency for p in fit] == [1, 1]
+    assert [p.cell.concurrency for p in held] == [2, 2]
+
+    # only some cells: only their settings' servers start
+    started.clear()
+    some = measure_grid(spec, serve, cells=[spec.cells()[3]])
+    assert started == [LARGE] and [p.name for p in some] == ["seqs8-nochunk-conc2"]
+
+
+def test_broken_grid_files_name_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "grid.json"
+    path.write_text("{")
+    with pytest.raises(InputError, match="not JSON"):
+        read_grid(path)
+    path.write_text(json.dumps({"version": 99}))
+    with pytest.raises(InputError, match="version 99") as old:
+        read_grid(path)
+    assert old.value.location is not None and old.value.location.key == "version"
+    data = GridMeasurement(spec=_spec()).model_dump(mode="json")
+    data["spec"]["concurrencies"] = []
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="invalid grid file") as bad:
+        read_grid(path)
+    assert bad.value.location is not None and bad.value.location.key == "spec.concurrencies"
