@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferbench.bench.settings import Endpoint
-from inferbench.sim.engine_grid import BatchLimits, GridSpec
+from inferbench.sim.engine_grid import BatchLimits, GridServer, GridSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVICE = REPO_ROOT / ".ci" / "services" / "40-vllm.sh"
@@ -317,16 +317,34 @@ def pin_cores() -> tuple[int, int] | None:
     return (SERVER_CORE, CLIENT_CORE) if {SERVER_CORE, CLIENT_CORE} <= allowed else None
 
 
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+def session_cpu_seconds(session: int) -> float:
+    """CPU seconds (user + system, every thread, exited ones included) the processes of a
+    session have used: the server runs in a session of its own (`serve`)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone since the listing
+        if int(fields[3]) == session:  # field 6, the session id
+            total += int(fields[11]) + int(fields[12])  # fields 14 and 15, utime and stime
+    return total * _TICK_S
+
+
 def grid_servers(
     bin_dir: Path, model: TinyModel, logs: Path, *, max_model_len: int
-) -> Callable[[BatchLimits], contextlib.AbstractContextManager[Endpoint]]:
+) -> Callable[[BatchLimits], contextlib.AbstractContextManager[GridServer]]:
     """A `ServerFactory` for `measure_grid`: `vllm serve` of the tiny model with the
     setting's limits and prefix caching off (random prompts share nothing the simulator
-    would model), the server on one core and this process (the client) on the other."""
+    would model), the server on one core and this process (the client) on the other, with
+    a meter of the CPU seconds the server's processes use (for `GridSpec.alone`)."""
     cores = pin_cores()
 
     @contextlib.contextmanager
-    def start(limits: BatchLimits) -> Iterator[Endpoint]:
+    def start(limits: BatchLimits) -> Iterator[GridServer]:
         wrapper = ["taskset", "-c", str(cores[0])] if cores else []
         env = {"VLLM_CPU_OMP_THREADS_BIND": str(cores[0])} if cores else {}
         args = ("--max-model-len", str(max_model_len), "--no-enable-prefix-caching")
@@ -336,7 +354,8 @@ def grid_servers(
             as server,
             pinned(cores[1] if cores else None),
         ):  # fmt: skip
-            yield Endpoint(base_url=server.url, model=server.model)
+            endpoint = Endpoint(base_url=server.url, model=server.model)
+            yield GridServer(endpoint, lambda: session_cpu_seconds(server.pid))
 
     return start
 

@@ -18,6 +18,7 @@ from inferbench.sim.calibrate import Measured, MeasuredPoint, deployment
 from inferbench.sim.engine_grid import (
     BatchLimits,
     GridMeasurement,
+    GridServer,
     GridSpec,
     measure_grid,
     read_grid,
@@ -73,14 +74,14 @@ def test_one_server_per_setting_and_points_round_trip(tmp_path: Path) -> None:
     started: list[BatchLimits] = []
 
     @contextlib.contextmanager
-    def serve(limits: BatchLimits) -> Iterator[Endpoint]:
+    def serve(limits: BatchLimits) -> Iterator[GridServer]:
         started.append(limits)
         # the larger batch limit streams twice as fast: the points must tell them apart
         itl = 0.004 if limits == SMALL else 0.002
         with serve_in_thread(ServerConfig(ttft_s=0.005, itl_s=itl)) as srv:
-            yield Endpoint(base_url=f"http://127.0.0.1:{srv.port}", model="m")
+            yield GridServer(Endpoint(base_url=f"http://127.0.0.1:{srv.port}", model="m"))
 
-    spec = _spec()
+    spec = _spec().model_copy(update={"repeats": 2})
     seen: list[str] = []
     points = measure_grid(spec, serve, on_point=lambda p: seen.append(p.name))
     assert started == [SMALL, LARGE]
@@ -88,6 +89,9 @@ def test_one_server_per_setting_and_points_round_trip(tmp_path: Path) -> None:
     by = {p.name: p for p in points}
     slow, fast = by["seqs2-chunk64-conc1"], by["seqs8-nochunk-conc1"]
     assert slow.completed == 10 and by["seqs2-chunk64-conc2"].completed == 20  # 10 x conc
+    # two runs of each cell, the fastest kept; no meter, no CPU share
+    assert len(slow.repeat_tok_s) == 2 and slow.total_tok_s == max(slow.repeat_tok_s)
+    assert slow.cpu_share is None
     assert slow.point.measured.interactivity is not None
     assert fast.point.measured.interactivity is not None
     assert 150 < slow.point.measured.interactivity < 260  # 1000 / ~4 ms
@@ -126,3 +130,35 @@ def test_broken_grid_files_name_the_key(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="invalid grid file") as bad:
         read_grid(path)
     assert bad.value.location is not None and bad.value.location.key == "spec.concurrencies"
+
+
+def test_alone_rescales_by_the_cpu_share_the_server_had() -> None:
+    """A meter that says the server used half the wall time: as if alone, the point runs
+    twice as fast (tok/s x 2, TPOT and TTFT / 2); the raw figures stay as measured."""
+    clock = {"t0": 0.0}
+
+    @contextlib.contextmanager
+    def serve(limits: BatchLimits) -> Iterator[GridServer]:
+        import time
+
+        clock["t0"] = time.monotonic()
+        with serve_in_thread(ServerConfig(ttft_s=0.01, itl_s=0.004)) as srv:
+            endpoint = Endpoint(base_url=f"http://127.0.0.1:{srv.port}", model="m")
+            yield GridServer(endpoint, lambda: (time.monotonic() - clock["t0"]) / 2)
+
+    spec = _spec().model_copy(update={"alone": True, "concurrencies": (1,), "limits": (SMALL,)})
+    (point,) = measure_grid(spec, serve)
+    assert point.cpu_share == pytest.approx(0.5, rel=0.02)
+    got = point.point.measured
+    assert got.tok_s_gpu == pytest.approx(point.total_tok_s / point.cpu_share)
+    assert got.interactivity == pytest.approx(1000 / (point.median_tpot_ms * point.cpu_share))
+    assert got.ttft_ms == pytest.approx(point.median_ttft_ms * point.cpu_share)
+    assert 150 < 1000 / point.median_tpot_ms < 260  # the raw TPOT: ~4 ms
+
+    @contextlib.contextmanager
+    def unmetered(limits: BatchLimits) -> Iterator[GridServer]:
+        with serve_in_thread(ServerConfig()) as srv:
+            yield GridServer(Endpoint(base_url=f"http://127.0.0.1:{srv.port}", model="m"))
+
+    with pytest.raises(RuntimeError, match="needs a server with a CPU meter"):
+        measure_grid(spec, unmetered)

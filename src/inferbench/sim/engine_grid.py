@@ -17,8 +17,10 @@ real-vLLM tests and benchmarks start vLLM's CPU build), so the same grid serves
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +28,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from inferbench.bench.api import BenchOptions, run_point, sa_bench_point, sa_bench_workload
 from inferbench.bench.settings import Endpoint
+from inferbench.bench.workload import RandomWorkload
 from inferbench.errors import InputError, Location
 from inferbench.fsio import atomic_write_text
 from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
-from inferbench.sim.calibrate import Measured, MeasuredPoint
+from inferbench.sim.calibrate import Measured, MeasuredPoint, fit, predict
+from inferbench.sim.holdout import HeldOutError, HoldoutReport, Prepared, prepare
 
 FORMAT_VERSION = 1
 
@@ -93,6 +97,14 @@ class GridSpec(BaseModel):
     concurrencies: tuple[int, ...] = Field(min_length=1)
     limits: tuple[BatchLimits, ...] = Field(min_length=1)
     tokenizer: Path | None = Field(None, description="send text (None: token ids)")
+    alone: bool = Field(
+        False,
+        description="points as if the server had its CPU to itself (needs a CPU meter): "
+        "figures rescaled by the CPU share the server had (GridPoint.cpu_share)",
+    )
+    repeats: int = Field(
+        1, ge=1, description="runs of each cell, interleaved; the fastest is the point"
+    )
 
     @model_validator(mode="after")
     def _distinct(self) -> GridSpec:
@@ -135,7 +147,12 @@ class GridCell(BaseModel):
 
 
 class GridPoint(BaseModel):
-    """One measured cell: the calibration point, the flags the server ran with, raw figures."""
+    """One measured cell: the calibration point, the flags the server ran with, raw figures.
+
+    `cpu_share` is the share of its CPU the server had while the run lasted (its processes'
+    CPU seconds over the run's wall seconds; None when the server gave no meter). With
+    `GridSpec.alone`, the point's figures are the raw ones rescaled to a share of 1: a
+    CPU-bound server given a share s of its core runs 1/s times slower in every step."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -148,6 +165,8 @@ class GridPoint(BaseModel):
     median_ttft_ms: float = Field(ge=0)
     completed: int = Field(ge=0)
     duration_s: float = Field(ge=0)
+    cpu_share: float | None = Field(None, gt=0)
+    repeat_tok_s: tuple[float, ...] = Field((), description="total tok/s of every run")
 
     @property
     def name(self) -> str:
@@ -171,19 +190,35 @@ class GridMeasurement(BaseModel):
         return {p.name: p for p in self.points}
 
 
-# Starts a server with the given limits for the length of the block; yields where it listens.
-ServerFactory = Callable[[BatchLimits], AbstractContextManager[Endpoint]]
+@dataclass(frozen=True)
+class GridServer:
+    """A started server: where it listens and, optionally, the CPU seconds its processes
+    have used so far (a monotonic meter, read before and after each run)."""
+
+    endpoint: Endpoint
+    cpu_seconds: Callable[[], float] | None = None
 
 
-def measured_point(spec: GridSpec, cell: GridCell, result: Any) -> GridPoint:
+# Starts a server with the given limits for the length of the block.
+ServerFactory = Callable[[BatchLimits], AbstractContextManager[GridServer]]
+
+
+def measured_point(
+    spec: GridSpec, cell: GridCell, result: Any, cpu_share: float | None = None
+) -> GridPoint:
     """A bench point result (`PointResult`) as a grid point. One server is one device: the
     throughput per GPU is the server's total (prompt + output) tokens per second."""
     sa = result.sa
     tpot, ttft = sa.median_tpot_ms, sa.median_ttft_ms
+    scale = 1.0
+    if spec.alone:
+        if cpu_share is None:
+            raise RuntimeError(f"{cell.name}: `alone` needs a server with a CPU meter")
+        scale = min(cpu_share, 1.0)
     measured = Measured(
-        tok_s_gpu=sa.total_token_throughput,
-        interactivity=1000.0 / tpot if tpot and tpot > 0 else None,
-        ttft_ms=ttft if ttft and ttft > 0 else None,
+        tok_s_gpu=sa.total_token_throughput / scale,
+        interactivity=1000.0 / (tpot * scale) if tpot and tpot > 0 else None,
+        ttft_ms=ttft * scale if ttft and ttft > 0 else None,
     )
     return GridPoint(
         cell=cell,
@@ -195,6 +230,7 @@ def measured_point(spec: GridSpec, cell: GridCell, result: Any) -> GridPoint:
         median_ttft_ms=ttft or 0.0,
         completed=sa.completed,
         duration_s=sa.duration,
+        cpu_share=cpu_share,
     )
 
 
@@ -207,8 +243,11 @@ def measure_grid(
     on_point: Callable[[GridPoint], None] | None = None,
 ) -> list[GridPoint]:
     """Measure `cells` (default: the whole grid), one server per batch-limit setting, the
-    settings in the order the cells first name them. A point whose requests fail beyond the
-    bench's failure gate, or that finishes none, raises RuntimeError naming it."""
+    settings in the order the cells first name them. With `spec.repeats` > 1 a setting's
+    cells are run that many times round-robin and each keeps its fastest run (highest total
+    tok/s): on a shared machine other load only ever slows a run down, and interleaving
+    keeps one slow minute from taking every run of a cell. A run whose requests fail beyond
+    the bench's failure gate, or that finishes none, raises RuntimeError naming the cell."""
     todo = list(spec.cells() if cells is None else cells)
     order: list[BatchLimits] = []
     for cell in todo:
@@ -220,23 +259,39 @@ def measure_grid(
     options = options or BenchOptions(backend="vllm")
     out: list[GridPoint] = []
     for limits in order:
-        with serve(limits) as endpoint:
-            for cell in (c for c in todo if c.limits == limits):
-                measurement = run_point(
-                    endpoint, workload, sa_bench_point(cell.concurrency), options
-                )
-                failure = measurement.result.inferbench.gate_failure
-                if (
-                    failure
-                    or not measurement.result.complete
-                    or not measurement.result.sa.completed
-                ):
-                    raise RuntimeError(f"{cell.name}: {failure or 'incomplete'}")
-                point = measured_point(spec, cell, measurement.result)
-                out.append(point)
-                if on_point is not None:
-                    on_point(point)
+        cells_here = [c for c in todo if c.limits == limits]
+        runs: dict[str, list[GridPoint]] = {c.name: [] for c in cells_here}
+        with serve(limits) as server:
+            for _ in range(spec.repeats):
+                for cell in cells_here:
+                    runs[cell.name].append(_run(spec, cell, server, workload, options))
+        for cell in cells_here:
+            tried = runs[cell.name]
+            best = max(tried, key=lambda p: p.total_tok_s)
+            point = best.model_copy(update={"repeat_tok_s": tuple(p.total_tok_s for p in tried)})
+            out.append(point)
+            if on_point is not None:
+                on_point(point)
     return out
+
+
+def _run(
+    spec: GridSpec,
+    cell: GridCell,
+    server: GridServer,
+    workload: RandomWorkload,
+    options: BenchOptions,
+) -> GridPoint:
+    meter = server.cpu_seconds
+    cpu0, wall0 = (meter() if meter else 0.0), time.monotonic()
+    measurement = run_point(server.endpoint, workload, sa_bench_point(cell.concurrency), options)
+    wall = time.monotonic() - wall0
+    share = (meter() - cpu0) / wall if meter and wall > 0 else None
+    result = measurement.result
+    failure = result.inferbench.gate_failure
+    if failure or not result.complete or not result.sa.completed:
+        raise RuntimeError(f"{cell.name}: {failure or 'incomplete'}")
+    return measured_point(spec, cell, result, share if share and share > 0 else None)
 
 
 def write_grid(path: Path, measurement: GridMeasurement) -> None:
@@ -273,3 +328,56 @@ def split(
     fit = [p for p in points if not held_out(p.cell)]
     rest = [p for p in points if held_out(p.cell)]
     return fit, rest
+
+
+def held_out_errors(
+    points: Sequence[GridPoint],
+    held_out: Callable[[GridCell], bool],
+    *,
+    label: str = "held out",
+    prepared: Prepared | None = None,
+) -> list[HeldOutError]:
+    """Fit a calibration (`calibrate.fit`) on the points whose cell `held_out` rejects and
+    predict the others: their relative errors (predicted / measured - 1)."""
+    train, test = split(points, held_out)
+    if not train or not test:
+        raise ValueError("a split needs points on both sides")
+    prep = prepared or prepare([p.point for p in points])
+    cal = fit([p.point for p in train], prep.surfaces, prep.deps)
+    out = []
+    for gp in test:
+        pt, dep = gp.point, prep.deps[gp.name]
+        got = predict(pt, cal, dep)
+        inter = pt.measured.interactivity
+        out.append(
+            HeldOutError(
+                name=gp.name,
+                gpu=dep.gpu.key,
+                engine=dep.engine,
+                group=label,
+                predicted=got,
+                tok_s_gpu=got.tok_s_gpu / pt.measured.tok_s_gpu - 1,
+                interactivity=got.interactivity / inter - 1 if inter else None,
+            )
+        )
+    return out
+
+
+def _setting_is(limits: BatchLimits) -> Callable[[GridCell], bool]:
+    return lambda cell: cell.limits == limits
+
+
+def leave_one_setting_out(
+    points: Sequence[GridPoint], *, prepared: Prepared | None = None
+) -> HoldoutReport:
+    """Each batch-limit setting predicted by a fit on the others: how the calibration
+    carries to limits it never saw (the whole held-out server's concurrencies)."""
+    prep = prepared or prepare([p.point for p in points])
+    settings: list[BatchLimits] = []
+    for p in points:
+        if p.cell.limits not in settings:
+            settings.append(p.cell.limits)
+    errors: list[HeldOutError] = []
+    for limits in settings:
+        errors += held_out_errors(points, _setting_is(limits), label=limits.label, prepared=prep)
+    return HoldoutReport(by="point", errors=tuple(errors), pairs=())
