@@ -32,6 +32,7 @@ COMMANDS: dict[str, list[str]] = {
     "regression_gate": [PY, str(HERE / "regression_gate.py"), "--reruns", "20", "--slowed", "10"],
     # needs the vLLM venv of .ci/services/40-vllm.sh (INFERBENCH_VLLM_BIN or its cache)
     "vllm_bench_compare": [PY, str(HERE / "vllm_bench_compare.py"), "--repeats", "15"],
+    "sim_real_vllm": [PY, str(HERE / "sim_real_vllm.py"), "--repeats", "3"],
 }
 
 

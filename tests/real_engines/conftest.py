@@ -19,6 +19,7 @@ from typing import NoReturn
 import pytest
 
 from inferbench.results.store import open_store
+from inferbench.sim.engine_grid import GridMeasurement, measure_grid, write_grid
 
 from .vllm_cpu import (
     ENGINE_ARGS,
@@ -26,10 +27,12 @@ from .vllm_cpu import (
     VllmServer,
     VllmUnavailable,
     alive,
+    grid_servers,
     listening,
     logged_pids,
     serve,
     server_env,
+    tiny_grid,
     tiny_model,
     vllm_bin,
 )
@@ -84,6 +87,22 @@ def vllm_server(
     args = ("--max-model-len", "2048", "--max-num-seqs", "16", "--enable-prefix-caching")
     with serve(vllm_bin_dir, tiny_llama, log, *args) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def tiny_grid_measurement(
+    vllm_bin_dir: Path, tiny_llama: TinyModel, tmp_path_factory: pytest.TempPathFactory
+) -> GridMeasurement:
+    """The tiny model's batch-limit grid (vllm_cpu.tiny_grid: 4 servers x 5 concurrencies),
+    measured once per session as if each server had its core alone (`GridSpec.alone`), for
+    every test that checks something against the full grid. Also written to
+    `grid.json` beside the servers' logs."""
+    spec = tiny_grid(tiny_llama, alone=True)
+    folder = tmp_path_factory.mktemp("vllm-grid")
+    servers = grid_servers(vllm_bin_dir, tiny_llama, folder, max_model_len=spec.isl + spec.osl + 64)
+    grid = GridMeasurement(spec=spec, points=tuple(measure_grid(spec, servers)))
+    write_grid(folder / "grid.json", grid)
+    return grid
 
 
 @pytest.fixture
