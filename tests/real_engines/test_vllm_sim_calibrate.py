@@ -31,14 +31,23 @@ def test_fit_on_some_concurrencies_predicts_the_others(
     assert all(p.cpu_share is not None and 0 < p.cpu_share <= 1.05 for p in grid.points)
     errors = held_out_errors(grid.points, lambda cell: cell.concurrency in HELD)
     assert sorted({grid.by_name()[e.name].cell.concurrency for e in errors}) == list(HELD)
+    by = grid.by_name()
     lines = [
         f"{e.name:<24} tok/s {e.tok_s_gpu:+.1%}  interactivity {e.interactivity or 0:+.1%}"
         for e in errors
+    ]
+    lines += [
+        f"{p.name:<24} alone {p.point.measured.tok_s_gpu:7.0f} tok/s "
+        f"{p.point.measured.interactivity or 0:6.1f} tok/s/user; raw {p.total_tok_s:7.0f} "
+        f"tok/s at CPU share {p.cpu_share or 0:.2f}"
+        for p in by.values()
     ]
     tput = [abs(e.tok_s_gpu) for e in errors]
     inter = [abs(e.interactivity) for e in errors if e.interactivity is not None]
     assert len(inter) == len(errors), "every point streams more than one token"
     report = "\n".join(lines)
+    print(f"\nheld-out median |error|: tok/s {statistics.median(tput):.1%}, interactivity "
+          f"{statistics.median(inter):.1%}\n{report}")  # fmt: skip
     # the median held-out point within the target: one run per cell on a shared runner
     # leaves single points at the mercy of a noisy minute (see docs/simulator.md)
     assert statistics.median(tput) <= TARGET, report
