@@ -17,6 +17,7 @@ tiny model's catalog entry:
 
     .venv/bin/python benchmarks/sim_real_vllm.py [--repeats 3] [--save-grid grid.json]
     .venv/bin/python benchmarks/sim_real_vllm.py --grid grid.json   # re-analyse, no vLLM
+    ... --grid grid.json --save-points points.json; inferbench sim calibrate points.json
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from inferbench.sim.engine_grid import (
     measure_grid,
     read_grid,
     write_grid,
+    write_points,
 )
 from inferbench.sim.holdout import HeldOutError, prepare
 
@@ -144,6 +146,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--grid", type=Path, help="analyse this grid file; measure nothing")
     parser.add_argument("--save-grid", type=Path, help="write the measured grid here")
+    parser.add_argument(
+        "--save-points", type=Path, help="write the points file `sim calibrate FILE` reads"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
@@ -155,6 +160,8 @@ def main() -> int:
         grid = measure(args.repeats)
         if args.save_grid:
             write_grid(args.save_grid, grid)
+    if args.save_points:
+        write_points(args.save_points, grid)
     print(f"grid: {len(grid.points)} points, repeats {grid.spec.repeats}, notes {grid.notes}")
     started = time.monotonic()
     prep = prepare(grid.measured_points())

@@ -14,7 +14,7 @@ import pytest
 from inferbench.bench.settings import Endpoint
 from inferbench.bench.testserver import ServerConfig, serve_in_thread
 from inferbench.errors import InputError
-from inferbench.sim.calibrate import Measured, MeasuredPoint, deployment
+from inferbench.sim.calibrate import Measured, MeasuredPoint, deployment, load_points
 from inferbench.sim.engine_grid import (
     BatchLimits,
     GridMeasurement,
@@ -24,6 +24,7 @@ from inferbench.sim.engine_grid import (
     read_grid,
     split,
     write_grid,
+    write_points,
 )
 
 SMALL = BatchLimits(max_num_seqs=2, max_num_batched_tokens=64)
@@ -105,6 +106,9 @@ def test_one_server_per_setting_and_points_round_trip(tmp_path: Path) -> None:
     back = read_grid(path)
     assert back.points == tuple(points) and back.spec == spec
     assert [p.name for p in back.measured_points()] == seen
+    # the points alone: a points file `sim calibrate` reads as it is
+    write_points(tmp_path / "points.json", back)
+    assert load_points(tmp_path / "points.json") == back.measured_points()
     fit, held = split(back.points, lambda cell: cell.concurrency == 2)
     assert [p.cell.concurrency for p in fit] == [1, 1]
     assert [p.cell.concurrency for p in held] == [2, 2]

@@ -298,6 +298,13 @@ def write_grid(path: Path, measurement: GridMeasurement) -> None:
     atomic_write_text(path, measurement.model_dump_json(indent=2) + "\n")
 
 
+def write_points(path: Path, measurement: GridMeasurement) -> None:
+    """The points alone, as the points file `inferbench sim calibrate FILE` reads (JSON is
+    YAML): each cell's name, job (with its limits as sim-flags) and measured figures."""
+    points = [p.point.model_dump(mode="json") for p in measurement.points]
+    atomic_write_text(path, json.dumps({"points": points}, indent=2) + "\n")
+
+
 def read_grid(path: Path) -> GridMeasurement:
     """A grid file `write_grid` wrote; a broken one is an InputError naming the key."""
     text = read_text_file(path, MAX_CONFIG_BYTES, what="grid measurement file")
