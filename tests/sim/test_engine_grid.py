@@ -48,8 +48,8 @@ def test_settings_name_flags_and_jobs() -> None:
     assert [c.name for c in cells] == [
         "seqs2-chunk64-conc1",
         "seqs2-chunk64-conc2",
-        "seqs8-nochunk-conc1",
-        "seqs8-nochunk-conc2",
+        "seqs8-nochunk512-conc1",
+        "seqs8-nochunk512-conc2",
     ]
     assert LARGE.engine_args() == (
         "--max-num-seqs", "8", "--max-num-batched-tokens", "512", "--no-enable-chunked-prefill",
@@ -88,7 +88,7 @@ def test_one_server_per_setting_and_points_round_trip(tmp_path: Path) -> None:
     assert started == [SMALL, LARGE]
     assert seen == [c.name for c in spec.cells()] == [p.name for p in points]
     by = {p.name: p for p in points}
-    slow, fast = by["seqs2-chunk64-conc1"], by["seqs8-nochunk-conc1"]
+    slow, fast = by["seqs2-chunk64-conc1"], by["seqs8-nochunk512-conc1"]
     assert slow.completed == 10 and by["seqs2-chunk64-conc2"].completed == 20  # 10 x conc
     # two runs of each cell, the fastest kept; no meter, no CPU share
     assert len(slow.repeat_tok_s) == 2 and slow.total_tok_s == max(slow.repeat_tok_s)
@@ -116,7 +116,7 @@ def test_one_server_per_setting_and_points_round_trip(tmp_path: Path) -> None:
     # only some cells: only their settings' servers start
     started.clear()
     some = measure_grid(spec, serve, cells=[spec.cells()[3]])
-    assert started == [LARGE] and [p.name for p in some] == ["seqs8-nochunk-conc2"]
+    assert started == [LARGE] and [p.name for p in some] == ["seqs8-nochunk512-conc2"]
 
 
 def test_broken_grid_files_name_the_key(tmp_path: Path) -> None:

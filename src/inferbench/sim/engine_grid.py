@@ -56,8 +56,9 @@ class BatchLimits(BaseModel):
 
     @property
     def label(self) -> str:
-        chunk = f"chunk{self.max_num_batched_tokens}" if self.chunked_prefill else "nochunk"
-        return f"seqs{self.max_num_seqs}-{chunk}"
+        # the budget names the setting with chunking off too: it still caps a step's tokens
+        chunk = "chunk" if self.chunked_prefill else "nochunk"
+        return f"seqs{self.max_num_seqs}-{chunk}{self.max_num_batched_tokens}"
 
     def engine_args(self) -> tuple[str, ...]:
         """The server's command-line flags (vLLM spelling)."""
