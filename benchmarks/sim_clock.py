@@ -64,7 +64,7 @@ def main() -> None:
         ]
         _report("inferbench demo (21 points: 3 curves x 7 concurrencies)", demo)
         run = [*INFERBENCH, "run", "--root", str(args.tree), "--config-keys", args.key]
-        run += ["--seq-lens", "8k1k", "--conc", args.conc, "--engine", "sim"]
+        run += ["--seq-lens", "8k1k", "--concurrency", args.conc, "--engine", "sim"]
         timed = [_timed([*run, "--runs-dir", f"{tmp}/run{i}"]) for i in range(args.runs)]
         _report(f"run --engine sim {args.key} 8k1k conc {args.conc}", timed)
         if args.realtime:

@@ -184,7 +184,7 @@ def test_sa_bench_preset_extra_body_and_no_key_in_outputs(tmp_path: Path) -> Non
         proc = _cli(
             "--base-url", f"http://127.0.0.1:{srv.port}", "--model", "m", "--isl", "50",
             "--osl", "10", "--concurrency", "3", "--preset", "sa-bench",
-            "--result-file", str(out), "--detail-file", str(detail),
+            "--output", str(out), "--detail-file", str(detail),
             env=env,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
@@ -200,7 +200,7 @@ def test_sa_bench_preset_extra_body_and_no_key_in_outputs(tmp_path: Path) -> Non
         proc = _cli(
             "--base-url", f"http://127.0.0.1:{srv.port}", "--model", "m", "--isl", "8",
             "--osl", "4", "--concurrency", "2", "--num-prompts", "4",
-            "--extra-body", '{"test_fault": "http500"}', "--result-file", str(out),
+            "--extra-body", '{"test_fault": "http500"}', "--output", str(out),
         )  # fmt: skip
     assert proc.returncode == 1  # the failure gate
     assert read_point_result(out).inferbench.failures["http_status"] == 4
@@ -226,7 +226,7 @@ def test_ctrl_c_keeps_finished_requests_and_marks_the_point_incomplete(
     out = tmp_path / "r.json"
     cmd = [sys.executable, "-m", "inferbench.cli.main", "bench", "--base-url", srv.url]
     cmd += ["--model", "m", "--isl", "8", "--osl", "40", "--concurrency", "4"]
-    cmd += ["--num-prompts", "400", "--workers", str(workers), "--result-file", str(out)]
+    cmd += ["--num-prompts", "400", "--workers", str(workers), "--output", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while srv.summary()["requests"] < 12 and time.monotonic() < deadline:

@@ -74,7 +74,11 @@ def test_resume_of_an_unknown_run_is_a_user_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [["--seq-lens", "8k"], ["--min-conc", "0"], ["--min-conc", "64", "--max-conc", "8"]],
+    [
+        ["--seq-lens", "8k"],
+        ["--min-concurrency", "0"],
+        ["--min-concurrency", "64", "--max-concurrency", "8"],
+    ],
 )
 def test_bad_filters_are_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
     out = _cli("run", "--root", EXAMPLES, *args, "--dry-run", cwd=tmp_path)
@@ -86,15 +90,21 @@ def test_bad_filters_are_one_line_and_exit_2(tmp_path: Path, args: list[str]) ->
 def test_plan_json_is_one_json_document(tmp_path: Path) -> None:
     import json
 
-    out = _cli(
-        "plan", "minimaxm3*", "--root", EXAMPLES, "--backend", "srtctl", "--json", cwd=tmp_path
-    )
+    args = ("plan", "minimaxm3*", "--root", EXAMPLES, "--backend", "srtctl")
+    out = _cli(*args, "--format", "json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (plan,) = json.loads(out.stdout)  # nothing but JSON on stdout
     assert plan["backend"] == "srtctl" and plan["config_key"] == "minimaxm3-fp4-b200-dynamo-vllm"
+    # the old spelling still works, and says what replaced it
+    old = _cli(*args, "--json", cwd=tmp_path)
+    assert old.returncode == 0 and json.loads(old.stdout) == [plan], old.stderr
+    assert old.stderr == (
+        "inferbench plan: --json is deprecated, use --format json (the old spelling still"
+        " works for now)\n" + out.stderr
+    )
 
 
-@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+@pytest.mark.parametrize("json_flag", [[], ["--format", "json"]])
 def test_plan_exits_1_when_a_selected_job_cannot_be_planned(
     tmp_path: Path, json_flag: list[str]
 ) -> None:

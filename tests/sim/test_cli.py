@@ -102,7 +102,7 @@ def test_estimate_cli_writes_result(tmp_path: Path, capsys: pytest.CaptureFixtur
             "32",
             "--num-prompts",
             "64",
-            "--result-file",
+            "--output",
             str(out),
         ],
         standalone_mode=False,

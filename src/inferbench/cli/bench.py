@@ -19,6 +19,7 @@ from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
 from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted
+from inferbench.cli.vocabulary import vocabulary
 from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS, MAX_WORKERS
 
 
@@ -78,6 +79,11 @@ def _spellings(ctx: typer.Context) -> dict[str, str]:
         for opt in (*param.opts, *param.secondary_opts):
             out[opt.lstrip("-")] = param.name
         out[param.name] = param.name
+    # a config file written before a rename keeps working (result-file: is output:)
+    for old in vocabulary().deprecated_in("bench").values():
+        new = out.get(old.becomes[0].lstrip("-"))
+        if new is not None and len(old.becomes) == 1:
+            out.setdefault(old.spelling.lstrip("-"), new)
     return out
 
 
@@ -157,15 +163,18 @@ def bench(
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
     result_file: Path | None = typer.Option(
         None,
-        "--result-file",
-        parser=output_file("--result-file"),
+        "--output",
+        "-o",
+        parser=output_file("--output"),
         help="result file; several points: out_conc4.json, ...",
     ),
     result_dir: Path | None = typer.Option(
         None,
+        "--output-dir",
         "--result-dir",
-        parser=output_folder("--result-dir"),
-        help="folder of result files: conc4.json, ... (sa-bench: with --result-filename)",
+        parser=output_folder("--output-dir"),
+        help="folder of result files: conc4.json, ... (sa-bench: --result-dir, with"
+        " --result-filename)",
     ),
     result_filename: str | None = typer.Option(
         None, "--result-filename", help="sa-bench: the file in --result-dir"
@@ -354,7 +363,7 @@ def bench(
     )
     inv = resolve(args)
     if repeats > 1:  # each repeat is a file of its own: a stream cannot take them
-        check_point_output(inv.result_file, "--result-file", len(inv.points) * repeats)
+        check_point_output(inv.result_file, "--output", len(inv.points) * repeats)
         check_point_output(inv.detail_file, "--detail-file", len(inv.points) * repeats)
     console = Console(stderr=True)
 

@@ -3,6 +3,7 @@ into the library's `SweepFilters`."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -37,11 +38,14 @@ def _seq_lens(values: list[str] | None) -> tuple[tuple[int, int], ...]:
 def _concs(values: list[str] | None) -> tuple[int, ...]:
     out: list[int] = []
     for text in split_values(values):
+        # srt-slurm's 4x8x16, as `bench` and `sim` take it
+        parts = text.split("x") if re.fullmatch(r"\d+(x\d+)+", text) else [text]
         try:
-            out.append(int(text))
+            out.extend(int(part) for part in parts)
         except ValueError:
             raise InputError(
-                f"--conc: {text!r} is not an integer", hint="e.g. --conc 4,8 or --conc 4 --conc 8"
+                f"--concurrency: {text!r} is not an integer",
+                hint="e.g. --concurrency 4,8 or --concurrency 4 --concurrency 8",
             ) from None
     return tuple(out)
 
@@ -85,10 +89,10 @@ class FilterOptions:
     ] = None
     seq_lens: Annotated[list[str] | None, typer.Option("--seq-lens", help="e.g. 1k1k,8k1k.")] = None
     min_conc: Annotated[
-        int | None, typer.Option("--min-conc", help="Lowest concurrency to keep.")
+        int | None, typer.Option("--min-concurrency", help="Lowest concurrency to keep.")
     ] = None
     max_conc: Annotated[
-        int | None, typer.Option("--max-conc", help="Highest concurrency to keep.")
+        int | None, typer.Option("--max-concurrency", help="Highest concurrency to keep.")
     ] = None
     max_tp: Annotated[
         int | None, typer.Option("--max-tp", help="Drop single-node entries above this tp.")
@@ -98,7 +102,10 @@ class FilterOptions:
     ] = None
     conc: Annotated[
         list[str] | None,
-        typer.Option("--conc", help="Only these concurrencies (each must exist in an entry)."),
+        typer.Option(
+            "--concurrency",
+            help="Only these concurrencies, 4,8 or 4x8 (each must exist in an entry).",
+        ),
     ] = None
     runner_node_filter: Annotated[
         str | None,

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from inferbench import __version__
+from inferbench.cli.vocabulary import VocabularyGroup
 from inferbench.errors import InferbenchError
 from inferbench.lifetime import EXIT_TERMINATED, Terminated, sigterm_as_interrupt, terminated
 
@@ -55,6 +56,7 @@ def build_app(command: str | None = None) -> typer.Typer:
     """The root app with every command group, or only the one that defines `command`."""
     root = typer.Typer(
         name="inferbench",
+        cls=VocabularyGroup,  # old option spellings still work, with a note
         help="Continuous LLM-inference benchmarking: check, sweep, run, measure, store, plot.",
         no_args_is_help=True,
         add_completion=False,

@@ -249,7 +249,7 @@ def show(
 def export(
     fmt: str = typer.Option(..., "--format", help="csv, json or parquet"),
     output: Path = typer.Option(
-        ..., "--output", parser=output_file("--output"), help="File to write (- is stdout)."
+        ..., "--output", "-o", parser=output_file("--output"), help="File to write (- is stdout)."
     ),
     db: str = DB_OPTION,
     run: str | None = typer.Option(None, "--run", help="only this run id"),

@@ -257,14 +257,15 @@ def estimate_cmd(
     deployment: DeploymentOptions,
     result_file: Path | None = typer.Option(
         None,
-        "--result-file",
-        parser=output_file("--result-file"),
+        "--output",
+        "-o",
+        parser=output_file("--output"),
         help="Result file; with several concurrencies out.json -> out_conc4.json, ...",
     ),
     result_dir: Path | None = typer.Option(
         None,
-        "--result-dir",
-        parser=output_folder("--result-dir"),
+        "--output-dir",
+        parser=output_folder("--output-dir"),
         help="Folder of result files, one per point: conc4.json, ...",
     ),
     sweep_topologies: bool = typer.Option(
@@ -295,7 +296,7 @@ def estimate_cmd(
     if gpu_budget is not None and gpu_budget < 1:
         raise InputError(f"--gpu-budget must be at least 1, got {gpu_budget}")
     dep = _deployment(deployment, sweeping=sweep_topologies)
-    check_point_output(result_file, "--result-file", len(dep.workload.concurrencies))
+    check_point_output(result_file, "--output", len(dep.workload.concurrencies))
     console = Console(highlight=False)
     _print_warnings(dep, console)
     if sweep_topologies:
@@ -353,7 +354,7 @@ def estimate_cmd(
         target = result_path(result_file, result_dir, point_stem(conc), len(concs) > 1)
         if target is not None:
             write_result(run, dep, target)
-    print_table(console, _ESTIMATE_COLUMNS, rows, note=err, wider="--result-dir has every field")
+    print_table(console, _ESTIMATE_COLUMNS, rows, note=err, wider="--output-dir has every field")
 
 
 def _num(header: str, priority: int = KEEP) -> Col:
@@ -440,7 +441,7 @@ def calibrate_cmd(
         ..., "--output", "-o", parser=output_file("--output"), help="Calibration file to write."
     ),
     store: str | None = typer.Option(
-        None, "--store", help="Read measured points from this results store URL instead."
+        None, "--db", help="Read measured points from this results database URL instead."
     ),
     model_prefix: str | None = typer.Option(None, "--model-prefix", help="Store filter."),
     hardware: str | None = typer.Option(None, "--hardware", help="Store filter."),
@@ -472,7 +473,7 @@ def calibrate_cmd(
             )
         bys.append(grouping)
     if (points is None) == (store is None):
-        raise InputError("give a points file or --store URL (one of them)")
+        raise InputError("give a points file or --db URL (one of them)")
     if points is not None:
         measured = load_points(points)
     else:

@@ -64,7 +64,7 @@ def sweep(
     ),
     fmt: str = typer.Option("table", "--format", help="table, json or github."),
     output: Path = typer.Option(
-        None, "--output", parser=output_file("--output"), help="Write to FILE (- is stdout)."
+        None, "--output", "-o", parser=output_file("--output"), help="Write to FILE (- is stdout)."
     ),
 ) -> None:
     """Expand the benchmark tree into sweep jobs."""
