@@ -165,3 +165,16 @@ def test_an_old_spelling_of_a_subcommand(
     assert ran.code == 0, ran.text
     assert "inferbench sim estimate: --result-file is deprecated, use --output" in ran.err
     assert json.loads(out.read_text())["max_concurrency"] == 4
+
+
+def test_a_bench_config_file_takes_the_old_names_too(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`result-file:` in a --config file written before the rename is --output: two points
+    to one stream is refused naming --output, before any request is sent."""
+    config = tmp_path / "bench.yaml"
+    config.write_text("result-file: /dev/stdout\nconcurrency: [1, 2]\n")
+    args = ["bench", "--config", str(config), "--base-url", "http://127.0.0.1:9"]
+    ran = run_cli([*args, "--model", "m", "--isl", "8", "--osl", "4", "--num-prompts", "1"], capsys)
+    assert ran.code == 2, ran.text
+    assert "--output /dev/stdout is a stream, and 2 points need a file each" in ran.err
