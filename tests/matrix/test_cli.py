@@ -159,7 +159,15 @@ def _filters_of(monkeypatch: pytest.MonkeyPatch, command: str, *args: str) -> Sw
     return seen[0]
 
 
-@pytest.mark.parametrize("args", [[], FILTER_FLAGS, ["--single-node", "--multi-node"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        FILTER_FLAGS,
+        ["--single-node", "--multi-node"],
+        ["--scenario-type", "agentic-coding", "--step-size", "4"],  # run has them too
+    ],
+)
 def test_run_and_sweep_build_the_same_filters(
     monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:

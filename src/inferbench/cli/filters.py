@@ -1,4 +1,4 @@
-"""The sweep filter options `inferbench sweep` and `inferbench run` share, and their translation
+"""The sweep filter options `inferbench sweep`, `plan` and `run` share, and their translation
 into the library's `SweepFilters`."""
 
 from __future__ import annotations
@@ -48,6 +48,22 @@ def _concs(values: list[str] | None) -> tuple[int, ...]:
                 hint="e.g. --concurrency 4,8 or --concurrency 4 --concurrency 8",
             ) from None
     return tuple(out)
+
+
+_SCENARIOS: tuple[Scenario, ...] = ("fixed-seq-len", "agentic-coding")
+
+
+def _scenarios(values: list[str] | None) -> tuple[Scenario, ...]:
+    chosen: list[Scenario] = []
+    for name in split_values(values):
+        match = [s for s in _SCENARIOS if s == name]
+        if not match:
+            raise InputError(
+                f"--scenario-type {name!r} is not one of {', '.join(_SCENARIOS)}",
+                hint=f"use {' or '.join(_SCENARIOS)}",
+            )
+        chosen.append(match[0])
+    return tuple(chosen)
 
 
 def eval_mode(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
@@ -121,14 +137,16 @@ class FilterOptions:
         False
     )
     multi_node: Annotated[bool, typer.Option("--multi-node", help="Multinode jobs only.")] = False
+    step_size: Annotated[
+        int,
+        typer.Option("--step-size", help="Growth factor of concurrency ranges."),
+    ] = DEFAULT_STEP
+    scenario_type: Annotated[
+        list[str] | None,
+        typer.Option("--scenario-type", help="fixed-seq-len and/or agentic-coding."),
+    ] = None
 
-    def sweep_filters(
-        self,
-        *,
-        scenario_types: tuple[Scenario, ...] = (),
-        evals: EvalMode = EvalMode.DEFAULT,
-        step: int = DEFAULT_STEP,
-    ) -> SweepFilters:
+    def sweep_filters(self, *, evals: EvalMode = EvalMode.DEFAULT) -> SweepFilters:
         """The library's filters; bad values raise InputError (exit 2)."""
         return SweepFilters(
             config_keys=split_values(self.config_keys),
@@ -145,7 +163,7 @@ class FilterOptions:
             runner_node_filter=self.runner_node_filter,
             runner_config=str(self.runner_config) if self.runner_config is not None else None,
             node_type=_node_type(self.single_node, self.multi_node),
-            scenario_types=scenario_types,
+            scenario_types=_scenarios(self.scenario_type),
             evals=evals,
-            step=step,
+            step=self.step_size,
         )
