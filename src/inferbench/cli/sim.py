@@ -473,7 +473,9 @@ def calibrate_cmd(
     store: str | None = typer.Option(
         None, "--db", help="Read measured points from this results database URL instead."
     ),
-    model_prefix: str | None = typer.Option(None, "--model-prefix", help="Store filter."),
+    model_prefix: str | None = typer.Option(
+        None, "--model-prefix", help="Store filter: model prefix (InferenceX's, e.g. dsr1)."
+    ),
     hardware: str | None = typer.Option(None, "--hardware", help="Store filter."),
     framework: str | None = typer.Option(None, "--framework", help="Store filter."),
     precision: str | None = typer.Option(None, "--precision", help="Store filter."),

@@ -185,9 +185,8 @@ def problems(uses: Iterable[OptionUse], vocab: Vocabulary) -> list[str]:
             continue
         idea = canonical.get(primary)
         if idea is None and primary in vocab.options:
+            # an old spelling elsewhere may mean something else here (`--model`)
             seen_options.add(primary)
-            if primary in rivals:
-                out.append(f"{where} {primary}: another spelling of {', '.join(rivals[primary])}")
         elif idea is None:
             hint = f"another spelling of {', '.join(rivals[primary])}" if primary in rivals else ""
             out.append(
