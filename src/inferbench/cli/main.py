@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 from importlib import import_module
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -71,6 +73,13 @@ def build_app(command: str | None = None) -> typer.Typer:
     return root
 
 
+@functools.cache
+def _command(module: str | None) -> Any:
+    """The click command of `build_app` for a command's module, built once per process: the
+    conversion reads every command's signature (tens of ms), and tests call main() often."""
+    return typer.main.get_command(build_app(module))
+
+
 def __getattr__(name: str) -> typer.Typer:
     # `from inferbench.cli.main import app` (tests, Typer's CliRunner) gets the full app.
     if name == "app":
@@ -117,7 +126,8 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         # standalone_mode=False makes click return a typer.Exit's code instead of exiting.
-        rc = build_app(_command_of(args))(args=args, standalone_mode=False, prog_name="inferbench")
+        wanted = COMMANDS.get(_command_of(args) or "")
+        rc = _command(wanted).main(args=args, standalone_mode=False, prog_name="inferbench")
     except InferbenchError as exc:
         if debug or _state["debug"]:
             raise
