@@ -88,7 +88,9 @@ def parse(data: dict[str, Any]) -> Vocabulary:
 @functools.cache
 def vocabulary() -> Vocabulary:
     text = resources.files("inferbench.cli").joinpath(DATA).read_text(encoding="utf-8")
-    return parse(yaml.safe_load(text))
+    # read at every start of the CLI: libyaml's loader where it is built (a few ms, not 25)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return parse(yaml.load(text, Loader=loader))
 
 
 def rewrite(command: str, args: Sequence[str]) -> tuple[list[str], list[str]]:
