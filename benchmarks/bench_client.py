@@ -50,9 +50,7 @@ from inferbench.bench.settings import ClientOptions, Endpoint
 from inferbench.bench.workload import RandomWorkload
 
 SERVER_CORE, CLIENT_CORE = 0, 1
-SA_BENCH_DIR = (
-    Path(__file__).resolve().parents[1].parent / "shared/upstream/inferencex/utils/bench_serving"
-)
+TREE_ENV = "INFERBENCH_INFERENCEX_TREE"  # an InferenceX checkout: sa-bench is in it
 SA_BENCH_DEPS = ("aiohttp", "numpy", "tqdm", "transformers", "huggingface_hub", "pillow")
 ISL = 16
 TTFT_S = 0.05
@@ -588,6 +586,15 @@ def report(readings: list[Reading]) -> None:
             print(f"{r.client} {r.scenario}: {r.note}")
 
 
+def _sa_bench_dir(given: Path | None, peers: list[str]) -> Path:
+    """--sa-bench, else utils/bench_serving of $INFERBENCH_INFERENCEX_TREE (no default tree)."""
+    if given is not None or "sa-bench" not in peers:
+        return given or Path(".")
+    if not os.environ.get(TREE_ENV):
+        raise SystemExit(f"sa-bench: pass --sa-bench DIR or set {TREE_ENV}")
+    return Path(os.environ[TREE_ENV]) / "utils" / "bench_serving"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeats", type=int, default=3)
@@ -598,7 +605,10 @@ def main() -> None:
         "--peer-names", default="sa-bench,aiperf,guidellm", help="which peers to run"
     )
     parser.add_argument(
-        "--sa-bench", type=Path, default=SA_BENCH_DIR, help="InferenceX's utils/bench_serving"
+        "--sa-bench",
+        type=Path,
+        default=None,
+        help=f"InferenceX's utils/bench_serving (default: under ${TREE_ENV})",
     )
     parser.add_argument("--receive-stamps", choices=["kernel", "user"], default="kernel")
     parser.add_argument("--peer-repeats", type=int, default=3)
@@ -637,7 +647,8 @@ def main() -> None:
             readings.append(timing_inferbench(4096, 0.1, 20, args.repeats))
             readings.append(timing_inferbench(16384, 0.5, 8, args.repeats))
     if args.peers is not None:
-        peers = install_peers(args.peers, args.peer_names.split(","), args.sa_bench)
+        names = args.peer_names.split(",")
+        peers = install_peers(args.peers, names, _sa_bench_dir(args.sa_bench, names))
         tok = tokenizer_dir(args.peers)
         fh = ("--firehose", "--no-stamps")
         slow = ("--ttft", "0.2", "--itl", "0.05", "--no-stamps")

@@ -1,11 +1,11 @@
 """Time `inferbench check` and `inferbench sweep` on the real InferenceX tree.
 
-The tree is `../shared/upstream/inferencex` (relative to the repository root) or --tree;
-with --clone BUNDLE, a git checkout made from an InferenceX history bundle (or repository)
-in a tmp folder, as users and CI have the tree: with its symlinks
-(`runners/launch_b200-dgxc-slurm.sh`), which a plain copy holds as one-line files. The
-commit is the one whose `Upstream-Commit:` trailer names --upstream-commit (default: the
-bundle's head).
+The tree is --tree DIR (else $INFERBENCH_INFERENCEX_TREE: an InferenceX checkout; there is
+no default, inferbench does not ship one); with --clone BUNDLE, a git checkout made from an
+InferenceX history bundle (or repository) in a tmp folder, as users and CI have the tree:
+with its symlinks (`runners/launch_b200-dgxc-slurm.sh`), which a plain copy holds as
+one-line files. The commit is the one whose `Upstream-Commit:` trailer names
+--upstream-commit (default: the bundle's head).
 Each command runs as a fresh process (the wall time a user sees), --runs times (default 5),
 and the median, min and max are printed. Two cache states for `check` and `sweep`:
 
@@ -53,8 +53,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TREE = REPO.parent / "shared" / "upstream" / "inferencex"
-SRT_SLURM = REPO.parent / "shared" / "upstream" / "srt-slurm"
+TREE_ENV = "INFERBENCH_INFERENCEX_TREE"
 ORACLE_SCRIPT = REPO / ".ci" / "services" / "25-inferencex-oracle.sh"
 
 
@@ -174,7 +173,9 @@ def _measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree", type=Path, default=TREE)
+    parser.add_argument(
+        "--tree", type=Path, default=None, help=f"the InferenceX tree (or ${TREE_ENV})"
+    )
     parser.add_argument(
         "--clone", type=Path, default=None, help="time a git checkout of this bundle/repository"
     )
@@ -193,6 +194,13 @@ def main() -> None:
         help="run the children in the caller's environment as it is (no bytecode cache)",
     )
     opts = parser.parse_args()
+    if opts.tree is None and opts.clone is None:
+        exported = os.environ.get(TREE_ENV)
+        if not exported:
+            raise SystemExit(
+                f"no InferenceX tree given: pass --tree DIR or --clone BUNDLE, or set {TREE_ENV}"
+            )
+        opts.tree = Path(exported)
     with tempfile.TemporaryDirectory() as checkout:
         shown = str(opts.tree)
         if opts.clone is not None:

@@ -98,6 +98,6 @@ def test_cli_chat_mode_without_tokenizer_exits_2(
     path = _write(tmp_path, TRACE[:1])
     with pytest.raises(SystemExit) as info:
         main(["replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--trace", str(path),
-              "--lanes", "1", "--sessions", "1", "--endpoint", "chat"])  # fmt: skip
+              "--concurrency", "1", "--sessions", "1", "--endpoint", "chat"])  # fmt: skip
     assert info.value.code == 2
     assert "--tokenizer" in capsys.readouterr().err

@@ -188,7 +188,7 @@ def test_replay_prints_lines_in_a_log(tmp_path: Path, capsys: pytest.CaptureFixt
     trace = _write(tmp_path, TRACE)
     with recording_server() as srv, pytest.raises(SystemExit) as exit_:
         main(["replay", "--base-url", srv.url, "--model", "m", "--trace", str(trace),
-              "--lanes", "1", "--sessions", "2"])  # fmt: skip
+              "--concurrency", "1", "--sessions", "2"])  # fmt: skip
     err = capsys.readouterr().err
     assert exit_.value.code == 0, err
     line = re.compile(r"^\d\d:\d\d:\d\d \+\d+s (.*)$")

@@ -98,7 +98,7 @@ def test_run_takes_the_agentic_example_to_the_store(
         "sim",
         "--sim-realtime",
     ]
-    args += ["--max-conc", "4", "--duration", "3", "--synth", "sessions=6,delay=0.2"]
+    args += ["--max-concurrency", "4", "--duration", "3", "--synth", "sessions=6,delay=0.2"]
     with pytest.raises(SystemExit) as info:
         main([*args, "--runs-dir", str(runs)])
     assert info.value.code == 0

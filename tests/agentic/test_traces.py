@@ -10,7 +10,7 @@ import pytest
 from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.load import load_traces
 from inferbench.bench.traces.model import Fork, Turn
-from inferbench.bench.traces.source import open_traces, synth_traces
+from inferbench.bench.traces.source import open_traces, parse_synth, synth_traces
 from inferbench.bench.traces.synth import SynthSpec, synth_jsonl
 from inferbench.errors import InputError
 
@@ -201,3 +201,22 @@ def test_cli_bad_trace_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
         main(["traces", "show", "--trace", str(path)])
     assert info.value.code == 2
     assert f"{path}:1: input" in capsys.readouterr().err.replace("\n", "")
+
+
+def test_cli_show_takes_the_file_as_an_argument(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from inferbench.cli.main import main
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(synth_jsonl(parse_synth("sessions=3,seed=1")))
+    shown = []
+    for args in ([str(path)], ["--trace", str(path)]):
+        with pytest.raises(SystemExit) as info:
+            main(["traces", "show", *args])
+        assert info.value.code == 0
+        shown.append(capsys.readouterr().out)
+    assert shown[0] == shown[1] and "longest_request" in shown[0]
+    with pytest.raises(SystemExit) as info:
+        main(["traces", "show", str(path), "--trace", str(tmp_path / "other.jsonl")])
+    assert info.value.code == 2 and "two traces given" in capsys.readouterr().err

@@ -99,7 +99,7 @@ def test_vllm_bench_serve_spelling_writes_vllm_names(
         (["--percentile-metrics", "ttft,foo"], "--percentile-metrics"),
         (["--metric-percentiles", "0,99"], "--metric-percentiles"),
         (["--slo", "ttft=1", "--goodput", "ttft:1"], "--goodput"),
-        (["--result-file", "a.json", "--result-filename", "b.json"], "--result-file"),
+        (["--output", "a.json", "--result-filename", "b.json"], "--output"),
         (["--random-prefix-len", "8", "--prefix-groups", "2", "--prefix-len", "4"], "prefix"),
         (["stray"], "stray"),
     ],
@@ -225,15 +225,15 @@ def test_sim_estimate_follows_the_same_rule(tmp_path: Path) -> None:
         "--concurrency",
         "2,4",
     ]
-    app([*small, "--result-file", str(tmp_path / "out.json")], standalone_mode=False)
+    app([*small, "--output", str(tmp_path / "out.json")], standalone_mode=False)
     assert sorted(p.name for p in tmp_path.glob("out_*.json")) == [
         "out_conc2.json",
         "out_conc4.json",
     ]
     app([*small, "--result-dir", str(tmp_path / "d")], standalone_mode=False)
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["conc2.json", "conc4.json"]
-    with pytest.raises(InputError, match="--result-file .*: is a directory"):
-        app([*small, "--result-file", str(tmp_path / "d")], standalone_mode=False)
+    with pytest.raises(InputError, match="--output .*: is a directory"):
+        app([*small, "--output", str(tmp_path / "d")], standalone_mode=False)
 
 
 def test_repeats_are_separate_files_with_their_requests(server: TestServer, tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ def _bench(tmp: Path, base_url: str, *extra: str, env: dict[str, str]) -> str:
         [sys.executable, "-m", "inferbench.cli.main", "bench", "--base-url", base_url]
         + ["--model", "m", "--isl", "8", "--osl", "4", "--concurrency", "2"]
         + ["--num-prompts", "6", "--num-warmups", "0", "--max-failure-rate", "1"]
-        + ["--result-file", str(tmp / "out" / "res.json"), "--detail"]
+        + ["--output", str(tmp / "out" / "res.json"), "--detail"]
         + ["--detail-file", str(tmp / "out" / "detail.jsonl"), *extra],
         capture_output=True,
         text=True,

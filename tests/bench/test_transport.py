@@ -6,6 +6,7 @@ import asyncio
 import random
 import time
 
+import numpy as np
 import orjson
 import pytest
 
@@ -107,8 +108,11 @@ def test_receive_stamps_match_the_server_send_stamps(kernel: bool) -> None:
     assert len(state.chunk_times) == len(server_sent) == 20
     errors = [r - s for r, s in zip(state.chunk_times, server_sent, strict=True)]
     # an idle client reads within a fraction of a millisecond; kernel stamps may even
-    # precede the server's own stamp, taken after its write returned
-    assert all(-0.002 < e < 0.02 for e in errors), errors
+    # precede the server's own stamp, taken after its write returned. On a loaded machine
+    # either thread can lose its core for tens of ms at any chunk: the median holds the
+    # claim, the bounds on every chunk only catch a wrong clock or a lost chunk.
+    assert -0.002 < float(np.median(errors)) < 0.005, errors
+    assert all(-0.1 < e < 0.25 for e in errors), errors
     assert state.chunk_times[0] - sent >= 0.019  # TTFT is never shorter than the server's
 
 

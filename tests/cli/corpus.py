@@ -200,8 +200,8 @@ TREE_CMDS = {
 }
 OPTION_CASES: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
     # (id, base args, option, bad values)
-    *[(f"{k}:min-conc", v, "--min-conc", INT_BAD) for k, v in TREE_CMDS.items()],
-    *[(f"{k}:max-conc", v, "--max-conc", INT_BAD) for k, v in TREE_CMDS.items()],
+    *[(f"{k}:min-conc", v, "--min-concurrency", INT_BAD) for k, v in TREE_CMDS.items()],
+    *[(f"{k}:max-conc", v, "--max-concurrency", INT_BAD) for k, v in TREE_CMDS.items()],
     *[(f"{k}:max-tp", v, "--max-tp", INT_BAD) for k, v in TREE_CMDS.items()],
     *[
         (f"{k}:seq-lens", v, "--seq-lens", ("2k", "1k1k1k", "0k1k", "-1_5", "[/]"))
@@ -275,13 +275,13 @@ OPTION_CASES: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
     ),
     (
         "report:threshold",
-        ("report", "--db", "sqlite:///{tmp}/r.sqlite", "--output", "{tmp}/rep"),
+        ("report", "--db", "sqlite:///{tmp}/r.sqlite", "--output-dir", "{tmp}/rep"),
         "--threshold",
         ("abc", "-1"),
     ),
     (
         "report:prices",
-        ("report", "--db", "sqlite:///{tmp}/r.sqlite", "--output", "{tmp}/rep"),
+        ("report", "--db", "sqlite:///{tmp}/r.sqlite", "--output-dir", "{tmp}/rep"),
         "--prices",
         ("{tmp}/nope.yaml",),
     ),
@@ -539,28 +539,28 @@ FILE_OUTPUTS: list[tuple[str, tuple[str, ...], str]] = [
     ("sweep", ("sweep", "--root", "{tree}", "--format", "json"), "--output"),
     ("traces-synth", ("traces", "synth", "--sessions", "2"), "--output"),
     ("sim-calibrate", ("sim", "calibrate", "{tmp}/points.yaml"), "--output"),
-    ("sim-estimate", ("sim", "estimate", *SIM_POINT, "--concurrency", "2"), "--result-file"),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT, "--concurrency", "2"), "--output"),
     ("sim-serve", ("sim", "serve", "--port", "0", *SIM_POINT), "--record-sends"),
     (
         "results-export",
         ("results", "export", "--format", "json", "--db", "sqlite:///{tmp}/r.sqlite"),
         "--output",
     ),
-    ("bench", (*BENCH, "--num-prompts", "1"), "--result-file"),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--output"),
     ("bench-detail", (*BENCH, "--num-prompts", "1"), "--detail-file"),
     (
         "replay",
-        ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1"),
-        "--result-file",
+        ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1"),
+        "--output",
     ),
-    ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--result-file"),
+    ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--output"),
 ]
 FOLDER_OUTPUTS: list[tuple[str, tuple[str, ...], str]] = [
     ("bench", (*BENCH, "--num-prompts", "1"), "--result-dir"),
-    ("sim-estimate", ("sim", "estimate", *SIM_POINT, "--concurrency", "2"), "--result-dir"),
-    ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--result-dir"),
-    ("report", ("report", "--db", "sqlite:///{tmp}/r.sqlite"), "--output"),
-    ("clusters-import", ("clusters", "import", "--root", "{tree}"), "--output"),
+    ("sim-estimate", ("sim", "estimate", *SIM_POINT, "--concurrency", "2"), "--output-dir"),
+    ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--output-dir"),
+    ("report", ("report", "--db", "sqlite:///{tmp}/r.sqlite"), "--output-dir"),
+    ("clusters-import", ("clusters", "import", "--root", "{tree}"), "--output-dir"),
     ("run", ("run", "--root", "{tree}", "--dry-run"), "--runs-dir"),
     ("demo", ("demo",), "--runs-dir"),
 ]
@@ -602,11 +602,11 @@ def output_cases() -> Iterator[Case]:
                ("--label",))  # fmt: skip
     # a stream takes one point: per-point names beside /dev/stdout would be files in /dev
     yield Case("output:bench-stream-2-points",
-               (*BENCH, "--num-prompts", "1", "--concurrency", "1,2", "--result-file", "-"),
-               ("--result-file",))  # fmt: skip
+               (*BENCH, "--num-prompts", "1", "--concurrency", "1,2", "--output", "-"),
+               ("--output",))  # fmt: skip
     yield Case("output:sim-estimate-stream-2-points",
-               ("sim", "estimate", *SIM_POINT, "--concurrency", "2,4", "--result-file",
-                "/dev/stdout"), ("--result-file",))  # fmt: skip
+               ("sim", "estimate", *SIM_POINT, "--concurrency", "2,4", "--output",
+                "/dev/stdout"), ("--output",))  # fmt: skip
 
 
 # -- inputs that are no regular file: refused by name, unread (a device never ends) ---------
@@ -625,7 +625,7 @@ INPUT_READERS: list[tuple[str, tuple[str, ...], str]] = [
     ("results-ingest", ("results", "ingest", "--db", "sqlite:///{tmp}/r.sqlite"), ""),
     (
         "replay-trace",
-        ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1"),
+        ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1"),
         "--trace",
     ),
     ("traces-show", ("traces", "show"), "--trace"),
@@ -667,10 +667,10 @@ BOUNDED: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
     ("traces-synth", ("traces", "synth", "-o", "{tmp}/t.jsonl"), "--spec",
      ("sessions=100000000", "sessions=100000,turns=1000", "output=1000000000",
       "max_turns=100000")),
-    ("replay", ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1",
+    ("replay", ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1",
                 "--synth", "sessions=1"), "--sessions", ("100001",)),
     ("replay", ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m",
-                "--synth", "sessions=1"), "--lanes", ("10000001",)),
+                "--synth", "sessions=1"), "--concurrency", ("10000001",)),
 ]  # fmt: skip
 WIDE_INTS = {
     "conc-list-2**64": (r"conc-list: \[4, 16, 64\]", "conc-list: [4, 18446744073709551616]"),

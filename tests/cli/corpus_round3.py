@@ -11,7 +11,7 @@ from .corpus import BENCH, Case
 SERVE = ("sim", "serve", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100",
          "--isl", "64", "--osl", "8")  # fmt: skip
 EVAL = ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m")
-REPLAY = ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--lanes", "1",
+REPLAY = ("replay", "--base-url", "http://127.0.0.1:9", "--model", "m", "--concurrency", "1",
           "--synth", "sessions=1", "--sessions", "1")  # fmt: skip
 
 # (id, command line before the option, option, bad values)

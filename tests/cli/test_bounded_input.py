@@ -38,7 +38,7 @@ READERS: list[tuple[str, list[str]]] = [
             "http://127.0.0.1:9",
             "--model",
             "m",
-            "--lanes",
+            "--concurrency",
             "1",
             "--trace",
             "{}",

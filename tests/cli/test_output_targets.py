@@ -113,9 +113,9 @@ FILE_OPTIONS = [
     ),
     FileOption(
         "sim-estimate",
-        lambda i, t: ["sim", "estimate", *SIM, "--result-file", t],
+        lambda i, t: ["sim", "estimate", *SIM, "--output", t],
         _json,
-        option="--result-file",
+        option="--output",
     ),
     FileOption(
         "results-export",
@@ -124,9 +124,9 @@ FILE_OPTIONS = [
     ),
     FileOption(
         "bench-result-file",
-        lambda i, t: _bench(i, "--result-file", t),
+        lambda i, t: _bench(i, "--output", t),
         _json,
-        option="--result-file",
+        option="--output",
     ),
     FileOption(
         "bench-detail-file",
@@ -150,17 +150,17 @@ FILE_OPTIONS = [
             i.url,
             "--model",
             "m",
-            "--lanes",
+            "--concurrency",
             "1",
             "--synth",
             "sessions=1,turns=2,delay=0",
             "--sessions",
             "1",
-            "--result-file",
+            "--output",
             t,
         ],  # fmt: skip
         _json,
-        option="--result-file",
+        option="--output",
     ),
     FileOption(
         # no dataset in an empty HF cache: the eval is `unavailable` (exit 2), still written
@@ -171,12 +171,12 @@ FILE_OPTIONS = [
             "http://127.0.0.1:9",
             "--model",
             "m",
-            "--result-file",
+            "--output",
             t,
         ],  # fmt: skip
         _json,
         codes=frozenset({2}),
-        option="--result-file",
+        option="--output",
     ),
 ]
 
@@ -329,15 +329,15 @@ def _has(pattern: str) -> Callable[[Path], bool]:
 FOLDER_OPTIONS = [
     FolderOption(
         "bench-result-dir",
-        lambda i, t: _bench(i, "--result-dir", t),
+        lambda i, t: _bench(i, "--output-dir", t),
         _has("conc1.json"),
-        "--result-dir",
+        "--output-dir",
     ),
     FolderOption(
         "sim-estimate-result-dir",
-        lambda i, t: ["sim", "estimate", *SIM, "--result-dir", t],
+        lambda i, t: ["sim", "estimate", *SIM, "--output-dir", t],
         _has("conc2.json"),
-        "--result-dir",
+        "--output-dir",
     ),
     FolderOption(
         "eval-result-dir",
@@ -347,16 +347,16 @@ FOLDER_OPTIONS = [
             "http://127.0.0.1:9",
             "--model",
             "m",
-            "--result-dir",
+            "--output-dir",
             t,
         ],  # fmt: skip
         _has("eval_gsm8k.json"),
-        "--result-dir",
+        "--output-dir",
         codes=frozenset({2}),
     ),
     FolderOption(
         "report",
-        lambda i, t: ["report", "--db", i.db, "--no-plots", "--output", t],
+        lambda i, t: ["report", "--db", i.db, "--no-plots", "--output-dir", t],
         _has("index.html"),
         "--output",
     ),
@@ -439,10 +439,10 @@ def test_a_stream_takes_one_point(tmp_path: Path, capsys: pytest.CaptureFixture[
     """out_conc4.json beside /dev/stdout would be a new file in /dev: refused before running."""
     args = ["bench", "--base-url", "http://127.0.0.1:9", "--model", "m", "--isl", "8"]
     args += ["--osl", "4", "--num-prompts", "1", "--concurrency", "1,2"]
-    ran = run_cli([*args, "--result-file", "/dev/stdout"], capsys)
-    assert ran.code == 2 and "--result-file /dev/stdout is a stream" in ran.text, ran.text
-    ran = run_cli(["sim", "estimate", *SIM[:-1], "2,4", "--result-file", "-"], capsys)
-    assert ran.code == 2 and "--result-file - is a stream" in ran.text, ran.text
+    ran = run_cli([*args, "--output", "/dev/stdout"], capsys)
+    assert ran.code == 2 and "--output /dev/stdout is a stream" in ran.text, ran.text
+    ran = run_cli(["sim", "estimate", *SIM[:-1], "2,4", "--output", "-"], capsys)
+    assert ran.code == 2 and "--output - is a stream" in ran.text, ran.text
 
 
 def test_dash_and_dev_stdout_write_to_stdout(

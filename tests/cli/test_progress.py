@@ -78,7 +78,7 @@ def test_bench_prints_point_lines_in_a_log(
         ran = run_cli(
             ["bench", "--base-url", f"http://127.0.0.1:{srv.port}", "--model", "m",
              "--isl", "16", "--osl", "4", "--concurrency", "2,4", "--num-prompts", "8",
-             "--result-file", str(tmp_path / "out.json")],
+             "--output", str(tmp_path / "out.json")],
             capsys,
         )  # fmt: skip
     assert ran.code == 0, ran.text

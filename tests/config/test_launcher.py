@@ -104,7 +104,7 @@ def test_clusters_import_writes_loadable_file(tmp_path: Path) -> None:
 
 def test_clusters_import_output_and_cluster_filter(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    args = ["clusters", "import", "--root", str(TREE), "--output", str(out)]
+    args = ["clusters", "import", "--root", str(TREE), "--output-dir", str(out)]
     result = CliRunner().invoke(_app(), [*args, "--cluster", "b200-dgxc-slurm"])
     assert result.exit_code == 0, result.output
     assert (out / "b200-dgxc.yaml").is_file()

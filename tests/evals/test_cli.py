@@ -28,7 +28,7 @@ def test_eval_command_writes_the_score(tmp_path: Path, capsys: pytest.CaptureFix
     with known_answer_server(known=6) as srv:
         code = _main(
             ["--base-url", srv.url, "--model", "known", "--dataset", str(data),
-             "--concurrency", "4", "--result-dir", str(tmp_path / "out")]
+             "--concurrency", "4", "--output-dir", str(tmp_path / "out")]
         )  # fmt: skip
     assert code == 0
     result = read_eval_result(tmp_path / "out" / "eval_gsm8k.json")
@@ -49,7 +49,7 @@ def test_bad_input_exits_2_with_a_reason(
     assert _main([*base, "--task", "mmlu"]) == 2
     assert "unknown eval task" in capsys.readouterr().err
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty"))
-    assert _main([*base, "--result-dir", str(tmp_path)]) == 2
+    assert _main([*base, "--output-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "not in the local Hugging Face cache" in err and "Traceback" not in err
     assert read_eval_result(tmp_path / "eval_gsm8k.json").status is EvalStatus.UNAVAILABLE

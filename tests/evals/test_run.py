@@ -29,7 +29,8 @@ def test_run_evals_marked_jobs_and_stores_scores(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         main(
             ["run", "--root", str(tree), "--config-keys", "llama3.1-8b-bf16-h200-vllm",
-             "--seq-lens", "8k1k", "--min-conc", "32", "--max-conc", "32", "--engine", "sim",
+             "--seq-lens", "8k1k", "--min-concurrency", "32", "--max-concurrency", "32",
+             "--engine", "sim",
              "--max-prompts", "2", "--eval-dataset", str(data), "--eval-limit", "1",
              "--runs-dir", str(runs)]
         )  # fmt: skip
@@ -66,7 +67,8 @@ def test_the_run_summary_shows_each_evals_status(
     with pytest.raises(SystemExit):
         main(
             ["run", "--root", str(tree), "--config-keys", "llama3.1-8b-bf16-h200-vllm",
-             "--seq-lens", "8k1k", "--min-conc", "32", "--max-conc", "32", "--engine", "sim",
+             "--seq-lens", "8k1k", "--min-concurrency", "32", "--max-concurrency", "32",
+             "--engine", "sim",
              "--max-prompts", "2", "--eval-dataset", str(tmp_path / "missing.jsonl"),
              "--runs-dir", str(runs)]
         )  # fmt: skip

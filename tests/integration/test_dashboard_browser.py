@@ -157,7 +157,7 @@ def rich(tmp_path_factory: pytest.TempPathFactory) -> Report:
         )
     agentic_runs = root / "agentic"
     args = ["--root", str(EXAMPLES), "--config-keys", AGENTIC_KEY, "--engine", "sim"]
-    args += ["--max-conc", "4", "--duration", "3", "--synth", "sessions=6,delay=0.2"]
+    args += ["--max-concurrency", "4", "--duration", "3", "--synth", "sessions=6,delay=0.2"]
     # its own process: the browser fixture's event loop may already run in this one
     code, out = runcli.finish(runcli.start(root, *args, "--runs-dir", str(agentic_runs)))
     assert code == 0, out

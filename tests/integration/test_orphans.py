@@ -172,7 +172,7 @@ def test_bench_workers(
     with sim_serve(64, 2048, 4096) as url:
         args = ["bench", "--base-url", url, "--model", MODEL, "--isl", "64", "--osl", "2048",
                 "--concurrency", "8", "--num-prompts", "400", "--workers", "2",
-                "--disable-tqdm", "--result-file", str(tmp_path / "r.json")]  # fmt: skip
+                "--disable-tqdm", "--output", str(tmp_path / "r.json")]  # fmt: skip
         with cli(args, tmp_path) as run:
             kill_mid_work(run, sig, _after(2.0, lambda pids: len(pids) >= 2))
 
@@ -182,7 +182,7 @@ def test_replay(
     tmp_path: Path, sig: int, sim_serve: Callable[..., contextlib.AbstractContextManager[str]]
 ) -> None:
     with sim_serve(64, 256, 65536) as url:
-        args = ["replay", "--base-url", url, "--model", MODEL, "--lanes", "4",
+        args = ["replay", "--base-url", url, "--model", MODEL, "--concurrency", "4",
                 "--synth", "sessions=50,turns=20,delay=0", "--sessions", "50"]  # fmt: skip
         with cli(args, tmp_path) as run:
             kill_mid_work(run, sig, _after(2.0, lambda pids: True))
@@ -222,6 +222,6 @@ def test_eval_lm_eval(
     dataset.write_text("".join(json.dumps(row) + "\n" for row in rows))
     with sim_serve(256, 256, 8192) as url:
         args = ["eval", "--base-url", url, "--model", MODEL, "--task", "gsm8k",
-                "--dataset", str(dataset), "--result-dir", str(tmp_path / "out")]  # fmt: skip
+                "--dataset", str(dataset), "--output-dir", str(tmp_path / "out")]  # fmt: skip
         with cli(args, tmp_path) as run:
             kill_mid_work(run, sig, lambda pids: any("lm_eval" in _cmdline(p) for p in pids))

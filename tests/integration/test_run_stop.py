@@ -54,7 +54,7 @@ def test_stop_and_resume_every_way_loses_and_repeats_nothing(tmp_path: Path) -> 
     # 2. other settings beside --resume are refused, saying which
     for extra, word in (
         (("--engine", "vllm"), "--engine"),
-        (("--max-conc", "2"), "filters"),
+        (("--max-concurrency", "2"), "filters"),
         (("--root", str(tmp_path)), "--root"),
     ):
         code, out = finish(start(tmp_path, "--resume", run.name, "--runs-dir", str(runs), *extra))

@@ -2,62 +2,81 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from inferbench.cli.main import main
+
 EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
 
 
-def _cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "inferbench.cli.main", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-        check=False,
-    )
+@dataclass(frozen=True)
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def test_plan_prints_engine_commands(tmp_path: Path) -> None:
-    out = _cli("plan", "gptoss*", "--root", EXAMPLES, cwd=tmp_path)
+Cli = Callable[..., Done]
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
+    """`inferbench ARGS` in-process (as the console script runs it), in `cwd`, with `env`:
+    what a subprocess would show, at a fraction of its start-up cost."""
+
+    def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Done:
+        monkeypatch.chdir(cwd)
+        for name, value in {"COLUMNS": "200", **(env or {})}.items():
+            monkeypatch.setenv(name, value)
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out = capsys.readouterr()
+        return Done(code, out.out, out.err)
+
+    return run
+
+
+def test_plan_prints_engine_commands(cli: Cli, tmp_path: Path) -> None:
+    out = cli("plan", "gptoss*", "--root", EXAMPLES, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "trtllm-serve openai/gpt-oss-120b" in out.stdout
     assert "--ep_size 2" in out.stdout  # the DEP2 search-space entry
     assert not (tmp_path / "runs").exists()  # printing a plan writes nothing
 
 
-def test_plan_of_the_seed_job_for_srtctl(tmp_path: Path) -> None:
-    out = _cli("plan", "minimaxm3*", "--root", EXAMPLES, "--backend", "srtctl", cwd=tmp_path)
+def test_plan_of_the_seed_job_for_srtctl(cli: Cli, tmp_path: Path) -> None:
+    out = cli("plan", "minimaxm3*", "--root", EXAMPLES, "--backend", "srtctl", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "path: minimax-m3-nvfp4" in out.stdout
     assert "srtctl apply -f" in out.stdout and "SRTSLURM_CONFIG=" in out.stdout
 
 
-def test_unknown_selector_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    out = _cli("plan", "no-such-job", "--root", EXAMPLES, cwd=tmp_path)
+def test_unknown_selector_is_one_line_and_exit_2(cli: Cli, tmp_path: Path) -> None:
+    out = cli("plan", "no-such-job", "--root", EXAMPLES, cwd=tmp_path)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "no job matches" in out.stderr
     assert "Traceback" not in out.stderr
 
 
-def test_dry_run_prints_plans_and_runs_nothing(tmp_path: Path) -> None:
+def test_dry_run_prints_plans_and_runs_nothing(cli: Cli, tmp_path: Path) -> None:
     args = ("run", "--root", EXAMPLES, "--config-keys", "llama3.1-70b-fp8-h200-sglang")
-    out = _cli(*args, "--dry-run", cwd=tmp_path)
+    out = cli(*args, "--dry-run", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("sglang.launch_server") == 2  # tp4 and tp8 entries
     assert not (tmp_path / "runs").exists()
 
 
-def test_missing_srtctl_stops_before_anything_runs(tmp_path: Path) -> None:
-    out = _cli(
+def test_missing_srtctl_stops_before_anything_runs(cli: Cli, tmp_path: Path) -> None:
+    out = cli(
         "run", "--root", EXAMPLES, "--backend", "srtctl", "--multi-node",
         cwd=tmp_path,
         env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"},
@@ -67,42 +86,52 @@ def test_missing_srtctl_stops_before_anything_runs(tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists()
 
 
-def test_resume_of_an_unknown_run_is_a_user_error(tmp_path: Path) -> None:
-    out = _cli("run", "--root", EXAMPLES, "--resume", "20260101-000000-dead", cwd=tmp_path)
+def test_resume_of_an_unknown_run_is_a_user_error(cli: Cli, tmp_path: Path) -> None:
+    out = cli("run", "--root", EXAMPLES, "--resume", "20260101-000000-dead", cwd=tmp_path)
     assert out.returncode == 2 and "no run" in out.stderr
 
 
 @pytest.mark.parametrize(
     "args",
-    [["--seq-lens", "8k"], ["--min-conc", "0"], ["--min-conc", "64", "--max-conc", "8"]],
+    [
+        ["--seq-lens", "8k"],
+        ["--min-concurrency", "0"],
+        ["--min-concurrency", "64", "--max-concurrency", "8"],
+    ],
 )
-def test_bad_filters_are_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
-    out = _cli("run", "--root", EXAMPLES, *args, "--dry-run", cwd=tmp_path)
+def test_bad_filters_are_one_line_and_exit_2(cli: Cli, tmp_path: Path, args: list[str]) -> None:
+    out = cli("run", "--root", EXAMPLES, *args, "--dry-run", cwd=tmp_path)
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().count("\n") == 0 and "Traceback" not in out.stderr
     assert out.stdout == "" and not (tmp_path / "runs").exists()
 
 
-def test_plan_json_is_one_json_document(tmp_path: Path) -> None:
+def test_plan_json_is_one_json_document(cli: Cli, tmp_path: Path) -> None:
     import json
 
-    out = _cli(
-        "plan", "minimaxm3*", "--root", EXAMPLES, "--backend", "srtctl", "--json", cwd=tmp_path
-    )
+    args = ("plan", "minimaxm3*", "--root", EXAMPLES, "--backend", "srtctl")
+    out = cli(*args, "--format", "json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (plan,) = json.loads(out.stdout)  # nothing but JSON on stdout
     assert plan["backend"] == "srtctl" and plan["config_key"] == "minimaxm3-fp4-b200-dynamo-vllm"
+    # the old spelling still works, and says what replaced it
+    old = cli(*args, "--json", cwd=tmp_path)
+    assert old.returncode == 0 and json.loads(old.stdout) == [plan], old.stderr
+    assert old.stderr == (
+        "inferbench plan: --json is deprecated, use --format json (the old spelling still"
+        " works for now)\n" + out.stderr
+    )
 
 
-@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+@pytest.mark.parametrize("json_flag", [[], ["--format", "json"]])
 def test_plan_exits_1_when_a_selected_job_cannot_be_planned(
-    tmp_path: Path, json_flag: list[str]
+    cli: Cli, tmp_path: Path, json_flag: list[str]
 ) -> None:
     """A single-node job has no srtctl plan: said on stderr, exit 1, JSON still pure."""
     import json
 
     args = ("plan", "*", "--root", EXAMPLES, "--backend", "srtctl", *json_flag)
-    out = _cli(*args, cwd=tmp_path)
+    out = cli(*args, cwd=tmp_path)
     assert out.returncode == 1, out.stderr
     assert (
         "cannot plan" in out.stderr and "single-node job does not run through srtctl" in out.stderr
@@ -115,14 +144,14 @@ def test_plan_exits_1_when_a_selected_job_cannot_be_planned(
         assert "# plan " in out.stdout and "cannot plan" not in out.stdout
 
 
-def test_run_dry_run_exits_1_when_a_job_cannot_be_planned(tmp_path: Path) -> None:
-    out = _cli("run", "--root", EXAMPLES, "--backend", "srtctl", "--dry-run", cwd=tmp_path)
+def test_run_dry_run_exits_1_when_a_job_cannot_be_planned(cli: Cli, tmp_path: Path) -> None:
+    out = cli("run", "--root", EXAMPLES, "--backend", "srtctl", "--dry-run", cwd=tmp_path)
     assert out.returncode == 1, out.stderr
     assert "cannot plan" in out.stderr and not (tmp_path / "runs").exists()
 
 
-def test_plan_appends_engine_args_and_env(tmp_path: Path) -> None:
-    out = _cli(
+def test_plan_appends_engine_args_and_env(cli: Cli, tmp_path: Path) -> None:
+    out = cli(
         "plan", "llama3.1-8b-bf16-h200-vllm", "--root", EXAMPLES, "--seq-lens", "1k1k",
         "--engine-args", "--enforce-eager --max-num-seqs 4", "--engine-env", "VLLM_A=1",
         cwd=tmp_path,
@@ -139,7 +168,9 @@ def test_plan_appends_engine_args_and_env(tmp_path: Path) -> None:
         (["--engine-env", "NOEQUALS"], "is not NAME=VALUE"),
     ],
 )
-def test_bad_engine_args_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
-    out = _cli("plan", "llama*", "--root", EXAMPLES, *args, cwd=tmp_path)
+def test_bad_engine_args_are_usage_errors(
+    cli: Cli, tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = cli("plan", "llama*", "--root", EXAMPLES, *args, cwd=tmp_path)
     assert out.returncode == 2
     assert message in out.stderr and "Traceback" not in out.stderr

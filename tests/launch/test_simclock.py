@@ -258,7 +258,7 @@ def test_sim_realtime_serves_each_point_with_the_same_identity(tmp_path: Path) -
     """`--sim-realtime`: `sim serve` and the load generator, as before the virtual clock; the
     point is stored under the same identity as the virtual clock's."""
     tree = _tree(tmp_path / "tree", osl=8)
-    base = ("--root", str(tree), "--engine", "sim", "--max-prompts", "2", "--conc", "4")
+    base = ("--root", str(tree), "--engine", "sim", "--max-prompts", "2", "--concurrency", "4")
     real, virtual = tmp_path / "real", tmp_path / "virtual"
     done = _cli(tmp_path, *base, "--runs-dir", str(real), "--sim-realtime", timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -65,9 +65,9 @@ def test_table(capsys: pytest.CaptureFixture[str]) -> None:
     [
         ["--no-evals", "--evals-only"],
         ["--seq-lens", "8k"],
-        ["--min-conc", "0"],
-        ["--min-conc", "64", "--max-conc", "8"],
-        ["--max-conc", "10000001"],  # past MAX_CONCURRENCY
+        ["--min-concurrency", "0"],
+        ["--min-concurrency", "64", "--max-concurrency", "8"],
+        ["--max-concurrency", "10000001"],  # past MAX_CONCURRENCY
         ["--max-tp", "4097"],  # past MAX_PARALLEL
         ["--config-keys", "nope-*"],
         ["--runner-type", "h300"],
@@ -132,7 +132,7 @@ def test_tree_as_positional_argument(capsys: pytest.CaptureFixture[str]) -> None
 FILTER_FLAGS = [
     "--config-keys", "a-*,b", "--config-keys", "c", "--model-prefix", "llama", "--precision",
     "fp4,fp8", "--framework", "vllm", "--runner-type", "h200", "--seq-lens", "1k1k,8k1k",
-    "--min-conc", "4", "--max-conc", "64", "--max-tp", "8", "--single-node",
+    "--min-concurrency", "4", "--max-concurrency", "64", "--max-tp", "8", "--single-node",
 ]  # fmt: skip
 
 
@@ -159,7 +159,15 @@ def _filters_of(monkeypatch: pytest.MonkeyPatch, command: str, *args: str) -> Sw
     return seen[0]
 
 
-@pytest.mark.parametrize("args", [[], FILTER_FLAGS, ["--single-node", "--multi-node"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        FILTER_FLAGS,
+        ["--single-node", "--multi-node"],
+        ["--scenario-type", "agentic-coding", "--step-size", "4"],  # run has them too
+    ],
+)
 def test_run_and_sweep_build_the_same_filters(
     monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:

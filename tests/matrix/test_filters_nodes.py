@@ -1,4 +1,5 @@
-"""--runner-node-filter, --max-ep and --conc on the expansion (InferenceX's generator rules)."""
+"""--runner-node-filter, --max-ep and --concurrency on the expansion (InferenceX's generator
+rules)."""
 
 from dataclasses import replace
 from pathlib import Path

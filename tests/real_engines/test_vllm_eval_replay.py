@@ -41,7 +41,7 @@ def test_eval_scores_through_vllm(tmp_path: Path, vllm_server: VllmServer) -> No
     done = _cli(
         "eval", "--base-url", vllm_server.url, "--model", vllm_server.model,
         "--dataset", str(data), "--limit", "4", "--concurrency", "4",
-        "--context-length", "2048", "--result-dir", str(tmp_path / "out"),
+        "--context-length", "2048", "--output-dir", str(tmp_path / "out"),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     result = read_eval_result(tmp_path / "out" / "eval_gsm8k.json")
@@ -59,8 +59,8 @@ def test_replay_reads_vllm_prefix_cache_hits(tmp_path: Path, vllm_server: VllmSe
     result_file = tmp_path / "replay.json"
     done = _cli(
         "replay", "--base-url", vllm_server.url, "--model", vllm_server.model,
-        "--trace", str(trace), "--lanes", "2", "--sessions", "4",
-        "--max-model-len", "2048", "--result-file", str(result_file),
+        "--trace", str(trace), "--concurrency", "2", "--sessions", "4",
+        "--max-model-len", "2048", "--output", str(result_file),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(result_file.read_text())

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.integration]
 def _plans(root: Path) -> list[dict[str, object]]:
     done = subprocess.run(
         [sys.executable, "-m", "inferbench.cli.main", "plan", "*", "--root", str(root),
-         "--engine", "vllm", "--framework", "vllm", "--single-node", "--json"],
+         "--engine", "vllm", "--framework", "vllm", "--single-node", "--format", "json"],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]

@@ -276,5 +276,7 @@ def test_results_compare_reports_equal_interactivity(
     assert "- 🔴 at 50 tok/s/user, dsr1 1024/1024 h200 vllm fp8: head" in md
     code, _, err = _cli(capsys, "results", "compare", "n1", "n2", "--db", url, "--at", "-1")
     assert code == 2 and "--at must be a positive" in err
-    code, _, err = _cli(capsys, "report", "--db", url, "--base", "n1", "--output", str(tmp_path))
+    code, _, err = _cli(
+        capsys, "report", "--db", url, "--base", "n1", "--output-dir", str(tmp_path)
+    )
     assert code == 2 and "--base and --head go together" in err

@@ -128,7 +128,15 @@ def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
     assert bad.code == 2 and "--confidence" in bad.err
     # the report's compare view carries the same intervals
     res = run_cli(
-        "report", "--db", db, "--output", str(tmp_path / "rep"), "--base", "base", "--head", "head"
+        "report",
+        "--db",
+        db,
+        "--output-dir",
+        str(tmp_path / "rep"),
+        "--base",
+        "base",
+        "--head",
+        "head",
     )
     assert res.code == 0, res
     html = (tmp_path / "rep" / "index.html").read_text()
@@ -141,7 +149,7 @@ def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
 def test_report_command(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     run_cli("results", "ingest", str(write_run_dir(tmp_path / "runs")), "--db", db)
-    res = run_cli("report", "--db", db, "--output", str(tmp_path / "report"))
+    res = run_cli("report", "--db", db, "--output-dir", str(tmp_path / "report"))
     assert res.code == 0, res
     assert (tmp_path / "report" / "index.html").is_file()
     assert list((tmp_path / "report").glob("pareto_*.png"))
@@ -156,7 +164,7 @@ def test_reading_commands_refuse_a_missing_database_and_create_none(tmp_path: Pa
         ("results", "show", "1"),
         ("results", "export", "--format", "csv", "--output", str(tmp_path / "x.csv")),
         ("results", "compare", "a", "b"),
-        ("report", "--output", str(tmp_path / "rep")),
+        ("report", "--output-dir", str(tmp_path / "rep")),
     ):
         res = run_cli(*args, "--db", db)
         assert res.code == 2 and f"no results database at {missing}" in res.err, (args, res)
@@ -166,7 +174,7 @@ def test_reading_commands_refuse_a_missing_database_and_create_none(tmp_path: Pa
 
 def test_a_nan_threshold_is_refused_before_the_store_is_read(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    for args in (("results", "compare", "a", "b"), ("report", "--output", str(tmp_path / "o"))):
+    for args in (("results", "compare", "a", "b"), ("report", "--output-dir", str(tmp_path / "o"))):
         for bad in ("nan", "inf", "-0.1"):
             res = run_cli(*args, "--db", db, "--threshold", bad)
             assert res.code == 2 and "--threshold must be a number >= 0" in res.err, res

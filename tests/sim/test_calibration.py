@@ -107,7 +107,7 @@ def test_points_file_with_a_result_file_and_the_cli(tmp_path: Path) -> None:
     result = tmp_path / "measured.json"
     runner = CliRunner()
     out = runner.invoke(app, ["sim", "estimate", "--job", str(_write_job(tmp_path, job)),
-                              "--calibration", "none", "--result-file", str(result)])  # fmt: skip
+                              "--calibration", "none", "--output", str(result)])  # fmt: skip
     assert out.exit_code == 0, out.output
     points = tmp_path / "points.yaml"
     points.write_text(

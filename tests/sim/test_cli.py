@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.cli.main import app
+from inferbench.cli.main import app, main
 
 from .conftest import SEED_RECIPE
 
@@ -102,7 +102,7 @@ def test_estimate_cli_writes_result(tmp_path: Path, capsys: pytest.CaptureFixtur
             "32",
             "--num-prompts",
             "64",
-            "--result-file",
+            "--output",
             str(out),
         ],
         standalone_mode=False,
@@ -198,12 +198,12 @@ def test_estimate_and_serve_list_the_same_deployment_options() -> None:
     assert estimate["tp"] == (1, "Tensor parallel size (flags mode).")
 
 
-def test_no_deployment_is_one_line_and_exit_2() -> None:
+def test_no_deployment_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     for command in ("estimate", "serve"):
-        out = subprocess.run(
-            [sys.executable, "-m", "inferbench.cli.main", "sim", command, "--model", "m"],
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-        assert out.returncode == 2, out.stderr
-        assert "no deployment given" in out.stderr and "Traceback" not in out.stderr
-        assert out.stderr.strip().count("\n") == 0
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:
+            main(["sim", command, "--model", "m"])  # as the console script runs it
+        err = capsys.readouterr().err
+        assert exc.value.code == 2, err
+        assert "no deployment given" in err and "Traceback" not in err
+        assert err.strip().count("\n") == 0

@@ -67,8 +67,8 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, PointResul
     results = tmp / "results"
     with recording_server(fail={3}, itl_s=0.001) as srv, pytest.raises(SystemExit) as info:
         main(["replay", "--base-url", srv.url, "--model", "m", "--trace", str(trace),
-              "--lanes", "2", "--sessions", "8", "--max-failure-rate", "0.2",
-              "--result-file", str(results / "result.json"),
+              "--concurrency", "2", "--sessions", "8", "--max-failure-rate", "0.2",
+              "--output", str(results / "result.json"),
               "--aiperf-artifacts", str(results / "aiperf_artifacts")])  # fmt: skip
     assert info.value.code in (0, None)
     return results, read_point_result(results / "result.json")

@@ -48,9 +48,9 @@ def test_the_collector_reads_an_eval_result_dir(
     data = write_dataset(tmp_path / "gsm.jsonl")
     monkeypatch.chdir(tmp_path)
     with known_answer_server(known=6) as srv, pytest.raises(SystemExit) as exc:
-        # a relative --result-dir: lm-eval runs inside it, which once doubled the path
+        # a relative --output-dir: lm-eval runs inside it, which once doubled the path
         main(["eval", "--base-url", srv.url, "--model", "known", "--dataset", str(data),
-              "--concurrency", "4", "--result-dir", "out"])  # fmt: skip
+              "--concurrency", "4", "--output-dir", "out"])  # fmt: skip
     assert exc.value.code in (0, None)
     ours = read_eval_result(tmp_path / "out" / "eval_gsm8k.json").primary
     (row,) = _collect(inferencex_python, inferencex_tree, tmp_path / "out")

@@ -110,7 +110,7 @@ def test_sim_estimate_runs_a_job_of_each_new_family(
     path.write_text(json.dumps(job))
     out = tmp_path / "result.json"
     args = ["sim", "estimate", "--job", str(path), "--concurrency", "4", "--num-prompts", "8"]
-    app([*args, "--isl", "1024", "--osl", "64", "--result-file", str(out)], standalone_mode=False)
+    app([*args, "--isl", "1024", "--osl", "64", "--output", str(out)], standalone_mode=False)
     result = json.loads(out.read_text())
     assert result["completed"] >= 8  # an agentic job replays whole sessions
     name = load_catalog().model(key).name

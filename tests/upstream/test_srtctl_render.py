@@ -294,7 +294,7 @@ def test_the_plan_cli_on_the_real_tree_is_pure_json(
     that cannot be planned on stderr, exit 1 (they exist: jobs of other launchers)."""
     done = subprocess.run(
         [sys.executable, "-m", "inferbench.cli.main", "plan", "*", "--multi-node"]
-        + ["--root", str(inferencex_tree), "--backend", "srtctl", "--json"]
+        + ["--root", str(inferencex_tree), "--backend", "srtctl", "--format", "json"]
         + ["--srt-slurm", str(srt_slurm_tree)],
         cwd=tmp_path,
         capture_output=True,

@@ -326,8 +326,8 @@ def _outputs(args: BenchArgs) -> tuple[Path | None, Path | None, SaBenchName | N
     """(result file, result dir, sa-bench's own naming) from either spelling."""
     if args.result_file is not None and (args.result_filename or args.result_dir):
         raise InputError(
-            "--result-file names the file; --result-dir/--result-filename is the other way",
-            location=Location(key="--result-file"),
+            "--output names the file; --output-dir/--result-filename is the other way",
+            location=Location(key="--output"),
             hint="use one of the two spellings",
         )
     _plain_name("--result-filename", args.result_filename)
@@ -423,7 +423,7 @@ def resolve(args: BenchArgs) -> BenchInvocation:
     )
     result_file, result_dir, sa_bench_name = _outputs(args)
     points = _points(args)
-    named = "--result-filename" if args.result_filename is not None else "--result-file"
+    named = "--result-filename" if args.result_filename is not None else "--output"
     check_point_output(result_file, named, len(points))
     check_point_output(args.detail_file, "--detail-file", len(points))
     return BenchInvocation(

@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import math
-import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -24,6 +23,7 @@ from inferbench.bench.client import (
     prepare_request,
     send_request,
 )
+from inferbench.bench.clock import MONOTONIC, Clock
 from inferbench.bench.datasets import build_prompts
 from inferbench.bench.records import RequestRecord
 from inferbench.bench.schedule import LoadPoint
@@ -51,6 +51,10 @@ class WorkerTask:
     tag: str  # request-id prefix (unique per run)
 
 
+# Sends one request and returns its record: the HTTP client, unless a test gives another.
+SendFn = Callable[[PreparedRequest, float], Awaitable[RequestRecord]]
+
+
 class Outbox(Protocol):
     """Where a worker reports: ready for t0, finished record batches, stop requests."""
 
@@ -74,14 +78,26 @@ def prepare(task: WorkerTask) -> tuple[list[PreparedRequest], list[PreparedReque
 class _Run:
     """The load loop of one worker."""
 
-    def __init__(self, task: WorkerTask, transport: Transport, outbox: Outbox) -> None:
+    def __init__(
+        self,
+        task: WorkerTask,
+        transport: Transport | None,
+        outbox: Outbox,
+        clock: Clock = MONOTONIC,
+        send: SendFn | None = None,
+    ) -> None:
         self.task = task
         self.transport = transport
         self.outbox = outbox
+        self.clock = clock
+        self._send = send
         self.pending: list[RequestRecord] = []
         self.stopping = False
 
     async def send(self, req: PreparedRequest, scheduled: float) -> RequestRecord:
+        if self._send is not None:
+            return await self._send(req, scheduled)
+        assert self.transport is not None
         return await send_request(
             self.transport,
             req,
@@ -98,7 +114,7 @@ class _Run:
 
         async def slot() -> None:
             while queue:
-                await self.send(queue.popleft(), time.monotonic())
+                await self.send(queue.popleft(), self.clock.now())
 
         await asyncio.gather(*(slot() for _ in range(slots)))
 
@@ -107,17 +123,17 @@ class _Run:
         stop_at = t0 + (self.task.point.duration_s or math.inf)
         cycle = self.task.point.duration_s is not None
         queue = deque(reqs)
-        await _sleep_until(t0)
+        await self.clock.sleep_until(t0)
 
         async def slot() -> None:
             scheduled = t0
-            while queue and not self.stopping and time.monotonic() < stop_at:
+            while queue and not self.stopping and self.clock.now() < stop_at:
                 req = queue.popleft()
                 if cycle:
                     queue.append(req)  # a duration point reuses the prepared prompts
                 record = await self.send(req, scheduled)
                 self.pending.append(record)
-                scheduled = record.done or time.monotonic()
+                scheduled = record.done or self.clock.now()
 
         await asyncio.gather(*(slot() for _ in range(max(1, self.task.concurrency or 1))))
 
@@ -141,7 +157,7 @@ class _Run:
         for req, offset in zip(reqs, offsets, strict=True):
             if self.stopping or (limit is not None and offset > limit):
                 break
-            await _sleep_until(t0 + offset)
+            await self.clock.sleep_until(t0 + offset)
             task = asyncio.create_task(fire(req, t0 + offset))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
@@ -159,23 +175,29 @@ class _Run:
             self.outbox.emit(batch)
 
 
-async def _sleep_until(when: float) -> None:
-    delay = when - time.monotonic()
-    if delay > 0:
-        await asyncio.sleep(delay)
-
-
 async def run_worker(
-    task: WorkerTask, outbox: Outbox, on_stop: Callable[[Callable[[], None]], None] | None = None
+    task: WorkerTask,
+    outbox: Outbox,
+    on_stop: Callable[[Callable[[], None]], None] | None = None,
+    *,
+    clock: Clock = MONOTONIC,
+    send: SendFn | None = None,
 ) -> None:
-    """Prepare, warm up, wait for t0, run the load; records reach `outbox` as they finish."""
+    """Prepare, warm up, wait for t0, run the load; records reach `outbox` as they finish.
+
+    `clock` and `send` are the real clock and HTTP client unless a test drives the
+    scheduling on a `VirtualClock` with a send of its own."""
     measured, warm = prepare(task)
     # everything built so far lives for the whole point: move it out of the collector's
     # sight, so a full collection mid-run (tens of ms with this heap) does not delay reads
     gc.collect()
     gc.freeze()
-    transport = open_transport(task.endpoint, task.client, task.concurrency or len(measured))
-    run = _Run(task, transport, outbox)
+    transport = (
+        open_transport(task.endpoint, task.client, task.concurrency or len(measured))
+        if send is None
+        else None
+    )
+    run = _Run(task, transport, outbox, clock, send)
     main: asyncio.Task[None] | None = None
 
     def stop() -> None:
@@ -202,5 +224,6 @@ async def run_worker(
     finally:
         flusher.cancel()
         run.flush()
-        await transport.close()
+        if transport is not None:
+            await transport.close()
         gc.unfreeze()

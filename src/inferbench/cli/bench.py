@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -14,12 +15,15 @@ from inferbench.bench.config_file import load_bench_config
 from inferbench.bench.dialect import assign_extra_pairs
 from inferbench.bench.invocation import BenchArgs, resolve
 from inferbench.bench.naming import check_point_output, repeat_path
+from inferbench.bench.points_json import PointDocument, points_document
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
 from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted
+from inferbench.cli.vocabulary import vocabulary
 from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS, MAX_WORKERS
+from inferbench.errors import InputError, Location
 
 
 def _summary(console: Console, run: BenchRun) -> None:
@@ -78,6 +82,11 @@ def _spellings(ctx: typer.Context) -> dict[str, str]:
         for opt in (*param.opts, *param.secondary_opts):
             out[opt.lstrip("-")] = param.name
         out[param.name] = param.name
+    # a config file written before a rename keeps working (result-file: is output:)
+    for old in vocabulary().deprecated_in("bench").values():
+        new = out.get(old.becomes[0].lstrip("-"))
+        if new is not None and len(old.becomes) == 1:
+            out.setdefault(old.spelling.lstrip("-"), new)
     return out
 
 
@@ -157,15 +166,18 @@ def bench(
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
     result_file: Path | None = typer.Option(
         None,
-        "--result-file",
-        parser=output_file("--result-file"),
+        "--output",
+        "-o",
+        parser=output_file("--output"),
         help="result file; several points: out_conc4.json, ...",
     ),
     result_dir: Path | None = typer.Option(
         None,
+        "--output-dir",
         "--result-dir",
-        parser=output_folder("--result-dir"),
-        help="folder of result files: conc4.json, ... (sa-bench: with --result-filename)",
+        parser=output_folder("--output-dir"),
+        help="folder of result files: conc4.json, ... (sa-bench: --result-dir, with"
+        " --result-filename)",
     ),
     result_filename: str | None = typer.Option(
         None, "--result-filename", help="sa-bench: the file in --result-dir"
@@ -252,6 +264,12 @@ def bench(
     ),
     disable_tqdm: bool = typer.Option(
         False, "--disable-tqdm", help="no progress bar (a log still gets timestamped lines)"
+    ),
+    fmt: str = typer.Option(
+        "table",
+        "--format",
+        help="table (on stderr), or json: one document on stdout with each point's result"
+        " (docs/cli.md)",
     ),
     repeats: int = typer.Option(
         1,
@@ -352,13 +370,23 @@ def bench(
         lora_modules=tuple(lora_modules),
         sharegpt_output_len=sharegpt_output_len,
     )
+    if fmt not in ("table", "json"):
+        raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
+    as_json = fmt == "json"
+    if as_json and result_file is not None and str(result_file) in ("-", "/dev/stdout"):
+        raise InputError(
+            "--format json and --output - both write to stdout",
+            location=Location(key="--output"),
+            hint="name a file for --output, or leave it out (the JSON holds each result)",
+        )
     inv = resolve(args)
     if repeats > 1:  # each repeat is a file of its own: a stream cannot take them
-        check_point_output(inv.result_file, "--result-file", len(inv.points) * repeats)
+        check_point_output(inv.result_file, "--output", len(inv.points) * repeats)
         check_point_output(inv.detail_file, "--detail-file", len(inv.points) * repeats)
     console = Console(stderr=True)
 
     done: dict[str, int] = {}  # repeats measured per point
+    documents: list[PointDocument] = []
 
     def save(outcome: PointMeasurement) -> None:
         point = outcome.result.inferbench.load
@@ -371,6 +399,9 @@ def bench(
         detail_path = inv.detail_path(point)
         if detail_path is not None:
             write_detail_jsonl(repeat_path(detail_path, repeat), outcome.run.records)
+        if as_json:
+            payload = outcome.result.to_json_bytes()
+            documents.append(PointDocument(point.label, payload, file=path, repeat=repeat))
 
     with counted(console, disable=disable_tqdm) as update:
 
@@ -386,6 +417,9 @@ def bench(
             on_point=save,
         )
     _summary(console, run)
+    if as_json:  # before the exit code: a failed point's figures are the evidence
+        sys.stdout.buffer.write(points_document("bench", documents))
+        sys.stdout.flush()
     if run.interrupted:
         console.print(
             "[red]interrupted[/]: finished requests were kept, the point is marked incomplete"

@@ -40,8 +40,8 @@ def import_command(
     ),
     output: Path | None = typer.Option(
         None,
-        "--output",
-        parser=output_folder("--output"),
+        "--output-dir",
+        parser=output_folder("--output-dir"),
         help="Folder for the cluster files (default: the tree's clusters/).",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite a different existing file."),

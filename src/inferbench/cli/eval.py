@@ -28,12 +28,12 @@ def eval_cmd(
     num_fewshot: int | None = typer.Option(None, "--num-fewshot", help="task default if unset"),
     limit: int | None = typer.Option(None, "--limit", help="first N questions only"),
     result_file: Path | None = typer.Option(
-        None, "--result-file", parser=output_file("--result-file"), help="the eval's JSON"
+        None, "--output", "-o", parser=output_file("--output"), help="the eval's JSON"
     ),
     result_dir: Path | None = typer.Option(
         None,
-        "--result-dir",
-        parser=output_folder("--result-dir"),
+        "--output-dir",
+        parser=output_folder("--output-dir"),
         help="folder: eval_<task>.json and lm-eval's logs",
     ),
     timeout: float | None = typer.Option(None, "--timeout", help="seconds for the whole eval"),
@@ -69,7 +69,7 @@ def eval_cmd(
         )
     if result_file is not None and result_dir is not None:
         raise InputError(
-            "give --result-file or --result-dir, not both", location=Location(key="--result-file")
+            "give --output or --output-dir, not both", location=Location(key="--output")
         )
     spec = validated(
         EvalSpec,

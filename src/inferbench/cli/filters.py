@@ -1,8 +1,9 @@
-"""The sweep filter options `inferbench sweep` and `inferbench run` share, and their translation
+"""The sweep filter options `inferbench sweep`, `plan` and `run` share, and their translation
 into the library's `SweepFilters`."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -37,13 +38,32 @@ def _seq_lens(values: list[str] | None) -> tuple[tuple[int, int], ...]:
 def _concs(values: list[str] | None) -> tuple[int, ...]:
     out: list[int] = []
     for text in split_values(values):
+        # srt-slurm's 4x8x16, as `bench` and `sim` take it
+        parts = text.split("x") if re.fullmatch(r"\d+(x\d+)+", text) else [text]
         try:
-            out.append(int(text))
+            out.extend(int(part) for part in parts)
         except ValueError:
             raise InputError(
-                f"--conc: {text!r} is not an integer", hint="e.g. --conc 4,8 or --conc 4 --conc 8"
+                f"--concurrency: {text!r} is not an integer",
+                hint="e.g. --concurrency 4,8 or --concurrency 4 --concurrency 8",
             ) from None
     return tuple(out)
+
+
+_SCENARIOS: tuple[Scenario, ...] = ("fixed-seq-len", "agentic-coding")
+
+
+def _scenarios(values: list[str] | None) -> tuple[Scenario, ...]:
+    chosen: list[Scenario] = []
+    for name in split_values(values):
+        match = [s for s in _SCENARIOS if s == name]
+        if not match:
+            raise InputError(
+                f"--scenario-type {name!r} is not one of {', '.join(_SCENARIOS)}",
+                hint=f"use {' or '.join(_SCENARIOS)}",
+            )
+        chosen.append(match[0])
+    return tuple(chosen)
 
 
 def eval_mode(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
@@ -85,10 +105,10 @@ class FilterOptions:
     ] = None
     seq_lens: Annotated[list[str] | None, typer.Option("--seq-lens", help="e.g. 1k1k,8k1k.")] = None
     min_conc: Annotated[
-        int | None, typer.Option("--min-conc", help="Lowest concurrency to keep.")
+        int | None, typer.Option("--min-concurrency", help="Lowest concurrency to keep.")
     ] = None
     max_conc: Annotated[
-        int | None, typer.Option("--max-conc", help="Highest concurrency to keep.")
+        int | None, typer.Option("--max-concurrency", help="Highest concurrency to keep.")
     ] = None
     max_tp: Annotated[
         int | None, typer.Option("--max-tp", help="Drop single-node entries above this tp.")
@@ -98,7 +118,10 @@ class FilterOptions:
     ] = None
     conc: Annotated[
         list[str] | None,
-        typer.Option("--conc", help="Only these concurrencies (each must exist in an entry)."),
+        typer.Option(
+            "--concurrency",
+            help="Only these concurrencies, 4,8 or 4x8 (each must exist in an entry).",
+        ),
     ] = None
     runner_node_filter: Annotated[
         str | None,
@@ -114,14 +137,16 @@ class FilterOptions:
         False
     )
     multi_node: Annotated[bool, typer.Option("--multi-node", help="Multinode jobs only.")] = False
+    step_size: Annotated[
+        int,
+        typer.Option("--step-size", help="Growth factor of concurrency ranges."),
+    ] = DEFAULT_STEP
+    scenario_type: Annotated[
+        list[str] | None,
+        typer.Option("--scenario-type", help="fixed-seq-len and/or agentic-coding."),
+    ] = None
 
-    def sweep_filters(
-        self,
-        *,
-        scenario_types: tuple[Scenario, ...] = (),
-        evals: EvalMode = EvalMode.DEFAULT,
-        step: int = DEFAULT_STEP,
-    ) -> SweepFilters:
+    def sweep_filters(self, *, evals: EvalMode = EvalMode.DEFAULT) -> SweepFilters:
         """The library's filters; bad values raise InputError (exit 2)."""
         return SweepFilters(
             config_keys=split_values(self.config_keys),
@@ -138,7 +163,7 @@ class FilterOptions:
             runner_node_filter=self.runner_node_filter,
             runner_config=str(self.runner_config) if self.runner_config is not None else None,
             node_type=_node_type(self.single_node, self.multi_node),
-            scenario_types=scenario_types,
+            scenario_types=_scenarios(self.scenario_type),
             evals=evals,
-            step=step,
+            step=self.step_size,
         )

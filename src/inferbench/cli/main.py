@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 from importlib import import_module
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from inferbench import __version__
+from inferbench.cli.vocabulary import VocabularyGroup
 from inferbench.errors import InferbenchError
 from inferbench.lifetime import EXIT_TERMINATED, Terminated, sigterm_as_interrupt, terminated
 
@@ -55,6 +58,7 @@ def build_app(command: str | None = None) -> typer.Typer:
     """The root app with every command group, or only the one that defines `command`."""
     root = typer.Typer(
         name="inferbench",
+        cls=VocabularyGroup,  # old option spellings still work, with a note
         help="Continuous LLM-inference benchmarking: check, sweep, run, measure, store, plot.",
         no_args_is_help=True,
         add_completion=False,
@@ -67,6 +71,13 @@ def build_app(command: str | None = None) -> typer.Typer:
     for name in modules:
         import_module(f"inferbench.cli.{name}").register(root)
     return root
+
+
+@functools.cache
+def _command(module: str | None) -> Any:
+    """The click command of `build_app` for a command's module, built once per process: the
+    conversion reads every command's signature (tens of ms), and tests call main() often."""
+    return typer.main.get_command(build_app(module))
 
 
 def __getattr__(name: str) -> typer.Typer:
@@ -115,7 +126,8 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         # standalone_mode=False makes click return a typer.Exit's code instead of exiting.
-        rc = build_app(_command_of(args))(args=args, standalone_mode=False, prog_name="inferbench")
+        wanted = COMMANDS.get(_command_of(args) or "")
+        rc = _command(wanted).main(args=args, standalone_mode=False, prog_name="inferbench")
     except InferbenchError as exc:
         if debug or _state["debug"]:
             raise

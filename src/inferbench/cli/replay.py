@@ -87,7 +87,7 @@ def replay(
     hf_cache: Path | None = typer.Option(None, "--hf-cache", help="hub cache root"),
     synth: str | None = typer.Option(None, "--synth", help="k=v,... (see traces synth)"),
     lanes: int = typer.Option(
-        ..., "--lanes", "--concurrency", max=MAX_CONCURRENCY, help="concurrent trajectory lanes"
+        ..., "--concurrency", max=MAX_CONCURRENCY, help="concurrent trajectory lanes"
     ),
     duration: float | None = typer.Option(None, "--duration", help="window length, seconds"),
     sessions: int | None = typer.Option(
@@ -117,7 +117,7 @@ def replay(
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="env var with the key"),
     seed: int = typer.Option(0, "--seed", help="seed of the token ids and trace order"),
     result_file: Path | None = typer.Option(
-        None, "--result-file", parser=output_file("--result-file"), help="the result file"
+        None, "--output", "-o", parser=output_file("--output"), help="the result file"
     ),
     aiperf_artifacts: Path | None = typer.Option(
         None,
@@ -150,7 +150,7 @@ def replay(
         ReplayOptions,
         {
             "": "--duration",  # the one whole-options error: neither end given
-            "lanes": "--lanes",
+            "lanes": "--concurrency",
             "duration_s": "--duration",
             "sessions": "--sessions",
             "warmup_sessions": "--warmup-sessions",

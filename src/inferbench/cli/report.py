@@ -15,8 +15,8 @@ def report(
     db: str = typer.Option(DEFAULT_DB_URL, "--db", envvar="INFERBENCH_DB", help="Database URL."),
     output: Path = typer.Option(
         Path("runs/report"),
-        "--output",
-        parser=output_folder("--output"),
+        "--output-dir",
+        parser=output_folder("--output-dir"),
         help="Folder to write into.",
     ),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Also write PNG plots."),

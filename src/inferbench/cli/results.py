@@ -171,7 +171,9 @@ def list_cmd(
     ),
     run: str | None = typer.Option(None, "--run", help="only this run id"),
     tag: str | None = typer.Option(None, "--tag", help="only runs with this tag"),
-    model: str | None = typer.Option(None, "--model", help="model prefix"),
+    model: str | None = typer.Option(
+        None, "--model-prefix", help="only this model prefix (InferenceX's, e.g. dsr1)"
+    ),
     precision: str | None = typer.Option(None, "--precision", help="only this precision"),
     framework: str | None = typer.Option(None, "--framework", help="only this framework"),
     hardware: str | None = typer.Option(None, "--hardware", help="only this hardware"),
@@ -249,7 +251,7 @@ def show(
 def export(
     fmt: str = typer.Option(..., "--format", help="csv, json or parquet"),
     output: Path = typer.Option(
-        ..., "--output", parser=output_file("--output"), help="File to write (- is stdout)."
+        ..., "--output", "-o", parser=output_file("--output"), help="File to write (- is stdout)."
     ),
     db: str = DB_OPTION,
     run: str | None = typer.Option(None, "--run", help="only this run id"),

@@ -380,7 +380,9 @@ def register(app: typer.Typer) -> None:
         cluster: str = _CLUSTER,
         srt_slurm: Path = _SRT_SLURM,
         srtctl_root: Path = _SRTCTL_ROOT,
-        as_json: bool = typer.Option(False, "--json", help="Print plans as one JSON list."),
+        fmt: str = typer.Option(
+            "text", "--format", help="text, or json: the plans as one JSON list."
+        ),
         engine_args: str = _ENGINE_ARGS,
         engine_env: list[str] = _ENGINE_ENV,
         tree_script: bool = _TREE_SCRIPT,
@@ -388,10 +390,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the deployment plans of the selected jobs (nothing runs); exit 1 when one
         of them cannot be planned."""
+        from inferbench.errors import InputError
         from inferbench.launch.planner import PlanOptions
         from inferbench.launch.session import RunOptions, build_request
         from inferbench.launch.sweep import load_deployments, select
 
+        if fmt not in ("text", "json"):
+            raise InputError(f"unknown --format {fmt!r}", hint="use text or json")
         sweep_filters = filters.sweep_filters()
         project, deployments = load_deployments(root, sweep_filters)
         chosen = select(deployments, selector)
@@ -411,7 +416,7 @@ def register(app: typer.Typer) -> None:
             ),
         )
         request = build_request(options, project, chosen, preview=True)
-        if _print_plans(request, as_json=as_json):
+        if _print_plans(request, as_json=fmt == "json"):
             raise typer.Exit(1)
 
     @app.command("demo")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import sys
 from collections.abc import Coroutine
@@ -16,12 +17,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from inferbench.bench.naming import check_point_output, point_stem, result_path
+from inferbench.bench.points_json import PointDocument, points_document
 from inferbench.cli.fit import KEEP, Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted, working
 from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
 from inferbench.errors import InputError, Location
+from inferbench.fsio import atomic_write_bytes
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import SimDeployment
@@ -257,14 +260,15 @@ def estimate_cmd(
     deployment: DeploymentOptions,
     result_file: Path | None = typer.Option(
         None,
-        "--result-file",
-        parser=output_file("--result-file"),
+        "--output",
+        "-o",
+        parser=output_file("--output"),
         help="Result file; with several concurrencies out.json -> out_conc4.json, ...",
     ),
     result_dir: Path | None = typer.Option(
         None,
-        "--result-dir",
-        parser=output_folder("--result-dir"),
+        "--output-dir",
+        parser=output_folder("--output-dir"),
         help="Folder of result files, one per point: conc4.json, ...",
     ),
     sweep_topologies: bool = typer.Option(
@@ -279,6 +283,12 @@ def estimate_cmd(
         help="GPUs for --sweep-topologies (default: the deployment's, at least one node).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampled lengths."),
+    fmt: str = typer.Option(
+        "table",
+        "--format",
+        help="table, or json: one document on stdout with each point's result and figures"
+        " (docs/cli.md).",
+    ),
     trace: Path | None = typer.Option(None, "--trace", help="agentic jobs: trace file/folder"),
     synth: str | None = typer.Option(None, "--synth", help="agentic jobs: synth k=v,..."),
     duration: float | None = typer.Option(
@@ -290,13 +300,22 @@ def estimate_cmd(
 ) -> None:
     """Estimate a deployment offline (virtual clock): throughput per GPU, TTFT, TPOT."""
     from inferbench.sim.estimate import estimate
-    from inferbench.sim.summary import point, write_result
+    from inferbench.sim.summary import point, result_bytes
 
     if gpu_budget is not None and gpu_budget < 1:
         raise InputError(f"--gpu-budget must be at least 1, got {gpu_budget}")
+    if fmt not in ("table", "json"):
+        raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
+    as_json = fmt == "json"
     dep = _deployment(deployment, sweeping=sweep_topologies)
-    check_point_output(result_file, "--result-file", len(dep.workload.concurrencies))
-    console = Console(highlight=False)
+    if as_json and (sweep_topologies or dep.cache is not None):
+        what = "--sweep-topologies" if sweep_topologies else "an agentic job"
+        raise InputError(
+            f"--format json is not available for {what} yet",
+            hint="leave out --format (or write result files with --output-dir)",
+        )
+    check_point_output(result_file, "--output", len(dep.workload.concurrencies))
+    console = Console(highlight=False, stderr=as_json)  # stdout holds only the JSON
     _print_warnings(dep, console)
     if sweep_topologies:
         from inferbench.sim.topologies import DEFAULT_CONCURRENCIES
@@ -331,6 +350,7 @@ def estimate_cmd(
     concs = dep.workload.concurrencies
     err = Console(stderr=True, highlight=False)
     rows: list[tuple[str, ...]] = []
+    documents: list[PointDocument] = []
     for i, conc in enumerate(concs, 1):
         with working(err, f"simulating concurrency {conc} ({i}/{len(concs)})"):
             run = estimate(dep, conc, num_prompts=dep.workload.num_prompts, seed=seed)
@@ -351,9 +371,20 @@ def estimate_cmd(
             f"{p.sim_tokens_per_wall_s:,.0f}",
         ))  # fmt: skip
         target = result_path(result_file, result_dir, point_stem(conc), len(concs) > 1)
+        payload = result_bytes(run, dep)
         if target is not None:
-            write_result(run, dep, target)
-    print_table(console, _ESTIMATE_COLUMNS, rows, note=err, wider="--result-dir has every field")
+            atomic_write_bytes(target, payload)
+        if as_json:
+            figures = {k: v for k, v in dataclasses.asdict(p).items() if not k.startswith("_")}
+            figures["sim_tokens_per_wall_s"] = p.sim_tokens_per_wall_s
+            documents.append(
+                PointDocument(point_stem(conc), payload, file=target, estimate=figures)
+            )
+    if as_json:
+        sys.stdout.buffer.write(points_document("sim estimate", documents))
+        sys.stdout.flush()
+        return
+    print_table(console, _ESTIMATE_COLUMNS, rows, note=err, wider="--output-dir has every field")
 
 
 def _num(header: str, priority: int = KEEP) -> Col:
@@ -440,9 +471,11 @@ def calibrate_cmd(
         ..., "--output", "-o", parser=output_file("--output"), help="Calibration file to write."
     ),
     store: str | None = typer.Option(
-        None, "--store", help="Read measured points from this results store URL instead."
+        None, "--db", help="Read measured points from this results database URL instead."
     ),
-    model_prefix: str | None = typer.Option(None, "--model-prefix", help="Store filter."),
+    model_prefix: str | None = typer.Option(
+        None, "--model-prefix", help="Store filter: model prefix (InferenceX's, e.g. dsr1)."
+    ),
     hardware: str | None = typer.Option(None, "--hardware", help="Store filter."),
     framework: str | None = typer.Option(None, "--framework", help="Store filter."),
     precision: str | None = typer.Option(None, "--precision", help="Store filter."),
@@ -472,7 +505,7 @@ def calibrate_cmd(
             )
         bys.append(grouping)
     if (points is None) == (store is None):
-        raise InputError("give a points file or --store URL (one of them)")
+        raise InputError("give a points file or --db URL (one of them)")
     if points is not None:
         measured = load_points(points)
     else:

@@ -10,30 +10,16 @@ from typing import Literal
 import typer
 from rich.console import Console
 
-from inferbench.cli.filters import FilterOptions, eval_mode, split_values
+from inferbench.cli.filters import FilterOptions, eval_mode
 from inferbench.cli.fit import Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file
-from inferbench.core.job import Job, Scenario
+from inferbench.core.job import Job
 from inferbench.errors import ConfigError, InputError
 from inferbench.fsio import write_output
 
 Format = Literal["table", "json", "github"]
 _FORMATS = ("table", "json", "github")
-_SCENARIOS: tuple[Scenario, ...] = ("fixed-seq-len", "agentic-coding")
-
-
-def _scenarios(values: list[str] | None) -> tuple[Scenario, ...]:
-    chosen: list[Scenario] = []
-    for name in split_values(values):
-        match = [s for s in _SCENARIOS if s == name]
-        if not match:
-            raise InputError(
-                f"--scenario-type {name!r} is not one of {', '.join(_SCENARIOS)}",
-                hint=f"use {' or '.join(_SCENARIOS)}",
-            )
-        chosen.append(match[0])
-    return tuple(chosen)
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -50,10 +36,6 @@ def sweep(
     root: Path = typer.Option(None, "--root", help="Benchmark tree root."),
     *,
     filters: FilterOptions,
-    step_size: int = typer.Option(2, "--step-size", help="Growth factor of conc ranges."),
-    scenario_type: list[str] = typer.Option(
-        None, "--scenario-type", help="fixed-seq-len and/or agentic-coding."
-    ),
     no_evals: bool = typer.Option(False, "--no-evals", help="Mark no evals."),
     evals_only: bool = typer.Option(False, "--evals-only", help="Only the eval jobs."),
     all_evals: bool = typer.Option(False, "--all-evals", help="Every eligible job is an eval."),
@@ -64,7 +46,7 @@ def sweep(
     ),
     fmt: str = typer.Option("table", "--format", help="table, json or github."),
     output: Path = typer.Option(
-        None, "--output", parser=output_file("--output"), help="Write to FILE (- is stdout)."
+        None, "--output", "-o", parser=output_file("--output"), help="Write to FILE (- is stdout)."
     ),
 ) -> None:
     """Expand the benchmark tree into sweep jobs."""
@@ -73,11 +55,7 @@ def sweep(
             f"--format {fmt!r} is not one of {', '.join(_FORMATS)}",
             hint=f"use one of {', '.join(_FORMATS)}",
         )
-    sweep_filters = filters.sweep_filters(
-        scenario_types=_scenarios(scenario_type),
-        evals=eval_mode(no_evals, evals_only, all_evals),
-        step=step_size,
-    )
+    sweep_filters = filters.sweep_filters(evals=eval_mode(no_evals, evals_only, all_evals))
     # Imported here so `inferbench --help` stays fast.
     from inferbench.matrix.api import sweep_tree
     from inferbench.matrix.changed import ChangelogRun

@@ -14,6 +14,7 @@ from inferbench.bench.traces.source import open_traces, parse_synth
 from inferbench.bench.traces.synth import synth_jsonl
 from inferbench.cli.outputs import output_file
 from inferbench.core.limits import MAX_SESSIONS, MAX_TOKENS
+from inferbench.errors import InputError
 from inferbench.fsio import write_output
 
 traces_app = typer.Typer(help="Agentic traces: synth, show.", no_args_is_help=True)
@@ -55,6 +56,9 @@ def synth(
 
 @traces_app.command("show")
 def show(
+    path: Path | None = typer.Argument(
+        None, help="File or folder of traces (the same as --trace).", show_default=False
+    ),
     trace: Path | None = typer.Option(None, "--trace", help="file or folder of traces"),
     dataset: str | None = typer.Option(None, "--dataset", help="ORG/NAME in the local HF cache"),
     hf_cache: Path | None = typer.Option(None, "--hf-cache", help="hub cache root"),
@@ -72,8 +76,10 @@ def show(
     ),
 ) -> None:
     """Read traces (checking every line) and print what they hold."""
+    if path is not None and trace is not None and path != trace:
+        raise InputError(f"two traces given: {path} and --trace {trace}", hint="give the file once")
     traces = open_traces(
-        trace=trace,
+        trace=path or trace,
         dataset=dataset,
         cache=hf_cache,
         synth=synth,

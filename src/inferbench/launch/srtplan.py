@@ -171,7 +171,8 @@ def _set_benchmark(
             if str(own) != ours:
                 notes.append(
                     f"benchmark.concurrencies {own} kept, the recipe's own (the master entry"
-                    f" lists {ours}; --conc, --min-conc or --max-conc run those instead)"
+                    f" lists {ours}; --concurrency, --min-concurrency or --max-concurrency run"
+                    " those instead)"
                 )
         else:
             bench["concurrencies"] = ours

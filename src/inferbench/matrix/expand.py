@@ -83,7 +83,7 @@ def expand_masters(
     require_conc: bool = True,
 ) -> list[Job]:
     """All jobs of the selected master entries, filtered, with evals marked per the filters.
-    `require_conc`: a `--conc` value that no selected entry runs is an error."""
+    `require_conc`: a `--concurrency` value that no selected entry runs is an error."""
     unknown = [r for r in filters.runner_types if r not in context.runner_labels]
     if unknown and context.runner_labels:
         raise InputError(
@@ -167,7 +167,7 @@ def _check_conc_found(
     raise InputError(
         f"{', '.join(map(str, missing))}: no selected entry runs "
         f"{'this concurrency' if len(missing) == 1 else 'these concurrencies'}",
-        location=Location(key="--conc"),
+        location=Location(key="--concurrency"),
         hint="give values of the entries' conc-list or conc-start..conc-end range"
         + (f" ({', '.join(map(str, have))})" if have else " (the other filters select no job)"),
     )

@@ -46,11 +46,12 @@ NodeType = Literal["all", "single-node", "multi-node"]
 # The upper bounds of the numeric filters (sweep, plan and run take the same ones): past them
 # a value is a typo, never a filter (no server runs 10^7 streams, no engine a TP or EP of 10^4).
 MAX_PARALLEL = 4096
+# field -> (the command line's option, its largest value)
 _BOUNDS = {
-    "min_conc": MAX_CONCURRENCY,
-    "max_conc": MAX_CONCURRENCY,
-    "max_tp": MAX_PARALLEL,
-    "max_ep": MAX_PARALLEL,
+    "min_conc": ("--min-concurrency", MAX_CONCURRENCY),
+    "max_conc": ("--max-concurrency", MAX_CONCURRENCY),
+    "max_tp": ("--max-tp", MAX_PARALLEL),
+    "max_ep": ("--max-ep", MAX_PARALLEL),
 }
 
 
@@ -86,7 +87,8 @@ class SweepFilters:
 
     @property
     def picks_concurrencies(self) -> bool:
-        """The user chose concurrencies (--conc, --min-conc, --max-conc, --step-size), so a
+        """The user chose concurrencies (--concurrency, --min-concurrency,
+        --max-concurrency, --step-size), so a
         backend that would otherwise run a recipe's own must run the job's."""
         return (
             bool(self.conc)
@@ -96,10 +98,9 @@ class SweepFilters:
         )
 
     def __post_init__(self) -> None:
-        for name, top in _BOUNDS.items():
+        for name, (flag, top) in _BOUNDS.items():
             value = getattr(self, name)
             if value is not None and not 1 <= value <= top:
-                flag = "--" + name.replace("_", "-")
                 shown = value if len(str(value)) <= 24 else f"{str(value)[:21]}..."
                 raise InputError(
                     f"must be between 1 and {top:,}, got {shown}",
@@ -109,15 +110,15 @@ class SweepFilters:
         low, high = self.min_conc, self.max_conc
         if low is not None and high is not None and low > high:
             raise InputError(
-                f"--min-conc {low} is above --max-conc {high}",
-                hint="pass a --min-conc no larger than --max-conc",
+                f"--min-concurrency {low} is above --max-concurrency {high}",
+                hint="pass a --min-concurrency no larger than --max-concurrency",
             )
         bad = [c for c in self.conc if c <= 0]
         if bad:
             raise InputError(
-                f"--conc must be positive integers, got {bad[0]}",
-                location=Location(key="--conc"),
-                hint="e.g. --conc 4,8",
+                f"--concurrency must be positive integers, got {bad[0]}",
+                location=Location(key="--concurrency"),
+                hint="e.g. --concurrency 4,8",
             )
         if self.runner_node_filter is not None and not self.runner_node_filter:
             raise InputError(

@@ -1,4 +1,4 @@
-"""Stored results as the simulator's calibration points: `sim calibrate --store` reads the
+"""Stored results as the simulator's calibration points: `sim calibrate --db` reads the
 store here and hands the points to `inferbench.sim.calibrate` as values."""
 
 from __future__ import annotations

@@ -147,14 +147,20 @@ def write_result(
     run: EstimateRun, dep: SimDeployment, path: Path, *, base_url: str = "sim://estimate"
 ) -> Path:
     """Write the result file for `run`: the load generator's writer when it is installed."""
+    atomic_write_bytes(path, result_bytes(run, dep, base_url=base_url))
+    return path
+
+
+def result_bytes(
+    run: EstimateRun, dep: SimDeployment, *, base_url: str = "sim://estimate"
+) -> bytes:
+    """The result file's bytes for `run` (what `write_result` writes)."""
     try:
-        payload = _bench_result_bytes(run, dep, base_url)
+        return _bench_result_bytes(run, dep, base_url)
     except (ImportError, AttributeError, TypeError, ValueError):
         # the bench package's result writer is missing or changed shape: write the
         # sa-bench fields ourselves so the estimate still leaves a readable file
-        payload = orjson.dumps(result_payload(run, dep), option=orjson.OPT_INDENT_2)
-    atomic_write_bytes(path, payload)
-    return path
+        return orjson.dumps(result_payload(run, dep), option=orjson.OPT_INDENT_2)
 
 
 def _bench_result_bytes(run: EstimateRun, dep: SimDeployment, base_url: str) -> bytes:

@@ -1,0 +1,97 @@
+"""`bench --format json` and `sim estimate --format json`: one JSON document on stdout, the
+same shape for both (inferbench.bench.points_json), with each point's result file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inferbench.bench.points_json import SCHEMA
+from inferbench.bench.testserver import TestServer
+from inferbench.cli.main import main
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    code = exc.value.code
+    out = capsys.readouterr()
+    return (code if isinstance(code, int) else 1), out.out, out.err
+
+
+def test_bench_json_holds_each_point_and_its_file(
+    server: TestServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["bench", "--base-url", f"http://127.0.0.1:{server.port}", "--model", "org/Tiny-1B"]
+    args += ["--isl", "64", "--osl", "8", "--concurrency", "1,2", "--num-prompts", "4"]
+    args += ["--output-dir", str(tmp_path / "d"), "--disable-tqdm", "--format", "json"]
+    code, out, err = _run(args, capsys)
+    assert code == 0, err
+    doc = json.loads(out)  # stdout is the document and nothing else
+    assert doc["schema"] == SCHEMA and doc["command"] == "bench"
+    assert [(p["point"], p["repeat"]) for p in doc["points"]] == [("conc1", 1), ("conc2", 1)]
+    for p in doc["points"]:
+        written = json.loads(Path(p["file"]).read_text())
+        assert p["result"] == written  # the result file, as written
+        assert p["result"]["completed"] == 4 and p["result"]["inferbench"]["complete"]
+    assert "inferbench bench" in err  # the table stays on stderr
+
+
+def test_bench_json_without_a_file_and_with_repeats(
+    server: TestServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["bench", "--base-url", f"http://127.0.0.1:{server.port}", "--model", "org/Tiny-1B"]
+    args += ["--isl", "32", "--osl", "4", "--concurrency", "2", "--num-prompts", "2"]
+    code, out, err = _run([*args, "--repeats", "2", "--disable-tqdm", "--format", "json"], capsys)
+    assert code == 0, err
+    points = json.loads(out)["points"]
+    assert [(p["point"], p["repeat"], p["file"]) for p in points] == [
+        ("conc2", 1, None),
+        ("conc2", 2, None),
+    ]
+    assert all(p["result"]["max_concurrency"] == 2 for p in points)
+
+
+def test_bench_json_refuses_a_second_writer_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["bench", "--base-url", "http://127.0.0.1:9", "--model", "m", "--isl", "8"]
+    code, out, err = _run([*args, "--osl", "4", "--output", "-", "--format", "json"], capsys)
+    assert code == 2 and out == ""
+    assert "--format json and --output - both write to stdout" in err
+    code, _, err = _run([*args, "--osl", "4", "--format", "yaml"], capsys)
+    assert code == 2 and "unknown --format 'yaml'" in err
+
+
+SIM = ["sim", "estimate", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h200"]
+SIM += ["--isl", "256", "--osl", "32", "--num-prompts", "16"]
+
+
+def test_sim_estimate_json_has_the_table_figures_and_the_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, table, err = _run([*SIM, "--concurrency", "4x8"], capsys)
+    assert code == 0, err
+    code, out, err = _run(
+        [*SIM, "--concurrency", "4x8", "--format", "json", "--output-dir", str(tmp_path)], capsys
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["schema"] == SCHEMA and doc["command"] == "sim estimate"
+    assert [p["point"] for p in doc["points"]] == ["conc4", "conc8"]
+    for p in doc["points"]:
+        figures = p["estimate"]
+        assert figures["requests"] == 16 and figures["total_tok_s_per_gpu"] > 0
+        assert p["result"]["max_concurrency"] == figures["concurrency"]
+        assert p["result"]["completed"] == 16
+        assert json.loads(Path(p["file"]).read_text()) == p["result"]
+        # the virtual clock is seeded: the table printed the same figures
+        assert f"{figures['total_tok_s_per_gpu']:,.0f}" in table
+
+
+def test_sim_estimate_json_refuses_what_it_does_not_cover(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _run([*SIM, "--sweep-topologies", "--format", "json"], capsys)
+    assert code == 2 and out == "" and "not available for --sweep-topologies" in err
