@@ -159,7 +159,7 @@ def _filters_of(monkeypatch: pytest.MonkeyPatch, command: str, *args: str) -> Sw
     return seen[0]
 
 
-@pytest.mark.parametrize("args", [[], FILTER_FLAGS, ["--single-node", "--multi-node"]])
+@pytest.mark.parametrize("args", [[], FILTER_FLAGS, ["--multi-node"]])
 def test_run_and_sweep_build_the_same_filters(
     monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:
