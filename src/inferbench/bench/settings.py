@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from inferbench.bench.preset import SA_BENCH
+from inferbench.errors import InputError, Location
 from inferbench.redact import API_KEY_VARS, Redactor, basic_auth, split_userinfo
 
 
@@ -104,6 +105,26 @@ class Endpoint(BaseModel):
             if value:
                 return value
         return None
+
+
+def require_api_key(name: str | None, option: str = "--api-key-env") -> None:
+    """A variable named for the key must hold one: a typo or an unexported variable would
+    otherwise send no key, and a server that allows anonymous requests would be measured
+    as if it were the keyed one (or fail every request with 401, blamed on the server)."""
+    if name is None:
+        return
+    if not name.isidentifier():
+        raise InputError(
+            f"{name!r} is no environment variable name",
+            location=Location(key=option),
+            hint="name the variable that holds the key, e.g. --api-key-env OPENAI_API_KEY",
+        )
+    if not os.environ.get(name):
+        raise InputError(
+            f"the environment variable {name} is unset or empty: no API key would be sent",
+            location=Location(key=option),
+            hint=f"export {name}=<key> first, or leave {option} out",
+        )
 
 
 class RequestOptions(BaseModel):

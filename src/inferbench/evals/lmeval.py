@@ -220,6 +220,30 @@ def is_simulator(base_url: str, timeout_s: float = 5.0) -> bool:
     return all(isinstance(m, dict) and m.get("owned_by") == "inferbench-sim" for m in models)
 
 
+# The last line of a Python traceback: `pkg.module.SomeError: message` (or just the name).
+_EXCEPTION = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning)\w*)(?::\s*(.*))?$"
+)
+
+
+def failure_summary(log: str) -> str:
+    """What went wrong, in one line, from the end of lm-eval's log: the exception it died of
+    (`UndefinedError: 'question' is undefined`), never the frames above it (third-party
+    stack lines mean nothing to the user and hide the cause); else its last plain lines."""
+    lines = [line.rstrip() for line in log.splitlines() if line.strip()]
+    for line in reversed(lines):
+        match = _EXCEPTION.match(line)
+        if match:
+            name, message = match.group(1), (match.group(2) or "").strip()
+            return f"{name}: {message}" if message else name
+    plain = [
+        line.strip()
+        for line in lines
+        if not line[:1].isspace() and not line.startswith(("Traceback", 'File "', "$ "))
+    ]
+    return " | ".join(plain[-2:])[:300] or "no message"
+
+
 def _tail(path: Path, lines: int = 12) -> str:
     try:
         text = path.read_text(errors="replace").splitlines()
@@ -308,8 +332,8 @@ def run_eval(
         return result(EvalStatus.FAILED, f"lm-eval ran past {wall_timeout_s:g} s", (), version)
     scores, samples = parse_results(raw_dir, info)
     if done.returncode != 0:
-        why = f"lm-eval exited {done.returncode}: " + _tail(log_path, 3).replace("\n", " | ")
-        return result(EvalStatus.FAILED, why, scores, version)
+        why = f"lm-eval exited {done.returncode}: {failure_summary(_tail(log_path, 200))}"
+        return result(EvalStatus.FAILED, f"{why} (full log: {log_path.name})", scores, version)
     if not scores or not any(s.samples for s in scores):
         return result(EvalStatus.FAILED, "lm-eval wrote no scores", scores, version)
     return result(EvalStatus.OK, None, scores, version, samples)
