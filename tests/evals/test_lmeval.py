@@ -69,6 +69,16 @@ def test_missing_lm_eval_is_an_outcome(tmp_path: Path) -> None:
     )
 
 
+def test_the_eval_result_keeps_no_url_credential(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    data = write_dataset(tmp_path / "gsm.jsonl")
+    url = "http://u:pw-1@127.0.0.1:1/v1?token=tok-2&n=1"
+    result = run_eval(url, "m", EvalSpec(dataset=data), tmp_path, python=str(fake))
+    assert result.base_url == "http://127.0.0.1:1/v1?token=[redacted]&n=1"
+
+
 @needs_lm_eval
 @pytest.mark.slow
 @pytest.mark.integration

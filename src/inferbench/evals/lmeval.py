@@ -26,6 +26,7 @@ from inferbench.evals.result import EvalResult, EvalScore, EvalStatus
 from inferbench.evals.spec import EvalApi, EvalSpec, TaskInfo, task_dir
 from inferbench.fsio import describe_file_type
 from inferbench.lifetime import child_setup
+from inferbench.redact import Redactor, query_secrets, redact_url, split_userinfo
 
 MIN_LM_EVAL = (0, 4, 9)  # the release InferenceX pins (0.4.9.2) and newer
 _SCORE = re.compile(r"^(?P<metric>[^,]+),(?P<filter>.+)$")
@@ -288,7 +289,7 @@ def run_eval(
             primary_metric=info.primary[0],
             primary_filter=info.primary[1],
             model=model,
-            base_url=base_url,
+            base_url=redact_url(base_url),
             spec=spec,
             harness_version=version,
             started_at=started.isoformat(),
@@ -303,6 +304,9 @@ def run_eval(
     except EvalUnavailable as exc:
         return result(EvalStatus.UNAVAILABLE, str(exc))
     raw_dir = out_dir / f"lm_eval_{info.name}"
+    _, userinfo = split_userinfo(base_url)
+    password = (userinfo or "").partition(":")[2]
+    hide = Redactor.of([*query_secrets(base_url)[1], userinfo, password])
     argv = lm_eval_argv(python, spec, base_url, model, task_file, raw_dir)
     site = prepare_patch(spec, raw_dir / "site")
     path = os.environ.get("PYTHONPATH")
@@ -316,7 +320,7 @@ def run_eval(
     }
     try:
         with log_path.open("w") as log:
-            log.write("$ " + " ".join(argv) + "\n")
+            log.write("$ " + hide(" ".join(argv)) + "\n")
             log.flush()
             done = subprocess.run(
                 argv,
