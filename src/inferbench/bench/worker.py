@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from inferbench.bench.client import (
+    DURATION_GRACE_S,
+    STOPPED,
     PreparedRequest,
     Transport,
+    interrupted_record,
     open_transport,
     prepare_request,
     send_request,
@@ -80,9 +83,16 @@ class _Run:
         self.outbox = outbox
         self.pending: list[RequestRecord] = []
         self.stopping = False
+        # measured requests sent and not yet answered: (request, scheduled, sent)
+        self.in_flight: dict[object, tuple[PreparedRequest, float, float]] = {}
 
-    async def send(self, req: PreparedRequest, scheduled: float) -> RequestRecord:
-        return await send_request(
+    async def send(
+        self, req: PreparedRequest, scheduled: float, measured: bool = True
+    ) -> RequestRecord:
+        key = object()
+        if measured:  # left here if the send is cancelled: `interrupted` records it
+            self.in_flight[key] = (req, scheduled, time.monotonic())
+        record = await send_request(
             self.transport,
             req,
             scheduled,
@@ -90,6 +100,15 @@ class _Run:
             client=self.task.client,
             worker=self.task.worker,
         )
+        self.in_flight.pop(key, None)
+        return record
+
+    def interrupted(self, why: str) -> None:
+        """Record the measured requests still in flight as failed, so that a stopped point
+        keeps completed + failed == sent (a request cut off is no success, and not nothing)."""
+        for req, scheduled, sent in self.in_flight.values():
+            self.pending.append(interrupted_record(req, why, scheduled, sent, self.task.worker))
+        self.in_flight.clear()
 
     async def warm_up(self, warm: list[PreparedRequest]) -> None:
         """Closed loop over the warm-ups; their records are dropped."""
@@ -98,7 +117,7 @@ class _Run:
 
         async def slot() -> None:
             while queue:
-                await self.send(queue.popleft(), time.monotonic())
+                await self.send(queue.popleft(), time.monotonic(), measured=False)
 
         await asyncio.gather(*(slot() for _ in range(slots)))
 
@@ -138,15 +157,23 @@ class _Run:
                     record = await self.send(req, scheduled)
             self.pending.append(record)
 
-        for req, offset in zip(reqs, offsets, strict=True):
-            if self.stopping or (limit is not None and offset > limit):
-                break
-            await _sleep_until(t0 + offset)
-            task = asyncio.create_task(fire(req, t0 + offset))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-        if tasks:
-            await asyncio.gather(*tasks)
+        try:
+            for req, offset in zip(reqs, offsets, strict=True):
+                if self.stopping or (limit is not None and offset > limit):
+                    break
+                await _sleep_until(t0 + offset)
+                task = asyncio.create_task(fire(req, t0 + offset))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            if tasks:
+                await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            # the arrivals fired so far are no children of this task: stop them too (their
+            # requests are then in `in_flight`, recorded as interrupted)
+            for task in list(tasks):
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     async def flusher(self) -> None:
         while True:
@@ -177,6 +204,7 @@ async def run_worker(
     transport = open_transport(task.endpoint, task.client, task.concurrency or len(measured))
     run = _Run(task, transport, outbox)
     main: asyncio.Task[None] | None = None
+    why = STOPPED
 
     def stop() -> None:
         run.stopping = True
@@ -194,6 +222,14 @@ async def run_worker(
             main = asyncio.create_task(run.closed_loop(measured, t0))
         else:
             main = asyncio.create_task(run.open_loop(measured, task.offsets, t0))
+        if task.point.duration_s is not None:
+            grace = min(task.client.request_timeout_s, DURATION_GRACE_S)
+            end = t0 + task.point.duration_s + grace
+            done, _ = await asyncio.wait({main}, timeout=max(0.0, end - time.monotonic()))
+            if not done:  # a stalled server: the point ends at its duration all the same
+                why = f"still running {grace:g} s after --duration ended"
+                run.stopping = True
+                main.cancel()
         try:
             await main
         except asyncio.CancelledError:
@@ -201,6 +237,7 @@ async def run_worker(
                 raise  # Ctrl-C in-process: the runner turns this back into KeyboardInterrupt
     finally:
         flusher.cancel()
+        run.interrupted(why)
         run.flush()
         await transport.close()
         gc.unfreeze()
