@@ -184,6 +184,15 @@ def option_cases() -> Iterator[Case]:
                            ("results", "export", "--format", fmt, "--output", "{tmp}/x",
                             "--db", DB, flag, "nope", *evals),
                            (flag,), files={"r.sqlite": b""})  # fmt: skip
+    for value in ("0", "-1", "nan", "inf", "1e9", "abc"):
+        yield Case(f"r4:run--request-timeout={value}",
+                   (*TREE_CMDS["run-dry"], "--request-timeout", value), ("--request-timeout",),
+                   tree=True)  # fmt: skip
+        yield Case(
+            f"r4:bench--duration={value}",
+            (*BENCH, "--concurrency", "1", "--duration", value),
+            ("--duration",),
+        )
     for name, base in TREE_CMDS.items():
         plan = ("plan", "*", *base[2:]) if name == "plan" else base
         yield Case(f"r4:{name}:single-and-multi-node", (*plan, "--single-node", "--multi-node"),
