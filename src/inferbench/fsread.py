@@ -59,6 +59,30 @@ def check_regular(
     return st
 
 
+def present(path: Path | str, error: type[InputError] = InputError) -> bool:
+    """Whether an optional input exists (it is read then, and refused there if it is no
+    regular file). `Path.is_file` answers False for a file it may not stat (permissions, a
+    link loop): an optional file, such as runners.yaml or the changelog, would then be
+    ignored without a word. Only a name that is not there at all is absent."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        if os.path.islink(path):  # a link to nothing: the file was meant to be there
+            raise error(
+                f"is a link to {os.readlink(path)}, which does not exist",
+                location=Location(Path(path)),
+                hint="point the link at the file, or remove it",
+            ) from None
+        return False
+    except OSError as exc:
+        raise error(
+            f"cannot read file: {exc.strerror}",
+            location=Location(Path(path)),
+            hint="check the path and its permissions (a link loop, a folder it may not enter)",
+        ) from None
+    return True
+
+
 def read_file(
     path: Path | str,
     limit: int,

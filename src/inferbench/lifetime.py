@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import gc
 import os
 import signal
 import sys
@@ -68,6 +69,15 @@ def terminated() -> bool:
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     _TERMINATED.set()
     raise Terminated
+
+
+def exit_promptly() -> None:
+    """After SIGTERM, once cleaned up: leave the heap out of the interpreter's final garbage
+    collection. That collection walks every object the command made; measured on a loaded
+    2-core machine it was 3.2 s of a 3.8 s `run` exit after SIGTERM (and seconds more
+    with more load), while whoever sent SIGTERM (a CI timeout, Slurm) SIGKILLs after a grace.
+    Frozen objects are still freed at exit; only the cycle search over them is skipped."""
+    gc.freeze()
 
 
 def sigterm_as_interrupt() -> None:

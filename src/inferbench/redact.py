@@ -78,5 +78,39 @@ def strip_userinfo(url: str) -> str:
     return split_userinfo(url)[0]
 
 
+# Query parameters that carry a credential: the names `looks_secret` knows and those of
+# signed URLs (S3's X-Amz-Signature, Azure's sig, GCS's X-Goog-Signature, an OAuth code).
+_SECRET_PARAM = re.compile(
+    r"(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|SIG|CODE|SESSION|COOKIE)",
+    re.IGNORECASE,
+)
+
+
+def query_secrets(url: str) -> tuple[str, tuple[str, ...]]:
+    """(`url` with the values of its secret-looking query parameters replaced by
+    `[redacted]`, those values). `?token=abc&n=1` -> `?token=[redacted]&n=1`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, ()
+    if not parts.query:
+        return url, ()
+    secrets: list[str] = []
+    kept: list[str] = []
+    for pair in parts.query.split("&"):
+        name, sep, value = pair.partition("=")
+        if sep and value and _SECRET_PARAM.search(unquote(name)):
+            secrets += [value, unquote(value)]
+            kept.append(f"{name}={REDACTED}")
+        else:
+            kept.append(pair)
+    return urlunsplit(parts._replace(query="&".join(kept))), tuple(dict.fromkeys(secrets))
+
+
+def redact_url(url: str) -> str:
+    """`url` as it may be written down: no `user:password@`, no query secret."""
+    return query_secrets(strip_userinfo(url))[0]
+
+
 def basic_auth(userinfo: str) -> str:
     return "Basic " + base64.b64encode(userinfo.encode()).decode()

@@ -197,3 +197,27 @@ def test_replay_prints_lines_in_a_log(tmp_path: Path, capsys: pytest.CaptureFixt
         "replay: 1 lanes, 2 sessions",
         f"replay: 1 lanes, 2 sessions: {len(EXPECTED_LENGTHS)} requests, 0 failed: done",
     ]
+
+
+def test_duration_bounds_the_replay_on_a_stalled_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every turn stalls after one chunk (request timeout: the default 600 s). The window
+    still ends at its duration and the grace after it, each turn in flight a failed turn."""
+    import time
+
+    import inferbench.bench.agentic.replay as replay_module
+    from inferbench.bench.testserver import ServerConfig, serve_in_thread
+
+    monkeypatch.setattr(replay_module, "DURATION_GRACE_S", 1.0)  # 30 s in real runs
+    traces = load_traces(_write(tmp_path, TRACE[5:]))
+    with serve_in_thread(ServerConfig(fault="stall", itl_s=0.01)) as srv:
+        options = ReplayOptions(lanes=2, duration_s=0.5)
+        started = time.monotonic()
+        outcome = run_replay(Endpoint(base_url=f"http://127.0.0.1:{srv.port}", model="m"),
+                             traces, options)  # fmt: skip
+        took = time.monotonic() - started
+    assert took < 10, took  # not 600 s
+    block = outcome.result.inferbench
+    assert outcome.result.sa.completed == 0 and block.failed == 2  # one turn per lane
+    assert {k: v for k, v in block.failures.items() if v} == {"interrupted": 2}

@@ -232,6 +232,7 @@ def test_ctrl_c_keeps_finished_requests_and_marks_the_point_incomplete(
     cmd = [sys.executable, "-m", "inferbench.cli.main", "bench", "--base-url", srv.url]
     cmd += ["--model", "m", "--isl", "8", "--osl", "40", "--concurrency", "4"]
     cmd += ["--num-prompts", "400", "--workers", str(workers), "--output", str(out)]
+    cmd += ["--warmups", "0"]  # every request the server sees is a measured one
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while srv.summary()["requests"] < 12 and time.monotonic() < deadline:
@@ -245,3 +246,38 @@ def test_ctrl_c_keeps_finished_requests_and_marks_the_point_incomplete(
     assert 4 <= res.sa.completed < 400
     data = orjson.loads(out.read_bytes())
     assert data["completed"] == res.sa.completed
+    # the requests in flight at the stop are counted, as failed, each with its reason:
+    # completed + failed is every request sent
+    sent = srv.summary()["requests"]
+    assert {k: v for k, v in res.inferbench.failures.items() if v} == {
+        "interrupted": res.inferbench.failed
+    }
+    assert 1 <= res.inferbench.failed <= 4
+    assert res.sa.completed + res.inferbench.failed == sent
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rate", [None, "20"])
+def test_duration_bounds_a_point_on_a_stalled_server(
+    tmp_path: Path, server_process, rate: str | None
+) -> None:
+    """Every request stalls after one chunk; the default request timeout is 600 s. The point
+    still ends at --duration and the grace after it, its stalled requests failed as such."""
+    from inferbench.bench.client import DURATION_GRACE_S
+
+    srv = server_process("--itl", "0.01", "--no-stamps")
+    out = tmp_path / "r.json"
+    args = ["--base-url", srv.url, "--model", "m", "--isl", "8", "--osl", "20", "--warmups", "0"]
+    args += ["--concurrency", "3", "--duration", "1", "--max-failure-rate", "1"]
+    args += ["--extra-body", '{"test_fault": "stall"}', "--result-file", str(out)]
+    if rate:
+        args += ["--request-rate", rate]
+    started = time.monotonic()
+    proc = _cli(*args)
+    took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert took < 1 + DURATION_GRACE_S + 15, took  # not 600 s
+    res = read_point_result(out)
+    failed = {k: v for k, v in res.inferbench.failures.items() if v}
+    assert res.sa.completed == 0 and failed == {"interrupted": res.inferbench.failed}
+    assert res.inferbench.failed == srv.summary()["requests"] >= 3

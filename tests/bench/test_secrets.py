@@ -18,7 +18,7 @@ from aiohttp import web
 
 from inferbench.bench.settings import Endpoint
 from inferbench.launch.rundir import environment_record
-from inferbench.redact import REDACTED, Redactor, split_userinfo
+from inferbench.redact import REDACTED, Redactor, query_secrets, redact_url, split_userinfo
 
 KEY = "sk-planted-4f1c9e"
 PASSWORD = "pw-planted-77aa"
@@ -30,6 +30,7 @@ class EchoServer:
 
     def __init__(self) -> None:
         self.seen: list[str] = []
+        self.queries: list[str] = []
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -39,6 +40,7 @@ class EchoServer:
         body = await request.json()
         echoed = json.dumps(dict(request.headers))
         self.seen.append(request.headers.get("Authorization", ""))
+        self.queries.append(request.query_string)
         if len(self.seen) % 3 == 0:
             return web.json_response({"error": f"unauthorized: {echoed}"}, status=401)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
@@ -130,6 +132,39 @@ def test_credentials_in_the_base_url_are_used_and_never_stored(
         assert secret not in written and secret not in printed
     result = json.loads((tmp_path / "out" / "res.json").read_text())  # one point: no suffix
     assert result["inferbench"]["endpoint"]["base_url"] == f"http://127.0.0.1:{echo.port}"
+
+
+SIGNED = "sig-planted-9b3e"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("client", ["fast", "aiohttp"])
+def test_a_secret_in_the_url_query_is_sent_and_never_stored(
+    tmp_path: Path, echo: EchoServer, client: str
+) -> None:
+    url = f"http://127.0.0.1:{echo.port}/v1?api-key={SIGNED}&sig={SIGNED}x&n=1"
+    env = {"INFERBENCH_API_KEY": "", "OPENAI_API_KEY": ""}
+    printed = _bench(tmp_path, url, "--http-client", client, env=env)
+    # the query reaches the server with each request, as given
+    assert echo.queries and set(echo.queries) == {f"api-key={SIGNED}&sig={SIGNED}x&n=1"}
+    written = _written(tmp_path)
+    assert SIGNED not in written and SIGNED not in printed, printed
+    result = json.loads((tmp_path / "out" / "res.json").read_text())
+    assert result["inferbench"]["endpoint"]["base_url"] == f"http://127.0.0.1:{echo.port}/v1"
+
+
+def test_query_secrets_are_redacted_like_userinfo() -> None:
+    url = "https://u:pw@h/v1?token=t1&X-Amz-Signature=s2&n=1&Sig=s3&code=c4&page=2"
+    assert redact_url(url) == (
+        f"https://h/v1?token={REDACTED}&X-Amz-Signature={REDACTED}&n=1&Sig={REDACTED}"
+        f"&code={REDACTED}&page=2"
+    )
+    assert query_secrets("http://h/?key=a%20b")[1] == ("a%20b", "a b")
+    ep = Endpoint(base_url="http://h:1/?token=t1#frag", model="m")
+    assert ep.base_url == "http://h:1" and "t1" not in ep.model_dump_json()
+    assert ep.url == "http://h:1/v1/completions?token=t1" and ep.redactor()("t1") == REDACTED
+    with pytest.raises(ValueError, match="control character"):
+        Endpoint(base_url="http://h:1/?a=b\r\nX-Evil: 1", model="m")
 
 
 def test_endpoint_keeps_credentials_out_of_its_fields() -> None:

@@ -44,6 +44,8 @@ class Case:
     codes: frozenset[int] = frozenset({2})
     tree: bool = False  # copy the example tree into {tree} first
     files: dict[str, str | bytes] = field(default_factory=dict)  # relative to {tmp}
+    links: dict[str, str] = field(default_factory=dict)  # symlinks under {tmp}: name -> target
+    never: tuple[str, ...] = ()  # words the output must not hold (a wrong cause blamed)
 
 
 # -- YAML text mutations --------------------------------------------------------------------
@@ -707,7 +709,9 @@ def all_cases() -> list[Case]:
         *input_cases(),
         *bound_cases(),
         *round3_cases(),
+        *round4_cases(),
     ]
 
 
 from .corpus_round3 import round3_cases  # noqa: E402 - it imports this module's tables
+from .corpus_round4 import round4_cases  # noqa: E402

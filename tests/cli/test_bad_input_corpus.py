@@ -37,6 +37,13 @@ def _prepare(case: Case, tmp: Path) -> list[str]:
             path.write_bytes(body)
         else:
             path.write_text(body)
+    for rel, target in case.links.items():
+        link = tmp / rel
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_dir() and not link.is_symlink():
+            shutil.rmtree(link)
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
     return [a.replace("{tree}", str(tmp / "tree")).replace("{tmp}", str(tmp)) for a in case.args]
 
 
@@ -69,3 +76,4 @@ def test_bad_input(
     assert ran.code in case.codes, f"exit {ran.code}, wanted {sorted(case.codes)}:\n{text}"
     assert any(w in text for w in case.where), f"names none of {case.where}:\n{text}"
     assert any(w in text for w in FIX_WORDS), f"says no fix:\n{text}"
+    assert not any(w in text for w in case.never), f"blames {case.never}:\n{text}"

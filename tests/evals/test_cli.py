@@ -53,3 +53,27 @@ def test_bad_input_exits_2_with_a_reason(
     err = capsys.readouterr().err
     assert "not in the local Hugging Face cache" in err and "Traceback" not in err
     assert read_eval_result(tmp_path / "eval_gsm8k.json").status is EvalStatus.UNAVAILABLE
+
+
+@needs_lm_eval
+@pytest.mark.slow
+@pytest.mark.integration
+def test_a_dataset_lm_eval_cannot_use_is_one_line_without_its_frames(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "bad.jsonl"
+    data.write_text('{"foo": 1}\n')  # no `question`: lm-eval's prompt template fails
+    with known_answer_server(known=6) as srv:
+        code = _main(
+            ["--base-url", srv.url, "--model", "known", "--dataset", str(data),
+             "--result-dir", str(tmp_path / "out")]
+        )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    result = read_eval_result(tmp_path / "out" / "eval_gsm8k.json")
+    assert result.status is EvalStatus.FAILED and result.reason is not None
+    # the cause, by name; none of lm-eval's (or jinja's) stack frames
+    assert "UndefinedError: 'question' is undefined" in result.reason
+    assert "lm_eval_gsm8k.log" in result.reason
+    for frame in ('File "', "Traceback", "raise ", "line 1, in"):
+        assert frame not in result.reason and frame not in err, err

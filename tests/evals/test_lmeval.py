@@ -69,6 +69,16 @@ def test_missing_lm_eval_is_an_outcome(tmp_path: Path) -> None:
     )
 
 
+def test_the_eval_result_keeps_no_url_credential(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    data = write_dataset(tmp_path / "gsm.jsonl")
+    url = "http://u:pw-1@127.0.0.1:1/v1?token=tok-2&n=1"
+    result = run_eval(url, "m", EvalSpec(dataset=data), tmp_path, python=str(fake))
+    assert result.base_url == "http://127.0.0.1:1/v1?token=[redacted]&n=1"
+
+
 @needs_lm_eval
 @pytest.mark.slow
 @pytest.mark.integration
@@ -127,3 +137,22 @@ def test_the_simulator_scores_near_zero_and_says_so(sim_url: str, tmp_path: Path
     assert result.status is EvalStatus.OK, result.reason
     assert result.simulated  # told by the server's /v1/models
     assert result.primary is not None and result.primary.value <= 0.25
+
+
+def test_failure_summary_is_the_exception_not_its_frames() -> None:
+    from inferbench.evals.lmeval import failure_summary
+
+    log = "\n".join([
+        "$ python -m lm_eval --model local-completions",
+        "Traceback (most recent call last):",
+        '  File "/x/lm_eval/api/task.py", line 1204, in doc_to_text',
+        "    return apply_template(doc_to_text, doc)",
+        '  File "/x/jinja2/environment.py", line 942, in handle_exception',
+        "    raise rewrite_traceback_stack(source=source)",
+        '  File "<template>", line 1, in top-level template code',
+        "jinja2.exceptions.UndefinedError: 'question' is undefined",
+    ])  # fmt: skip
+    assert failure_summary(log) == "UndefinedError: 'question' is undefined"
+    assert failure_summary("KeyboardInterrupt\n") == "KeyboardInterrupt"
+    assert failure_summary("oops: no such task\n  at a line\n") == "oops: no such task"
+    assert failure_summary("") == "no message"

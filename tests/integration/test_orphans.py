@@ -212,6 +212,26 @@ def test_run_server_and_bench(tmp_path: Path, sig: int) -> None:
         kill_mid_work(run, sig, point_running)
 
 
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_run_script_server_and_bench(tmp_path: Path, sig: int) -> None:
+    """The tree's own script starts the server in the background (`sim serve ... &`) and
+    the client in the foreground: a SIGKILLed `run` takes both with it."""
+    from launch.script_tree import SIM_CMD, write_tree
+
+    tree = tmp_path / "tree"
+    write_tree(tree, SIM_CMD.replace("{python}", sys.executable))
+    master = tree / "configs" / "nvidia-master.yaml"  # long points: 4096 real-time tokens
+    master.write_text(master.read_text().replace("osl: 32", "osl: 4096"))
+    args = ["run", "--root", str(tree), "--runs-dir", str(tmp_path / "runs")]
+
+    def benching(pids: set[int]) -> bool:
+        lines = [_cmdline(p) for p in pids]
+        return any("sim serve" in c for c in lines) and any(" bench " in c for c in lines)
+
+    with cli(args, tmp_path) as run:
+        kill_mid_work(run, sig, _after(1.0, benching))
+
+
 @needs_service(find_spec("lm_eval") is None, "lm-eval is not installed here")
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_eval_lm_eval(

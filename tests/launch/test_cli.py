@@ -174,3 +174,20 @@ def test_bad_engine_args_are_usage_errors(
     out = cli("plan", "llama*", "--root", EXAMPLES, *args, cwd=tmp_path)
     assert out.returncode == 2
     assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_request_timeout_reaches_every_point_and_its_client(cli: Cli, tmp_path: Path) -> None:
+    from inferbench.launch.plan import BenchPoint, BenchSpec, client_options
+
+    args = ("run", "--root", EXAMPLES, "--config-keys", "llama3.1-70b-fp8-h200-sglang")
+    out = cli(*args, "--dry-run", "--request-timeout", "45", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("request-timeout=45s") == 2  # each job's bench
+    spec = BenchSpec(model="m", isl=8, osl=8, points=(BenchPoint(concurrency=1, num_prompts=1,
+                     num_warmups=0),), request_timeout_s=45)  # fmt: skip
+    assert client_options(spec).request_timeout_s == 45
+    assert client_options(spec.model_copy(update={"request_timeout_s": None})).request_timeout_s
+    for bad in ("0", "-1", "nan", "1e9"):
+        out = cli(*args, "--dry-run", "--request-timeout", bad, cwd=tmp_path)
+        assert out.returncode == 2 and "--request-timeout" in out.stderr, out.stderr
+        assert "fix:" in out.stderr and "Traceback" not in out.stderr

@@ -170,14 +170,13 @@ def test_catalog_values_reach_srtslurm_yaml_and_sbatch_intact_or_are_refused(
     root = Path(tempfile.mkdtemp(dir=_SCRATCH))
     try:
         entry = load_cluster(_cluster_yaml(root, values))
-    except InputError:
-        return  # the catalog's own schema refused it
-    try:
-        check_cluster(entry)
     except InputError as exc:
-        assert any(has_control(v) for v in values.values())
-        assert exc.location.file is not None and exc.location.line is not None
+        # the catalog's own schema refused it; a control character where it is written
+        if "line break or control" in exc.message:
+            assert any(has_control(v) for v in values.values())
+            assert exc.location.file is not None and exc.location.line is not None
         return
+    check_cluster(entry)  # what the launch asks again: nothing left to refuse
     assert not any(has_control(v) for v in values.values())
     cluster = entry.cluster
     written = dump_yaml(cluster.srtslurm_config())
@@ -192,8 +191,7 @@ def test_catalog_values_reach_srtslurm_yaml_and_sbatch_intact_or_are_refused(
 def test_a_newline_in_the_account_is_refused_with_its_line(tmp_path: Path) -> None:
     values = dict.fromkeys(("partition", "time", "directive", "mount", "path", "alias"), "x")
     values |= {"account": "acct\nrm -rf ~", "container": "img"}
-    entry = load_cluster(_cluster_yaml(tmp_path, values))
     with pytest.raises(InputError) as err:
-        check_cluster(entry)
+        load_cluster(_cluster_yaml(tmp_path, values))  # `check` and `sweep` refuse it too
     text = err.value.render()
     assert "hostile.yaml:" in text and "scheduler.account" in text and "line break" in text

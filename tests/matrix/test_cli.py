@@ -164,7 +164,7 @@ def _filters_of(monkeypatch: pytest.MonkeyPatch, command: str, *args: str) -> Sw
     [
         [],
         FILTER_FLAGS,
-        ["--single-node", "--multi-node"],
+        ["--multi-node"],
         ["--scenario-type", "agentic-coding", "--step-size", "4"],  # run has them too
     ],
 )

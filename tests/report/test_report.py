@@ -4,6 +4,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
@@ -238,6 +239,20 @@ def test_run_directory_links_are_relative_to_the_report(tmp_path: Path) -> None:
     links = {data["strings"][d] for d in data["points"]["dir"]}
     assert all(link.startswith("../runs/n2/") for link in links)
     assert all((tmp_path / "out" / link / "job.json").is_file() for link in links)
+
+
+@pytest.mark.parametrize("name", ["javascript:alert(document.domain)", "data:text,x", "a b#c?d"])
+def test_a_job_folder_name_is_never_a_link_of_its_own(tmp_path: Path, name: str) -> None:
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    run = write_run_dir(tmp_path, "run", CONFIGS[:1], concurrencies=(4,))
+    (job,) = [p for p in run.iterdir() if p.is_dir()]
+    job.rename(run / name)
+    ingest_paths([run], url)
+    # the report beside the jobs: the link is the folder's name alone
+    data = embedded_data(build_report(url, run, plots=False).dashboard.read_text())
+    (link,) = {data["strings"][d] for d in data["points"]["dir"]}
+    assert link.startswith("./") and ":" not in link and "#" not in link and "?" not in link
+    assert unquote(link) == f"./{name}/" and (run / unquote(link) / "job.json").is_file()
 
 
 @pytest.mark.slow  # a report of a large store (1-2 s)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,7 @@ def point_result(
     duration_s: float = 10.0,
     complete: bool = True,
     incomplete_reason: str | None = None,
+    concurrency: int = 8,
 ) -> PointResult:
     """A real load-generator result: 4 requests with TPOT 10, 10, 20, 40 ms, 2 failures.
 
@@ -204,7 +206,7 @@ def point_result(
         metrics=summarize(records, duration_s),
         endpoint=EndpointInfo(base_url="http://127.0.0.1:1", model="m", api=ApiKind.COMPLETIONS),
         workload=RandomWorkload(isl=1000, osl=5),
-        load=LoadPoint(concurrency=8, num_prompts=6),
+        load=LoadPoint(concurrency=concurrency, num_prompts=6),
         request=RequestOptions(),
         client=ClientOptions(),
         started_at=started,
@@ -216,6 +218,10 @@ def point_result(
 
 
 def write_point(path: Path, result: PointResult | None = None) -> Path:
+    """A point result at `path`; by default measured at the concurrency its name says
+    (`conc64.json`: 64), as ingest cross-checks."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_point_result(path, result or point_result())
+    named = re.match(r"conc(\d+)", path.name)
+    conc = int(named.group(1)) if named else 8
+    write_point_result(path, result or point_result(concurrency=conc))
     return path

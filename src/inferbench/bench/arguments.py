@@ -173,7 +173,7 @@ def load_points(
         if prompts is None and preset is Preset.SA_BENCH:
             prompts = SA_BENCH.num_prompts(base)
         if prompts is None:
-            prompts = 1000 if duration else None
+            prompts = 1000 if duration is not None else None  # a bad one: its own error
         if prompts is None:
             raise InputError(
                 "give --num-prompts (or --duration, or --preset sa-bench)",

@@ -134,6 +134,34 @@ async def send_request(
     return record
 
 
+# How long the requests in flight when --duration ends may take to finish: a point is
+# bounded by its duration (a stalled server would otherwise hold it for --request-timeout,
+# 600 s), yet a healthy request that started just before the end is not cut.
+DURATION_GRACE_S = 30.0
+STOPPED = "stopped before its response ended (Ctrl-C or SIGTERM)"
+
+
+def interrupted_record(
+    req: PreparedRequest, why: str, scheduled: float | None = None, sent: float | None = None,
+    worker: int = 0,
+) -> RequestRecord:  # fmt: skip
+    """The record of a request cut off in flight: failed, `interrupted`, with the reason (a
+    stopped point keeps completed + failed == sent: a request cut off is no success, and
+    not nothing)."""
+    now = time.monotonic()
+    return RequestRecord(
+        index=req.index,
+        scheduled=now if scheduled is None else scheduled,
+        sent=now if sent is None else sent,
+        intended_input_tokens=req.input_len,
+        intended_output_tokens=req.output_len,
+        done=now,
+        failure=FailureKind.INTERRUPTED,
+        error=why,
+        worker=worker,
+    )
+
+
 def _fail(record: RequestRecord, kind: FailureKind, message: str) -> None:
     record.failure = kind
     record.error = message

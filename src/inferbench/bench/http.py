@@ -446,7 +446,8 @@ class FastTransport:
         self.port = parts.port or (443 if self.tls else 80)
         self.connect_timeout_s = connect_timeout_s
         host_header = parts.netloc.rsplit("@", 1)[-1]
-        lines = [f"POST {parts.path or '/'} HTTP/1.1", f"Host: {host_header}"]
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        lines = [f"POST {target} HTTP/1.1", f"Host: {host_header}"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         self._prefix = ("\r\n".join(lines) + "\r\n").encode("latin-1")
         self.redact = Redactor.for_headers(headers)  # for whatever the server echoes

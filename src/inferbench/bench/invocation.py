@@ -45,7 +45,13 @@ from inferbench.bench.naming import check_point_output, result_path
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import SaBenchFields
 from inferbench.bench.schedule import LoadPoint
-from inferbench.bench.settings import ApiKind, ClientOptions, Endpoint, RequestOptions
+from inferbench.bench.settings import (
+    ApiKind,
+    ClientOptions,
+    Endpoint,
+    RequestOptions,
+    require_api_key,
+)
 from inferbench.bench.workload import (
     PromptTemplate,
     RandomWorkload,
@@ -347,6 +353,7 @@ def resolve(args: BenchArgs) -> BenchInvocation:
     _refuse_unsupported(args)
     check_tokenizer_mode(args.tokenizer_mode)
     template = prompt_template(args.use_chat_template, args.dsv4, args.tokenizer_mode)
+    require_api_key(args.api_key_env)
     endpoint = validated(
         Endpoint,
         "--base-url",

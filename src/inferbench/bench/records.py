@@ -27,6 +27,8 @@ class FailureKind(StrEnum):
     )
     TRUNCATED = "truncated"  # fewer (or more) output tokens than asked with ignore_eos
     PROMPT_MISMATCH = "prompt_mismatch"  # usage.prompt_tokens far from the intended length
+    # stopped before its response ended: Ctrl-C / SIGTERM, or still running past --duration
+    INTERRUPTED = "interrupted"
 
 
 @dataclass(slots=True)

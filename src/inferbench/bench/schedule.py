@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from inferbench.bench.naming import point_stem
 from inferbench.core.concurrency import parse_concurrency_list as parse_list
+from inferbench.core.limits import MAX_DURATION_S
 from inferbench.errors import InputError, Location
 
 
@@ -26,7 +27,13 @@ class LoadPoint(BaseModel):
     request_rate: float | None = Field(default=None, gt=0, description="req/s; None = closed loop")
     burstiness: float = Field(default=1.0, gt=0, description="gamma shape; 1 = Poisson")
     num_prompts: int = Field(gt=0)
-    duration_s: float | None = Field(default=None, gt=0, description="stop sending after this")
+    duration_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_DURATION_S,
+        allow_inf_nan=False,
+        description="stop sending after this",
+    )
     warmups: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")

@@ -23,7 +23,14 @@ from pydantic import (
 )
 
 from inferbench.bench.preset import SA_BENCH
-from inferbench.redact import API_KEY_VARS, Redactor, basic_auth, split_userinfo
+from inferbench.errors import InputError, Location
+from inferbench.redact import (
+    API_KEY_VARS,
+    Redactor,
+    basic_auth,
+    query_secrets,
+    split_userinfo,
+)
 
 
 class ApiKind(StrEnum):
@@ -44,6 +51,7 @@ class Endpoint(BaseModel):
     )
 
     _userinfo: str | None = PrivateAttr(default=None)  # `user:password@` of the URL given
+    _query: str | None = PrivateAttr(default=None)  # `?...` of the URL given (a signed URL)
 
     @model_validator(mode="wrap")
     @classmethod
@@ -51,14 +59,22 @@ class Endpoint(BaseModel):
         cls, data: Any, handler: ModelWrapValidatorHandler[Endpoint]
     ) -> Endpoint:
         """`http://user:pw@host` is stored as `http://host`; the credentials only become the
-        Basic Authorization header (and a secret to redact)."""
-        userinfo = None
+        Basic Authorization header (and a secret to redact). A query (`?token=...`, a signed
+        URL's `sig=`) is kept off the stored URL too: it goes only into the requests."""
+        userinfo = query = None
         if isinstance(data, dict) and isinstance(data.get("base_url"), str):
             url, userinfo = split_userinfo(data["base_url"])
-            data = {**data, "base_url": url}
+            url, sep, query = url.partition("?")
+            data = {**data, "base_url": url.partition("#")[0]}
+            query = query.partition("#")[0] if sep else None
+            if query and any(c.isspace() or not c.isprintable() for c in query):
+                # it goes into the request line as written: a line break would add headers
+                raise ValueError("the base URL's query holds a space or control character")
         endpoint = handler(data)
         if userinfo:
             endpoint._userinfo = userinfo
+        if query:
+            endpoint._query = query
         return endpoint
 
     @field_validator("base_url")
@@ -79,7 +95,8 @@ class Endpoint(BaseModel):
     def url(self) -> str:
         """The streaming endpoint; accepts a base URL with or without `/v1`."""
         root = self.base_url if self.base_url.endswith("/v1") else self.base_url + "/v1"
-        return root + ("/completions" if self.api is ApiKind.COMPLETIONS else "/chat/completions")
+        path = "/completions" if self.api is ApiKind.COMPLETIONS else "/chat/completions"
+        return root + path + (f"?{self._query}" if self._query else "")
 
     def headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
@@ -93,8 +110,9 @@ class Endpoint(BaseModel):
     def redactor(self) -> Redactor:
         """The secrets this endpoint sends: its key, its URL's password."""
         password = self._userinfo.partition(":")[2] if self._userinfo else None
+        in_query = query_secrets(f"http://x/?{self._query}")[1] if self._query else ()
         return Redactor.of(
-            [*Redactor.for_headers(self.headers()).secrets, self._userinfo, password]
+            [*Redactor.for_headers(self.headers()).secrets, self._userinfo, password, *in_query]
         )
 
     def _api_key(self) -> str | None:
@@ -104,6 +122,26 @@ class Endpoint(BaseModel):
             if value:
                 return value
         return None
+
+
+def require_api_key(name: str | None, option: str = "--api-key-env") -> None:
+    """A variable named for the key must hold one: a typo or an unexported variable would
+    otherwise send no key, and a server that allows anonymous requests would be measured
+    as if it were the keyed one (or fail every request with 401, blamed on the server)."""
+    if name is None:
+        return
+    if not name.isidentifier():
+        raise InputError(
+            f"{name!r} is no environment variable name",
+            location=Location(key=option),
+            hint="name the variable that holds the key, e.g. --api-key-env OPENAI_API_KEY",
+        )
+    if not os.environ.get(name):
+        raise InputError(
+            f"the environment variable {name} is unset or empty: no API key would be sent",
+            location=Location(key=option),
+            hint=f"export {name}=<key> first, or leave {option} out",
+        )
 
 
 class RequestOptions(BaseModel):

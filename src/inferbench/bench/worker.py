@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from inferbench.bench.client import (
+    DURATION_GRACE_S,
+    STOPPED,
     PreparedRequest,
     Transport,
+    interrupted_record,
     open_transport,
     prepare_request,
     send_request,
@@ -93,19 +96,36 @@ class _Run:
         self._send = send
         self.pending: list[RequestRecord] = []
         self.stopping = False
+        # measured requests sent and not yet answered: (request, scheduled, sent)
+        self.in_flight: dict[object, tuple[PreparedRequest, float, float]] = {}
 
-    async def send(self, req: PreparedRequest, scheduled: float) -> RequestRecord:
+    async def send(
+        self, req: PreparedRequest, scheduled: float, measured: bool = True
+    ) -> RequestRecord:
+        key = object()
+        if measured:  # left here if the send is cancelled: `interrupted` records it
+            self.in_flight[key] = (req, scheduled, self.clock.now())
         if self._send is not None:
-            return await self._send(req, scheduled)
-        assert self.transport is not None
-        return await send_request(
-            self.transport,
-            req,
-            scheduled,
-            options=self.task.request,
-            client=self.task.client,
-            worker=self.task.worker,
-        )
+            record = await self._send(req, scheduled)
+        else:
+            assert self.transport is not None
+            record = await send_request(
+                self.transport,
+                req,
+                scheduled,
+                options=self.task.request,
+                client=self.task.client,
+                worker=self.task.worker,
+            )
+        self.in_flight.pop(key, None)
+        return record
+
+    def interrupted(self, why: str) -> None:
+        """Record the measured requests still in flight as failed, so that a stopped point
+        keeps completed + failed == sent (a request cut off is no success, and not nothing)."""
+        for req, scheduled, sent in self.in_flight.values():
+            self.pending.append(interrupted_record(req, why, scheduled, sent, self.task.worker))
+        self.in_flight.clear()
 
     async def warm_up(self, warm: list[PreparedRequest]) -> None:
         """Closed loop over the warm-ups; their records are dropped."""
@@ -114,7 +134,7 @@ class _Run:
 
         async def slot() -> None:
             while queue:
-                await self.send(queue.popleft(), self.clock.now())
+                await self.send(queue.popleft(), self.clock.now(), measured=False)
 
         await asyncio.gather(*(slot() for _ in range(slots)))
 
@@ -154,15 +174,23 @@ class _Run:
                     record = await self.send(req, scheduled)
             self.pending.append(record)
 
-        for req, offset in zip(reqs, offsets, strict=True):
-            if self.stopping or (limit is not None and offset > limit):
-                break
-            await self.clock.sleep_until(t0 + offset)
-            task = asyncio.create_task(fire(req, t0 + offset))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-        if tasks:
-            await asyncio.gather(*tasks)
+        try:
+            for req, offset in zip(reqs, offsets, strict=True):
+                if self.stopping or (limit is not None and offset > limit):
+                    break
+                await self.clock.sleep_until(t0 + offset)
+                task = asyncio.create_task(fire(req, t0 + offset))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            if tasks:
+                await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            # the arrivals fired so far are no children of this task: stop them too (their
+            # requests are then in `in_flight`, recorded as interrupted)
+            for task in list(tasks):
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     async def flusher(self) -> None:
         while True:
@@ -199,6 +227,7 @@ async def run_worker(
     )
     run = _Run(task, transport, outbox, clock, send)
     main: asyncio.Task[None] | None = None
+    why = STOPPED
 
     def stop() -> None:
         run.stopping = True
@@ -216,6 +245,14 @@ async def run_worker(
             main = asyncio.create_task(run.closed_loop(measured, t0))
         else:
             main = asyncio.create_task(run.open_loop(measured, task.offsets, t0))
+        if task.point.duration_s is not None:
+            grace = min(task.client.request_timeout_s, DURATION_GRACE_S)
+            end = t0 + task.point.duration_s + grace
+            done, _ = await asyncio.wait({main}, timeout=max(0.0, end - clock.now()))
+            if not done:  # a stalled server: the point ends at its duration all the same
+                why = f"still running {grace:g} s after --duration ended"
+                run.stopping = True
+                main.cancel()
         try:
             await main
         except asyncio.CancelledError:
@@ -223,6 +260,7 @@ async def run_worker(
                 raise  # Ctrl-C in-process: the runner turns this back into KeyboardInterrupt
     finally:
         flusher.cancel()
+        run.interrupted(why)
         run.flush()
         if transport is not None:
             await transport.close()

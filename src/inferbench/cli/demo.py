@@ -34,16 +34,24 @@ DEMO_POINTS = 7
 
 
 def find_examples(root: Path | None) -> Path:
-    """`root` if given, else the repository's `examples/` (src layout: three levels up)."""
-    candidates = [root] if root is not None else []
+    """`root` if given, else the repository's `examples/` (src layout: three levels up).
+    A `root` given is the only candidate: falling back would demo another tree than asked."""
     here = Path(__file__).resolve()
-    candidates += [here.parents[3] / "examples", Path.cwd() / "examples"]
+    candidates = [root] if root is not None else []
+    if root is None:
+        candidates += [here.parents[3] / "examples", Path.cwd() / "examples"]
     for path in candidates:
         if path is not None and (path / "configs").is_dir():
             return path
+    if root is not None:
+        raise InputError(
+            "is no benchmark tree (it has no configs/ folder)",
+            location=Location(file=root, key="--root"),
+            hint="pass --root a tree with configs/ (e.g. examples/), or leave it out",
+        )
     raise InputError(
         "cannot find the examples/ tree",
-        location=Location(file=candidates[0] if candidates else None, key="--root"),
+        location=Location(file=candidates[0], key="--root"),
         hint="run from a checkout of the repository, or pass --root PATH/TO/examples",
     )
 

@@ -55,6 +55,7 @@ def eval_cmd(
     from inferbench.evals.lmeval import run_eval
     from inferbench.evals.result import EvalStatus, eval_file_name, write_eval_result
     from inferbench.evals.spec import EvalApi, EvalSpec, task_info
+    from inferbench.redact import redact_url
 
     info = task_info(task)
     if timeout is not None and not timeout > 0:  # NaN too
@@ -95,7 +96,7 @@ def eval_cmd(
     beside = result_file is not None and not is_stream(result_file)
     folder = result_dir or (result_file.parent if result_file and beside else Path("."))
     console = Console(stderr=True, highlight=False)
-    with working(console, f"lm-eval {info.name} against {base_url}"):
+    with working(console, f"lm-eval {info.name} against {redact_url(base_url)}"):
         result = run_eval(base_url, model, spec, folder, wall_timeout_s=timeout)
     target = result_file or folder / eval_file_name(info.name)
     write_eval_result(target, result)

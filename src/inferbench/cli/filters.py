@@ -13,7 +13,7 @@ import typer
 from inferbench.core.concurrency import DEFAULT_STEP
 from inferbench.core.job import Scenario
 from inferbench.core.seqlen import parse_seq_len
-from inferbench.errors import InputError
+from inferbench.errors import InputError, Location
 from inferbench.matrix.filters import EvalMode, NodeType, SweepFilters
 
 
@@ -78,7 +78,15 @@ def eval_mode(no_evals: bool, evals_only: bool, all_evals: bool) -> EvalMode:
 
 
 def _node_type(single_node: bool, multi_node: bool) -> NodeType:
-    if single_node == multi_node:  # neither or both: every job, as InferenceX
+    if single_node and multi_node:
+        # InferenceX reads both as neither (every job): a reader of the command line would
+        # expect an intersection (nothing), so the two together are refused
+        raise InputError(
+            "--single-node and --multi-node together select every job, as neither does",
+            location=Location(key="--single-node"),
+            hint="pass one of them, or neither for every job",
+        )
+    if not single_node and not multi_node:
         return "all"
     return "single-node" if single_node else "multi-node"
 

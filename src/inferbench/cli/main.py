@@ -15,7 +15,13 @@ from rich.markup import escape
 from inferbench import __version__
 from inferbench.cli.vocabulary import VocabularyGroup
 from inferbench.errors import InferbenchError
-from inferbench.lifetime import EXIT_TERMINATED, Terminated, sigterm_as_interrupt, terminated
+from inferbench.lifetime import (
+    EXIT_TERMINATED,
+    Terminated,
+    exit_promptly,
+    sigterm_as_interrupt,
+    terminated,
+)
 
 # Command name -> the module that defines it; each module has `register(app: typer.Typer)`.
 # Only the module of the command being run is imported, so `inferbench check` does not pay
@@ -135,6 +141,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except Terminated:
         err.print("terminated", markup=False)
+        exit_promptly()
         sys.exit(EXIT_TERMINATED)
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)
@@ -167,6 +174,7 @@ def _after_sigterm(err: Console) -> int | None:
     if not terminated():
         return None
     err.print("terminated", markup=False)
+    exit_promptly()
     return EXIT_TERMINATED
 
 

@@ -16,7 +16,7 @@ from inferbench.bench.arguments import CLIENT_OPTION_NAMES, validated
 from inferbench.bench.dialect import api_of, resolve_tokenizer
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_point_result
-from inferbench.bench.settings import ClientOptions, Endpoint
+from inferbench.bench.settings import ClientOptions, Endpoint, require_api_key
 from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces
 from inferbench.cli.outputs import output_file
@@ -128,6 +128,7 @@ def replay(
 ) -> None:
     """Replay agentic sessions turn by turn and write one result file."""
     api = api_of(None, endpoint)
+    require_api_key(api_key_env)
     ep = validated(
         Endpoint, "--base-url", base_url=base_url, model=model, api=api, api_key_env=api_key_env
     )

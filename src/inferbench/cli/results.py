@@ -264,12 +264,31 @@ def export(
     from inferbench.results.export import export_evals, export_records
 
     flt = RecordFilter(run_id=run, tag=tag)
+    store = open_store(db, create=False)
     if evals:
-        count = export_evals(open_store(db, create=False).evals(flt), fmt, output)
+        found_evals = store.evals(flt)
+        _refuse_empty_export(len(found_evals), "evals", run, tag)
+        count = export_evals(found_evals, fmt, output)
         typer.echo(f"wrote {count} evals to {output}")
         return
-    count = export_records(open_store(db, create=False).query(flt), fmt, output)
+    found = store.query(flt)
+    _refuse_empty_export(len(found), "points", run, tag)
+    count = export_records(found, fmt, output)
     typer.echo(f"wrote {count} points to {output}")
+
+
+def _refuse_empty_export(count: int, what: str, run: str | None, tag: str | None) -> None:
+    """A filter that selects nothing is a mistyped run id or tag (or the wrong --db), not a
+    result: an empty file with exit 0 would pass for one. Nothing is written. (An empty
+    store, unfiltered, exports as empty: that is what it holds.)"""
+    given = [f"{flag} {value}" for flag, value in (("--run", run), ("--tag", tag)) if value]
+    if count or not given:
+        return
+    raise InputError(
+        f"no stored {what} match {' '.join(given)}",
+        location=Location(key=given[0].split()[0]),
+        hint="see `inferbench results list` for the runs and tags stored, or check --db",
+    )
 
 
 def compare(

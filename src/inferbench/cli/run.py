@@ -267,6 +267,12 @@ def register(app: typer.Typer) -> None:
         duration: float = typer.Option(
             None, "--duration", min=1, help="Agentic jobs: seconds per point (job: 3600)."
         ),
+        request_timeout: float = typer.Option(
+            None,
+            "--request-timeout",
+            help="Seconds a request may take to answer in full before it fails (default 600;"
+            " a stalled server holds each point that long).",
+        ),
         trace: Path = typer.Option(
             None, "--trace", help="Agentic jobs: trace file or folder (default: synthetic)."
         ),
@@ -304,6 +310,7 @@ def register(app: typer.Typer) -> None:
                 "max_jobs": max_jobs,
                 "max_prompts": max_prompts,
                 "repeats": repeats,
+                "request_timeout": request_timeout,
                 "engine_args": list(_split_args(engine_args)),
                 "engine_env": _env_pairs(engine_env),
                 "sim_realtime": sim_realtime,
@@ -330,6 +337,7 @@ def register(app: typer.Typer) -> None:
                 cluster=cluster,
                 plan=PlanOptions(
                     max_prompts=max_prompts,
+                    request_timeout_s=_request_timeout(request_timeout),
                     repeats=repeats,
                     eval_task=task_info(eval_task).name,
                     eval_dataset=str(eval_dataset.resolve()) if eval_dataset else None,
@@ -498,6 +506,21 @@ def _env_pairs(items: list[str]) -> dict[str, str]:
             )
         out[name] = value
     return out
+
+
+def _request_timeout(seconds: float | None) -> float | None:
+    from inferbench.errors import InputError, Location
+
+    if seconds is not None and not 0 < seconds <= MAX_REQUEST_TIMEOUT_S:  # NaN too
+        raise InputError(
+            f"must be above 0 and at most {MAX_REQUEST_TIMEOUT_S:g} seconds, got {seconds:g}",
+            location=Location(key="--request-timeout"),
+            hint="give the seconds one request may take, e.g. --request-timeout 120",
+        )
+    return seconds
+
+
+MAX_REQUEST_TIMEOUT_S = 86_400.0  # a day: past it a value is a typo, not a timeout
 
 
 def _abs(path: Path | None) -> str | None:

@@ -9,6 +9,8 @@ srtslurm.yaml that srtctl reads on that cluster.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -46,6 +48,21 @@ class Scheduler(FrozenModel):
     use_segment_sbatch_directive: bool | None = Field(
         default=None, alias="use-segment-sbatch-directive"
     )
+
+    @model_validator(mode="after")
+    def _one_mount_each(self) -> Scheduler:
+        # pyxis reads --container-mounts as `src:dst[:flags],...`: a comma in a path starts
+        # another mount (`/data,/etc:/host-etc` mounts the host's /etc), a colon in the host
+        # path another field; quoting cannot keep either inside one mount
+        for host, inside in self.mounts.items():
+            if "," in host or "," in inside or ":" in host:
+                raise RuleViolation(
+                    f"mount {host!r}: {inside!r} has a ',' (or a ':' in the host path), which"
+                    " pyxis reads as another mount",
+                    at=("mounts", host),
+                    hint="rename the folder, or mount a parent folder whose path has neither",
+                )
+        return self
 
     @model_validator(mode="after")
     def _slurm_only_fields(self) -> Scheduler:
@@ -229,4 +246,42 @@ def load_cluster(path: Path) -> ClusterFile:
             location=doc.locate(("name",)),
             hint=f"rename the file to {cluster.name}.yaml or set name: {path.stem}",
         )
-    return ClusterFile(cluster=cluster, doc=doc)
+    entry = ClusterFile(cluster=cluster, doc=doc)
+    refuse_control(entry)
+    return entry
+
+
+# C0 and C1 controls and the Unicode line/paragraph separators: YAML reads NEL (U+0085),
+# U+2028 and U+2029 as line breaks too, so srtctl would get another value than written.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+ONE_LINE_HINT = "write the value on one line, without control characters"
+# The parts of a cluster file that reach sbatch scripts (ours and srtctl's) and srtslurm.yaml.
+_RENDERED = ("scheduler", "models", "containers")
+
+
+def _strings(data: Any, path: KeyPath = ()) -> Iterator[tuple[KeyPath, str]]:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield (*path, key), str(key)
+            yield from _strings(value, (*path, key))
+    elif isinstance(data, list | tuple):
+        for i, value in enumerate(data):
+            yield from _strings(value, (*path, i))
+    elif isinstance(data, str):
+        yield path, data
+
+
+def refuse_control(entry: ClusterFile) -> None:
+    """Refuse a cluster whose rendered values (scheduler, models, containers) carry a control
+    character: ConfigError at the file, line and key. Checked where the file is loaded, so
+    that `check` and `sweep` refuse what `plan` and `run` would (a `#SBATCH` line ends at a
+    line break: the rest would run as a command of the script)."""
+    data = entry.cluster.model_dump(mode="json", by_alias=True, include=set(_RENDERED))
+    for path, text in _strings(data):
+        if CONTROL.search(text):
+            raise ConfigError(
+                f"cluster {entry.cluster.name}: {text!r} contains a line break or control "
+                "character (it would reach an sbatch script as a line of its own)",
+                location=entry.doc.locate_value(path),
+                hint=ONE_LINE_HINT,
+            )

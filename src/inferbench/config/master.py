@@ -99,6 +99,7 @@ class MasterWorkerBlock(_MasterModel):
     @model_validator(mode="after")
     def _dcp_divides_tp(self) -> MasterWorkerBlock:
         _check_dcp(self.tp, self.dcp_size)
+        _check_ep(self.tp, self.ep)
         return self
 
     @property
@@ -117,6 +118,18 @@ def _check_dcp(tp: int, dcp: int) -> None:
             f"tp ({tp}) must be a multiple of dcp-size ({dcp})",
             at=("dcp-size",),
             hint="choose a dcp-size that divides tp",
+        )
+
+
+def _check_ep(tp: int, ep: int) -> None:
+    # The experts are split over the tp ranks (ep divides tp: sglang's --ep-size, vLLM's
+    # expert parallelism) or over tp x dp ranks with data-parallel attention (ep a multiple
+    # of tp): tp 8 with ep 3 splits 8 ranks' experts into 3 groups, which no engine starts.
+    if tp % ep and ep % tp:
+        raise RuleViolation(
+            f"ep ({ep}) neither divides tp ({tp}) nor is a multiple of it",
+            at=("ep",),
+            hint=f"choose an ep that divides tp (e.g. 1 or {tp}) or a multiple of tp",
         )
 
 
@@ -190,6 +203,7 @@ class SingleNodeSearchSpace(_Concurrency):
     @model_validator(mode="after")
     def _dcp_divides_tp(self) -> SingleNodeSearchSpace:
         _check_dcp(self.tp, self.dcp_size)
+        _check_ep(self.tp, self.ep)
         return self
 
     @property

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-VERSION = b"inferbench-yaml-3"  # bump when the parse result's shape or what it refuses changes
+VERSION = b"inferbench-yaml-4"  # bump when the parse result's shape or what it refuses changes
 
 
 _MADE: set[Path] = set()  # cache folders this process made or found

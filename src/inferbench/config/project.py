@@ -41,7 +41,7 @@ from inferbench.config.settings import RecipeRef
 from inferbench.config.validate import unknown_key_hint
 from inferbench.errors import ConfigError, Location
 from inferbench.fsio import describe_file_type
-from inferbench.fsread import MAX_CONFIG_BYTES, check_regular, read_text_file
+from inferbench.fsread import MAX_CONFIG_BYTES, check_regular, present, read_text_file
 
 if TYPE_CHECKING:
     from inferbench.config.changelog import Changelog
@@ -168,7 +168,7 @@ class Project:
         from inferbench.config.changelog import load_changelog
 
         path = self.root / self.layout.changelog
-        return load_changelog(path) if path.is_file() else None
+        return load_changelog(path) if present(path, ConfigError) else None
 
     @functools.cached_property
     def launchers(self) -> Mapping[str, LauncherTable]:
@@ -329,7 +329,7 @@ def default_layout(root: Path) -> ProjectLayout:
 def read_layout(root: Path) -> tuple[ProjectLayout, Path | None]:
     """The layout from `inferbench.toml` if present, else the InferenceX defaults."""
     path = root / CONFIG_FILE_NAME
-    if not path.is_file():
+    if not present(path, ConfigError):
         return default_layout(root), None
     text = read_text_file(path, MAX_CONFIG_BYTES, error=ConfigError, what="project file")
     try:
@@ -365,6 +365,7 @@ def _glob(root: Path, patterns: tuple[str, ...]) -> list[Path]:
     it would block or never end; skipped, its configs would vanish without a word)."""
     found: set[Path] = set()
     for pattern in patterns:
+        _readable_folder(root, pattern)
         for path in root.glob(pattern):
             if path.is_symlink() and not _is_inside(root, path):
                 # a link may not lead a config out of the tree
@@ -378,6 +379,28 @@ def _glob(root: Path, patterns: tuple[str, ...]) -> list[Path]:
             elif not path.is_dir():
                 check_regular(path, ConfigError)
     return sorted(found)
+
+
+def _readable_folder(root: Path, pattern: str) -> None:
+    """The folder a pattern lists must be readable: `glob` finds nothing in one it may not
+    read, and the configs in it would vanish without a word."""
+    fixed = []
+    for part in Path(pattern).parts[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        fixed.append(part)
+    folder = root.joinpath(*fixed)
+    try:
+        os.scandir(folder).close()
+    except (FileNotFoundError, NotADirectoryError):
+        present(folder, ConfigError)  # a link to nothing is refused; a missing folder is none
+        return
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read folder: {exc.strerror}",
+            location=Location(folder),
+            hint="check its permissions (the configs in it would be left out)",
+        ) from None
 
 
 def load_project(root: Path) -> Project:
@@ -422,7 +445,7 @@ def load_project(root: Path) -> Project:
         master_files=tuple(master_files),
         masters=MappingProxyType(masters),
         master_errors=tuple(master_errors),
-        runners=load_runners(runners_path) if runners_path.is_file() else None,
+        runners=load_runners(runners_path) if present(runners_path, ConfigError) else None,
         clusters=MappingProxyType(clusters),
         recipe_root=root / layout.recipes,
     )

@@ -102,6 +102,11 @@ _TAG = "tag:yaml.org,2002:"
 _STR, _INT, _FLOAT, _BOOL, _NULL = (_TAG + t for t in ("str", "int", "float", "bool", "null"))
 _MAP, _SEQ, _MERGE = _TAG + "map", _TAG + "seq", _TAG + "merge"
 _TRUE = frozenset({"true", "yes", "on"})
+# The tags `yaml.safe_load` constructs (what the resolver gives plain scalars among them).
+_SAFE_TAGS = frozenset(
+    {"str", "int", "float", "bool", "null", "timestamp", "binary", "merge", "value"}
+)
+_COLLECTION_TAGS = frozenset({_TAG + "map", _TAG + "seq"})
 _PLAIN_INT = re.compile(r"[-+]?[0-9]+\Z")
 _PATH_TOKEN = re.compile(r"\[(-?\d+)\]|([^.\[\]]+)")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -268,6 +273,8 @@ class _Builder:
     def build(self, node: Node, prefix: str = "") -> Any:
         if isinstance(node, ScalarNode):
             return self._scalar(node, prefix)
+        if node.tag not in _COLLECTION_TAGS:
+            raise self._tag_error(node, prefix)
         memo = self._memo.get(id(node))
         if memo is not None:  # an alias: the same node composed twice
             self._copy_positions(memo[1], prefix, node)
@@ -376,7 +383,20 @@ class _Builder:
             return _CONSTRUCTOR.construct_yaml_int(node)
         if tag == _FLOAT:
             return _CONSTRUCTOR.construct_yaml_float(node)
-        return text  # unknown tags (!foo) keep their text; the schema decides
+        if tag.startswith(_TAG) and tag[len(_TAG) :] in _SAFE_TAGS:
+            return text  # a timestamp or binary keeps its text; the schema decides
+        raise self._tag_error(node, prefix)
+
+    def _tag_error(self, node: Node, prefix: str) -> ConfigError:
+        """A tag `yaml.safe_load` has no constructor for (`!env X`, `!!python/...`):
+        InferenceX's loader refuses the file, and keeping the text would make `!env X` the
+        literal value `X`."""
+        return ConfigError(
+            f"YAML tag {node.tag!r} is not supported (InferenceX's loader refuses it)",
+            location=self._loc(node, format_path(_decode(prefix)) or None),
+            hint="write the value itself, without the tag; environment variables are not"
+            " expanded in these files",
+        )
 
     def _control_error(self, node: ScalarNode, text: str, prefix: str) -> ConfigError:
         char = _CONTROL.search(text)
@@ -477,6 +497,8 @@ class _TreeBuilder(_Builder):
         kind = type(node)
         if kind is ScalarNode:
             return self._scalar(node, prefix)
+        if node.tag not in _COLLECTION_TAGS:
+            raise self._tag_error(node, prefix)
         self._depth += 1
         if self._depth > MAX_DEPTH:
             check_expansion(self._root, self.file)  # raises the depth error

@@ -14,9 +14,11 @@ MAX_SESSIONS = 100_000  # agentic sessions of one trace set (synth: ~12 turns ea
 MAX_TURNS = 10_000_000  # turns of one synthetic trace set (sessions x mean turns)
 MAX_WORKERS = 1024  # client processes of one bench
 MAX_ENGINE_INT = 2**31 - 1  # a parallelism or count handed to an engine's int flag
+MAX_DURATION_S = 7 * 86_400.0  # seconds of one point (a week; InferenceX's agentic: 3600)
 
 __all__ = [
     "MAX_CONCURRENCY",
+    "MAX_DURATION_S",
     "MAX_ENGINE_INT",
     "MAX_PROMPTS",
     "MAX_SESSIONS",

@@ -26,6 +26,7 @@ from inferbench.evals.result import EvalResult, EvalScore, EvalStatus
 from inferbench.evals.spec import EvalApi, EvalSpec, TaskInfo, task_dir
 from inferbench.fsio import describe_file_type
 from inferbench.lifetime import child_setup
+from inferbench.redact import Redactor, query_secrets, redact_url, split_userinfo
 
 MIN_LM_EVAL = (0, 4, 9)  # the release InferenceX pins (0.4.9.2) and newer
 _SCORE = re.compile(r"^(?P<metric>[^,]+),(?P<filter>.+)$")
@@ -220,6 +221,30 @@ def is_simulator(base_url: str, timeout_s: float = 5.0) -> bool:
     return all(isinstance(m, dict) and m.get("owned_by") == "inferbench-sim" for m in models)
 
 
+# The last line of a Python traceback: `pkg.module.SomeError: message` (or just the name).
+_EXCEPTION = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning)\w*)(?::\s*(.*))?$"
+)
+
+
+def failure_summary(log: str) -> str:
+    """What went wrong, in one line, from the end of lm-eval's log: the exception it died of
+    (`UndefinedError: 'question' is undefined`), never the frames above it (third-party
+    stack lines mean nothing to the user and hide the cause); else its last plain lines."""
+    lines = [line.rstrip() for line in log.splitlines() if line.strip()]
+    for line in reversed(lines):
+        match = _EXCEPTION.match(line)
+        if match:
+            name, message = match.group(1), (match.group(2) or "").strip()
+            return f"{name}: {message}" if message else name
+    plain = [
+        line.strip()
+        for line in lines
+        if not line[:1].isspace() and not line.startswith(("Traceback", 'File "', "$ "))
+    ]
+    return " | ".join(plain[-2:])[:300] or "no message"
+
+
 def _tail(path: Path, lines: int = 12) -> str:
     try:
         text = path.read_text(errors="replace").splitlines()
@@ -264,7 +289,7 @@ def run_eval(
             primary_metric=info.primary[0],
             primary_filter=info.primary[1],
             model=model,
-            base_url=base_url,
+            base_url=redact_url(base_url),
             spec=spec,
             harness_version=version,
             started_at=started.isoformat(),
@@ -279,6 +304,9 @@ def run_eval(
     except EvalUnavailable as exc:
         return result(EvalStatus.UNAVAILABLE, str(exc))
     raw_dir = out_dir / f"lm_eval_{info.name}"
+    _, userinfo = split_userinfo(base_url)
+    password = (userinfo or "").partition(":")[2]
+    hide = Redactor.of([*query_secrets(base_url)[1], userinfo, password])
     argv = lm_eval_argv(python, spec, base_url, model, task_file, raw_dir)
     site = prepare_patch(spec, raw_dir / "site")
     path = os.environ.get("PYTHONPATH")
@@ -292,7 +320,7 @@ def run_eval(
     }
     try:
         with log_path.open("w") as log:
-            log.write("$ " + " ".join(argv) + "\n")
+            log.write("$ " + hide(" ".join(argv)) + "\n")
             log.flush()
             done = subprocess.run(
                 argv,
@@ -308,8 +336,8 @@ def run_eval(
         return result(EvalStatus.FAILED, f"lm-eval ran past {wall_timeout_s:g} s", (), version)
     scores, samples = parse_results(raw_dir, info)
     if done.returncode != 0:
-        why = f"lm-eval exited {done.returncode}: " + _tail(log_path, 3).replace("\n", " | ")
-        return result(EvalStatus.FAILED, why, scores, version)
+        why = f"lm-eval exited {done.returncode}: {failure_summary(_tail(log_path, 200))}"
+        return result(EvalStatus.FAILED, f"{why} (full log: {log_path.name})", scores, version)
     if not scores or not any(s.samples for s in scores):
         return result(EvalStatus.FAILED, "lm-eval wrote no scores", scores, version)
     return result(EvalStatus.OK, None, scores, version, samples)

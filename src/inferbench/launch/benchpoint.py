@@ -18,7 +18,7 @@ from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import PointStatus
 from inferbench.errors import ExternalToolError
 from inferbench.launch.local import PointRunner
-from inferbench.launch.plan import BenchPoint, BenchSpec
+from inferbench.launch.plan import BenchPoint, BenchSpec, client_options
 from inferbench.launch.pointpower import log_line as _log_line
 from inferbench.launch.pointpower import sampling_power
 from inferbench.launch.replaypoint import replay_point as _replay_point
@@ -50,7 +50,7 @@ def bench_point_runner() -> PointRunner:
             return _replay_point(base_url, spec, point, result_path, log_path)
         api = _bench_api()
         from inferbench.bench.schedule import LoadPoint
-        from inferbench.bench.settings import ClientOptions, Endpoint
+        from inferbench.bench.settings import Endpoint
         from inferbench.bench.workload import RandomWorkload, RangeMode
 
         endpoint = Endpoint(base_url=base_url, model=spec.model)
@@ -65,7 +65,7 @@ def bench_point_runner() -> PointRunner:
             num_prompts=point.num_prompts,
             warmups=point.num_warmups,
         )
-        options = api.BenchOptions(client=ClientOptions(max_failure_rate=spec.max_failure_rate))
+        options = api.BenchOptions(client=client_options(spec))
         reasons: list[str] = []
         passed = True
         for repeat in range(1, spec.repeats + 1):

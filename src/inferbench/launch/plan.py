@@ -9,11 +9,15 @@ from __future__ import annotations
 import json
 import shlex
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench.bench.preset import SA_BENCH
 from inferbench.launch.treescript.model import ScriptPlan
+
+if TYPE_CHECKING:
+    from inferbench.bench.settings import ClientOptions
 
 
 class Frozen(BaseModel):
@@ -102,6 +106,17 @@ class AgenticBench(Frozen):
     max_model_len: int | None = None
 
 
+def client_options(spec: BenchSpec) -> ClientOptions:
+    """The load generator's client settings a plan fixes (failure gate, request timeout)."""
+    from inferbench.bench.settings import ClientOptions
+
+    if spec.request_timeout_s is None:
+        return ClientOptions(max_failure_rate=spec.max_failure_rate)
+    return ClientOptions(
+        max_failure_rate=spec.max_failure_rate, request_timeout_s=spec.request_timeout_s
+    )
+
+
 class BenchSpec(Frozen):
     """How the load generator drives the deployment (the same for every point but conc)."""
 
@@ -111,6 +126,8 @@ class BenchSpec(Frozen):
     random_range_ratio: float = SA_BENCH.range_ratio
     points: tuple[BenchPoint, ...]
     max_failure_rate: float = SA_BENCH.max_failure_rate
+    # a request without its whole response by then fails (None: the load generator's 600 s)
+    request_timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     repeats: int = Field(default=1, ge=1)  # measurements per point (conc8.json, conc8_r2.json)
     eval: EvalPlan | None = None
     agentic: AgenticBench | None = None  # multi-turn trace replay instead of random prompts
@@ -157,5 +174,8 @@ class Plan(Frozen):
             lines.append("## submit")
             lines.append((f"env {env} " if env else "") + shlex.join(self.submit))
         concs = ", ".join(str(p.concurrency) for p in self.bench.points)
-        lines.append(f"## bench isl={self.bench.isl} osl={self.bench.osl} concurrencies=[{concs}]")
+        bench = f"## bench isl={self.bench.isl} osl={self.bench.osl} concurrencies=[{concs}]"
+        if self.bench.request_timeout_s is not None:
+            bench += f" request-timeout={self.bench.request_timeout_s:g}s"
+        lines.append(bench)
         return "\n".join(lines) + "\n"

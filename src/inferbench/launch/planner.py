@@ -36,6 +36,7 @@ class PlanOptions:
     max_prompts: int | None = None  # cap per point (the demo keeps runs short)
     max_warmups: int | None = None
     max_failure_rate: float = SA_BENCH.max_failure_rate
+    request_timeout_s: float | None = None  # per request (None: the load generator's 600 s)
     repeats: int = 1  # measurements per point, pooled by `results compare`
     host: str = "127.0.0.1"
     port: int | None = None  # None: 0 for the simulator, 8000 for real engines
@@ -104,6 +105,7 @@ def bench_spec(dep: Deployment, options: PlanOptions) -> BenchSpec:
         osl=dep.osl,
         points=tuple(points),
         max_failure_rate=options.max_failure_rate,
+        request_timeout_s=options.request_timeout_s,
         repeats=options.repeats,
         eval=evals,
         agentic=agentic,

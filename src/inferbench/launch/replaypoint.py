@@ -15,7 +15,7 @@ from pathlib import Path
 
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import PointStatus
-from inferbench.launch.plan import BenchPoint, BenchSpec
+from inferbench.launch.plan import BenchPoint, BenchSpec, client_options
 from inferbench.launch.pointpower import log_line as _log_line
 from inferbench.launch.pointpower import sampling_power
 
@@ -32,7 +32,7 @@ def replay_point(
     from inferbench.bench.agentic.api import run_replay
     from inferbench.bench.agentic.options import ReplayOptions
     from inferbench.bench.result import write_point_result
-    from inferbench.bench.settings import ClientOptions, Endpoint
+    from inferbench.bench.settings import Endpoint
     from inferbench.bench.traces.source import open_traces
 
     agentic = spec.agentic
@@ -58,7 +58,7 @@ def replay_point(
             Endpoint(base_url=base_url, model=spec.model),
             traces,
             options,
-            client=ClientOptions(max_failure_rate=spec.max_failure_rate),
+            client=client_options(spec),
             max_model_len=agentic.max_model_len,
         )
     result = outcome.result

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 import sys
 
-from inferbench.errors import Location
+from inferbench.errors import InputError, Location
 from inferbench.launch.plan import ProcessSpec
 from inferbench.launch.shellsafe import single_line
 from inferbench.launch.site import SlurmSite
@@ -24,6 +24,15 @@ def container_wrap(spec: ProcessSpec, site: SlurmSite, image: str, workdir: str)
     if site.container_runtime not in ("pyxis", "enroot") or not image:
         return spec
     prefix = ["srun", "--overlap", "--ntasks=1", f"--container-image={pyxis_image(image)}"]
+    if "," in workdir or ":" in workdir:
+        # pyxis splits --container-mounts at commas and colons: `/x,/etc:/etc` would mount
+        # the host's /etc; quoting cannot keep them inside one mount
+        raise InputError(
+            f"the job folder {workdir!r} has a ',' or ':', which pyxis would read as"
+            " another container mount",
+            location=Location(key="--runs-dir"),
+            hint="choose a --runs-dir whose path has no ',' or ':'",
+        )
     mounts = [*site.container_mounts, f"{workdir}:{workdir}"]
     prefix += [f"--container-mounts={','.join(mounts)}", f"--container-workdir={workdir}"]
     return spec.model_copy(update={"argv": (*prefix, *spec.argv)})

@@ -11,19 +11,11 @@ naming the file, line and key, before anything is rendered.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-from typing import Any
+from inferbench.config.cluster import CONTROL as _CONTROL
+from inferbench.config.cluster import ONE_LINE_HINT, ClusterFile, refuse_control
+from inferbench.errors import InputError, Location
 
-from inferbench.config.cluster import ClusterFile
-from inferbench.errors import ConfigError, InputError, Location
-
-# C0 and C1 controls and the Unicode line/paragraph separators: YAML reads NEL (U+0085),
-# U+2028 and U+2029 as line breaks too, so srtctl would get another value than written.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_HINT = "write the value on one line, without control characters"
-# The parts of a cluster file that reach sbatch scripts (ours and srtctl's) and srtslurm.yaml.
-_RENDERED = ("scheduler", "models", "containers")
+_HINT = ONE_LINE_HINT
 
 
 def has_control(text: str) -> bool:
@@ -42,29 +34,7 @@ def single_line(value: str, what: str, location: Location | None = None) -> str:
     return value
 
 
-def _strings(
-    data: Any, path: tuple[str | int, ...] = ()
-) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    if isinstance(data, dict):
-        for key, value in data.items():
-            yield (*path, key), str(key)
-            yield from _strings(value, (*path, key))
-    elif isinstance(data, list | tuple):
-        for i, value in enumerate(data):
-            yield from _strings(value, (*path, i))
-    elif isinstance(data, str):
-        yield path, data
-
-
 def check_cluster(entry: ClusterFile) -> None:
-    """Refuse a cluster whose rendered values (scheduler, models, containers) carry a control
-    character: ConfigError at the file, line and key."""
-    data = entry.cluster.model_dump(mode="json", by_alias=True, include=set(_RENDERED))
-    for path, text in _strings(data):
-        if has_control(text):
-            raise ConfigError(
-                f"cluster {entry.cluster.name}: {text!r} contains a line break or control "
-                "character (it would reach an sbatch script as a line of its own)",
-                location=entry.doc.locate_value(path),
-                hint=_HINT,
-            )
+    """Refuse a cluster whose rendered values carry a control character (see
+    `inferbench.config.cluster.refuse_control`; `load_cluster` already does)."""
+    refuse_control(entry)

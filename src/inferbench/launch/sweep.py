@@ -20,9 +20,11 @@ def load_deployments(root: Path, filters: SweepFilters) -> tuple[Project, list[D
     from inferbench.config.project import load_project
     from inferbench.matrix.api import with_runner_config
     from inferbench.matrix.expand import expand_project
+    from inferbench.matrix.filters import SweepFilters
 
     project = with_runner_config(load_project(root), filters)
     jobs = expand_project(project, filters)
+    filters.refuse_empty(len(jobs), lambda: len(expand_project(project, SweepFilters())))
     return project, group_jobs(jobs)
 
 

@@ -67,7 +67,11 @@ def sweep_project(
     that revision ask for, as InferenceX's CI selects them (`inferbench.matrix.changed`)."""
     project = with_runner_config(project, filters)
     if changed_since is None:
-        return expand_project(project, filters)
+        jobs = expand_project(project, filters)
+        # a changelog that asks for nothing is no typo; filters that select nothing are
+        if not project.master_errors:
+            filters.refuse_empty(len(jobs), lambda: len(expand_project(project, SweepFilters())))
+        return jobs
     if project.changelog is None:
         raise ConfigError(
             "--changed-since needs a perf changelog, and this tree has none",

@@ -31,7 +31,7 @@ Semantics follow InferenceX's `generate_sweep_configs.py`:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -52,6 +52,24 @@ _BOUNDS = {
     "max_conc": ("--max-concurrency", MAX_CONCURRENCY),
     "max_tp": ("--max-tp", MAX_PARALLEL),
     "max_ep": ("--max-ep", MAX_PARALLEL),
+}
+
+
+# The filters' fields as the command line spells them (node type and eval mode aside).
+_FLAGS = {
+    "config_keys": "--config-keys",
+    "model_prefixes": "--model-prefix",
+    "precisions": "--precision",
+    "frameworks": "--framework",
+    "runner_types": "--runner-type",
+    "seq_lens": "--seq-lens",
+    "min_conc": "--min-conc",
+    "max_conc": "--max-conc",
+    "max_tp": "--max-tp",
+    "max_ep": "--max-ep",
+    "conc": "--conc",
+    "runner_node_filter": "--runner-node-filter",
+    "scenario_types": "--scenario-type",
 }
 
 
@@ -130,6 +148,32 @@ class SweepFilters:
             raise InputError(
                 f"--step-size must be greater than 1, got {self.step}", hint="e.g. --step-size 2"
             )
+
+    def given(self) -> list[str]:
+        """The options that narrow the sweep, as the command line spells them."""
+        evals = {EvalMode.NONE: "--no-evals", EvalMode.ONLY: "--evals-only"}
+        flags = {**_FLAGS, "node_type": f"--{self.node_type}", "evals": evals.get(self.evals)}
+        return [
+            flag
+            for name, flag in flags.items()
+            if flag and getattr(self, name) not in (None, (), "all", EvalMode.DEFAULT)
+        ]
+
+    def refuse_empty(self, selected: int, total: Callable[[], int]) -> None:
+        """Filters that select nothing are a typo (a precision or runner misspelled), never
+        a sweep: a CI job would pass having run nothing. The generator emits `[]` for them.
+        `total` counts the tree's jobs unfiltered (only asked when nothing is selected)."""
+        given = self.given()
+        if selected or not given:
+            return
+        count = total()
+        if not count:
+            return
+        raise InputError(
+            f"the filters select none of the tree's {count} jobs",
+            location=Location(key=", ".join(given)),
+            hint="loosen or drop these filters; `inferbench sweep` lists every job",
+        )
 
     def wants_node_type(self, multinode: bool) -> bool:
         if self.node_type == "all":

@@ -332,7 +332,10 @@
       "topology " + s(P.t[i]) + "  concurrency " + P.c[i] + "  status " + s(P.st[i]) + "  failed " + pct(P.fr[i], 2),
       "image " + s(P.img[i]), "run " + s(P.run[i]) + "  tag " + s(P.tag[i]) + "  date " + s(P.date[i]) +
       "  commit " + s(P.commit[i]), ""].join("\n")));
-    if (s(P.dir[i]) !== "-") box.appendChild(el("a", { href: s(P.dir[i]), id: "detail-link" }, "open the run directory"));
+    var dir = s(P.dir[i]);
+    // only a relative path or a file: URL (what the report builds); never another scheme
+    if (dir !== "-" && (dir.indexOf("file:") === 0 || !/^[a-z][a-z0-9+.-]*:/i.test(dir)))
+      box.appendChild(el("a", { href: dir, id: "detail-link" }, "open the run directory"));
     box.appendChild(document.createTextNode("   "));
     var close = el("button", {}, "close");
     close.addEventListener("click", function () { box.style.display = "none"; });

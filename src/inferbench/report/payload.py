@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from inferbench.core.status import PointStatus
 from inferbench.report.metrics import X_AXES, Axis, y_axes
@@ -157,7 +158,11 @@ def _job_link(source: str | None, output_dir: Path | None) -> str | None:
     job_dir = path.parent.parent if path.parent.name == "results" else path.parent
     if output_dir is None:
         return job_dir.as_uri()
-    return Path(os.path.relpath(job_dir, output_dir.absolute())).as_posix() + "/"
+    relative = Path(os.path.relpath(job_dir, output_dir.absolute())).as_posix()
+    # percent-encoded and never starting with a name: a folder named `javascript:alert(1)`
+    # would otherwise be a link of that scheme, run on a click
+    link = quote(relative, safe="/") + "/"
+    return link if link.startswith("../") else "./" + link
 
 
 def points_payload(

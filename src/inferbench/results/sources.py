@@ -272,6 +272,8 @@ def _job_points(
                 f"concurrency {conc} in the file name must be between 1 and {MAX_CONCURRENCY:,}",
                 hint="name a point's result file conc<N>.json, N its concurrency",
             )
+        if bench is not None:
+            _same_concurrency(bench, conc, "its file name")
         if not job_identity:
             where = Location(job_dir / "job.json")
             fields = {**job, **(agentic_fields(job, bench) if bench else {})}
@@ -305,6 +307,20 @@ def _job_points(
             )
 
         yield _safe(file, make_eval)
+
+
+def _same_concurrency(bench: BenchFile, conc: int, said: str) -> None:
+    """The concurrency a file is stored under must be the one it was measured at: a renamed
+    or mislabelled file would otherwise put a conc-4 curve point at 999."""
+    measured = bench.metrics.max_concurrency
+    if measured is None or measured == conc:
+        return
+    raise InputError(
+        f"measured at concurrency {measured} (max_concurrency), but {said} says {conc}",
+        location=Location(bench.path, key="max_concurrency"),
+        hint=f"rename the file for concurrency {measured} (conc{measured}); a point is"
+        " stored at the concurrency it ran at",
+    )
 
 
 def _file_eval(path: Path, raw: dict[str, Any], identity: Mapping[str, Any] | None) -> EvalRecord:
@@ -364,6 +380,9 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
         merged = {**base, **agentic_fields(base, bench), **nest(identity or {})}
         if "conc" not in merged and isinstance(raw.get("max_concurrency"), int):
             merged["conc"] = raw["max_concurrency"]  # the file's own load, as bench wrote it
+        named = base.get("conc")  # from the file name (--identity is the user's own word)
+        if "conc" not in nest(identity or {}) and str(named).isdigit():
+            _same_concurrency(bench, int(str(named)), "its file name")
         ident = identity_from_job(merged, location=Location(path))
         run_id = (
             merged.get("run-id")

@@ -101,8 +101,16 @@ def _engine(url: str, busy_timeout_s: float, create: bool) -> Engine:
     connect_args: dict[str, object] = {}
     if parsed.drivername.startswith("sqlite"):
         connect_args["timeout"] = busy_timeout_s
-        if parsed.database and parsed.database != ":memory:":
-            _sqlite_file(Path(parsed.database), url, create)
+        if not parsed.database or parsed.database == ":memory:" or "mode=memory" in url:
+            # an in-memory store is a new, empty one per connection: what is ingested
+            # into it is gone when the command exits (and reads find nothing)
+            raise StoreError(
+                f"{_redact(url)} is an in-memory database: nothing stored there outlives"
+                " the command",
+                hint="name a file, e.g. --db sqlite:///runs/results.sqlite (three slashes"
+                " and a path)",
+            )
+        _sqlite_file(Path(parsed.database), url, create)
     elif parsed.drivername.startswith("postgresql"):
         connect_args["connect_timeout"] = max(1, int(busy_timeout_s))
     try:
@@ -494,10 +502,21 @@ def _store_error(exc: DBAPIError, url: str) -> StoreError:
             f"database {_redact(url)} is locked by another writer: {detail}",
             hint="wait for the other ingest to finish, or use PostgreSQL for concurrent writers",
         )
+    if url.startswith("sqlite") and any(d in detail.lower() for d in _DAMAGED):
+        # the file is there and opened: blaming the server, URL or password misleads
+        return StoreError(
+            f"database {_redact(url)} is no SQLite results store, or a damaged one: {detail}",
+            hint="point --db at a results store; a damaged one: move it away and run"
+            " `inferbench results ingest` again on the run directories",
+        )
     return StoreError(
         f"cannot use database {_redact(url)}: {detail}",
         hint="check that the server is running and the URL, user and password are right",
     )
+
+
+# What SQLite says of a file that is not a database, or a damaged one.
+_DAMAGED = ("file is not a database", "malformed", "disk image", "not a database")
 
 
 def open_store(

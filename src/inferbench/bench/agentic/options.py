@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from inferbench.core.limits import MAX_DURATION_S
+
 
 class ReplayOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     lanes: int = Field(gt=0, description="concurrent trajectory lanes")
     duration_s: float | None = Field(
-        default=None, gt=0, description="stop starting requests after this (measured window)"
+        default=None,
+        gt=0,
+        le=MAX_DURATION_S,
+        allow_inf_nan=False,
+        description="stop starting requests after this (measured window)",
     )
     sessions: int | None = Field(
         default=None, gt=0, description="measured sessions over all lanes; None = until the end"

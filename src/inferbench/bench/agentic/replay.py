@@ -36,7 +36,15 @@ from inferbench.bench.agentic.chat import ChatConversation, TextOfIds, chat_prom
 from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.agentic.reuse import PrefixTrie
 from inferbench.bench.agentic.tokens import TokenSource, salt_base
-from inferbench.bench.client import PreparedRequest, Transport, open_transport, send_request
+from inferbench.bench.client import (
+    DURATION_GRACE_S,
+    STOPPED,
+    PreparedRequest,
+    Transport,
+    interrupted_record,
+    open_transport,
+    send_request,
+)
 from inferbench.bench.records import RequestRecord
 from inferbench.bench.settings import ClientOptions, Endpoint, RequestOptions
 from inferbench.bench.traces.model import Stream, Trace, Turn
@@ -186,7 +194,28 @@ class _Session:
         )
         req = replay.prepare(ids, turn.output, headers, messages)
         reused = self.trie.reuse_and_add(turn.prompt)
-        rec = await replay.send(req)
+        try:
+            rec = await replay.send(req)
+        except asyncio.CancelledError:
+            # stopped in flight (Ctrl-C, or still running past --duration): a failed turn,
+            # so that completed + failed is every request sent
+            rec = interrupted_record(req, replay.cut_reason)
+            self._keep(rec, req, stream, number, depth, reused, gap, headers)
+            raise
+        self._keep(rec, req, stream, number, depth, reused, gap, headers)
+
+    def _keep(
+        self,
+        rec: RequestRecord,
+        req: PreparedRequest,
+        stream: str,
+        number: int,
+        depth: int,
+        reused: int,
+        gap: float,
+        headers: tuple[tuple[str, str], ...],
+    ) -> None:
+        replay = self.replay
         s = self.record
         s.requests += 1
         s.input_tokens += req.input_len
@@ -248,6 +277,7 @@ class _Replay:
         self.started_measured = 0
         self.stop_at = float("inf")
         self.stopping = False
+        self.cut_reason = STOPPED  # why a turn cut off in flight failed
         self.sent = 0
         self.failed = 0
         self._tries: dict[bytes, PrefixTrie] = {}
@@ -361,7 +391,22 @@ class _Replay:
         if self.options.duration_s is not None:
             self.stop_at = self.run.t0 + self.options.duration_s
         self.window_open.set()
-        await asyncio.gather(*tasks)
+        if self.options.duration_s is None:
+            await asyncio.gather(*tasks)
+            return
+        # bounded by the duration: a stalled server would hold the turns in flight for the
+        # request timeout (600 s); past the grace they are cut, each a failed turn
+        grace = min(self.client.request_timeout_s, DURATION_GRACE_S)
+        left = self.stop_at + grace - time.monotonic()
+        _, pending = await asyncio.wait(tasks, timeout=max(0.0, left))
+        if pending:
+            self.cut_reason = f"still running {grace:g} s after --duration ended"
+            self.stopping = True
+            for t in pending:
+                t.cancel()
+        for result in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                raise result
 
 
 async def replay(

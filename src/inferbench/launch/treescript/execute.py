@@ -97,8 +97,11 @@ def run_point(
     logs.mkdir(parents=True, exist_ok=True)
     script_log = logs / f"script-conc{conc}.log"
     with script_log.open("ab") as out:
+        # the group's leader is a guard that ends the whole group if inferbench dies: the
+        # parent-death signal below reaches the guard alone, not the server the script starts
+        guard = [sys.executable, "-m", "inferbench.launch.groupguard", str(os.getpid())]
         proc = subprocess.Popen(
-            ["bash", script.script],
+            [*guard, "bash", script.script],
             cwd=workspace,
             env=env,
             stdin=subprocess.DEVNULL,
