@@ -558,7 +558,7 @@ FILE_OUTPUTS: list[tuple[str, tuple[str, ...], str]] = [
     ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--output"),
 ]
 FOLDER_OUTPUTS: list[tuple[str, tuple[str, ...], str]] = [
-    ("bench", (*BENCH, "--num-prompts", "1"), "--result-dir"),
+    ("bench", (*BENCH, "--num-prompts", "1"), "--output-dir"),
     ("sim-estimate", ("sim", "estimate", *SIM_POINT, "--concurrency", "2"), "--output-dir"),
     ("eval", ("eval", "--base-url", "http://127.0.0.1:9", "--model", "m"), "--output-dir"),
     ("report", ("report", "--db", "sqlite:///{tmp}/r.sqlite"), "--output-dir"),
