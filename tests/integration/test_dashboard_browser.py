@@ -323,7 +323,7 @@ def test_hover_shows_full_identity_and_click_links_the_run_directory(
     hover.wait_for(timeout=5_000)
     text = hover.text_content() or ""
     assert "b200 trt fp4" in text and "image docker.io/lmsysorg/sglang:v0.5.0" in text
-    assert "run nightly-2" in text and "commit 2222bbb" in text and "topology tp4" in text
+    assert "run nightly-2" in text and "commit 2222bbb" in text and "topology TP4" in text
     point.click(force=True)
     link = page.locator("#detail-link")
     href = link.get_attribute("href")
@@ -340,7 +340,7 @@ def test_table_sorts_filters_and_pages(page: Any, report: Report) -> None:
     assert values == sorted(values)
     page.locator("#points-head th[data-col='y']").click()
     assert page.locator("#points-head th.sorted-desc").inner_text().startswith("tok/s/GPU")
-    page.fill("#table-filter", "llama70b tp4")
+    page.fill("#table-filter", "llama70b TP4")
     assert page.locator("#rows tr").count() == 5
     assert "(5 points)" in page.locator("#page").inner_text()
     page.fill("#table-filter", "")

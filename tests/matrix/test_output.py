@@ -68,9 +68,11 @@ def test_json_list_round_trips() -> None:
 
 def test_topology_labels() -> None:
     assert topology(single()) == "TP8"
-    assert topology(single(ep=8, dp_attn=True)) == "TP8 EP8 DPA"
-    assert topology(multi()) == "2xDEP2 / 1xDEP8"
-    assert topology(multi(decode=worker(0, 8))).startswith("agg")
+    # one notation across commands: the words of config.topology (DP attention + EP: DEP)
+    assert topology(single(ep=8, dp_attn=True)) == "DEP8"
+    assert topology(single(ep=8)) == "TEP8"
+    assert topology(multi()) == "2P1D DEP2/DEP8"
+    assert topology(multi(decode=worker(0, 8))) == "2xDEP2"  # aggregated workers
 
 
 def test_table_rows_name_every_column() -> None:
@@ -78,7 +80,7 @@ def test_table_rows_name_every_column() -> None:
     assert len(one) == len(two) == len(JOB_COLUMNS)
     row = dict(zip(JOB_COLUMNS, two, strict=True))
     assert row["config-key"] == "minimaxm3-fp4-b200-dynamo-vllm"
-    assert row["topology"] == "2xDEP2 / 1xDEP8" and row["conc"] == "4, 8"
+    assert row["topology"] == "2P1D DEP2/DEP8" and row["conc"] == "4, 8"
     assert dict(zip(JOB_COLUMNS, one, strict=True))["conc"] == "16"
 
 

@@ -24,7 +24,7 @@ def test_run_directory_points_carry_identity_and_provenance(db_url: str, tmp_pat
     stored = open_store(db_url).query()
     by_conc = {s.record.identity.concurrency: s.record for s in stored}
     rec = by_conc[64]
-    assert rec.identity.disagg and rec.identity.topology() == "1P(1xtp4ep4) 2D(2xtp1dp8ep8)"
+    assert rec.identity.disagg and rec.identity.topology() == "1P2D TEP4/DEP8"
     assert rec.identity.image == "docker.io/lmsysorg/sglang:v0.5.2-cu129"  # normalised
     assert rec.identity.hardware_prefill == "gb200"
     assert rec.provenance.run_id == "run-1" and rec.provenance.attempt == 2

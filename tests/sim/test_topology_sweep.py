@@ -41,7 +41,7 @@ def test_the_sweep_reports_throughput_as_plain_estimate_does() -> None:
     )
     base = _deployment(opts, sweeping=True)
     points = sweep_topologies(base, 4, (16,))
-    (tp4,) = [p for p in points if p.topology == "1x TP4 aggregated"]
+    (tp4,) = [p for p in points if p.topology == "TP4"]
     same = _deployment(DeploymentOptions(**{**opts.__dict__, "tp": 4}))
     want = point(estimate(same, 16, num_prompts=32))  # the sweep's 2 x concurrency requests
     assert tp4.total_tok_s_gpu == pytest.approx(want.total_tok_s_per_gpu)

@@ -1,7 +1,9 @@
 """Topology words (`2P1D`, `DEP8`, `TEP4`, `TP4`, `8k1k`, `c2048`): one definition.
 
 `worker_word` and `deployment_words` produce the canonical words for a
-deployment; `parse_tokens` finds such tokens in free text (changelog prose) or a
+deployment, and `topology_label` the one label every command prints (sweep's table,
+`sim estimate`, results, the report): `TP8`, `2xTEP4`, `2P1D DEP2/DEP8`;
+`parse_tokens` finds such tokens in free text (changelog prose) or a
 file name (`2p1d-dep2-dep8-8k1k.yaml`, `ctx1_gen4_tep8_batch1_mtp3.yaml`).
 """
 
@@ -58,6 +60,26 @@ def worker_word(layout: WorkerLayout) -> str:
     else:
         word = f"TP{layout.tp}"
     return word + (f"PP{layout.pp}" if layout.pp > 1 else "")
+
+
+def topology_label(
+    decode: WorkerLayout,
+    *,
+    prefill: WorkerLayout | None = None,
+    prefill_workers: int = 0,
+    decode_workers: int = 1,
+) -> str:
+    """`TP8` (one worker), `2xTP8` (two aggregated workers), `2P1D DEP2/DEP8`."""
+    if prefill is not None:
+        words = deployment_words(
+            decode,
+            prefill=prefill,
+            prefill_workers=prefill_workers,
+            decode_workers=decode_workers,
+        )
+        return str(words)
+    word = worker_word(decode)
+    return word if decode_workers == 1 else f"{decode_workers}x{word}"
 
 
 def pd_word(prefill_workers: int, decode_workers: int) -> str:

@@ -36,8 +36,10 @@ from typing import Any
 
 import orjson
 
+from inferbench.config.topology import topology_label
 from inferbench.core.job import Job, JobWorkerBlock
 from inferbench.core.seqlen import seq_len_name
+from inferbench.engines.layout import WorkerLayout, worker_layout
 
 GITHUB_MATRIX_LIMIT = 256
 
@@ -138,30 +140,33 @@ def github_to_json(
     return orjson.dumps(github_matrix(jobs, chunk_size, changelog=changelog)).decode()
 
 
-def _worker(block: JobWorkerBlock) -> str:
-    if block.dp_attn and block.ep > 1:
-        shape = f"DEP{block.tp * block.pp}"
-    elif block.ep > 1:
-        shape = f"TEP{block.tp}"
-    else:
-        shape = f"TP{block.tp}"
-    return f"{block.num_worker}x{shape}"
+def _layout(block: JobWorkerBlock) -> WorkerLayout:
+    return worker_layout(
+        block.tp, block.ep, block.dp_attn, block.pp, block.pcp_size, block.dcp_size
+    )
 
 
 def topology(job: Job) -> str:
-    """A short topology label: `TP8`, `TP8 EP8 DPA`, or `2xDEP2 / 1xDEP8` for multinode."""
+    """The job's topology label (`config.topology.topology_label`): `TP8`, `DEP8`,
+    `2P1D DEP2/DEP8`, `2xTP8` for aggregated multinode workers."""
     if job.prefill is not None and job.decode is not None:
-        if job.decode.num_worker == 0:
-            return f"agg {_worker(job.prefill)}"
-        return f"{_worker(job.prefill)} / {_worker(job.decode)}"
-    parts = [f"TP{job.tp}"]
-    if job.pp and job.pp > 1:
-        parts.append(f"PP{job.pp}")
-    if job.ep and job.ep > 1:
-        parts.append(f"EP{job.ep}")
-    if job.dp_attn:
-        parts.append("DPA")
-    return " ".join(parts)
+        if job.decode.num_worker == 0:  # aggregated: the workers are the prefill block
+            return topology_label(_layout(job.prefill), decode_workers=job.prefill.num_worker)
+        return topology_label(
+            _layout(job.decode),
+            prefill=_layout(job.prefill),
+            prefill_workers=job.prefill.num_worker,
+            decode_workers=job.decode.num_worker,
+        )
+    layout = worker_layout(
+        job.tp or 1,
+        job.ep or 1,
+        bool(job.dp_attn),
+        job.pp or 1,
+        job.pcp_size or 1,
+        job.dcp_size or 1,
+    )
+    return topology_label(layout)
 
 
 # The table's columns, in order; a renderer may leave out the later-ranked ones when narrow.

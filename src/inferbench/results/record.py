@@ -31,7 +31,9 @@ import orjson
 from pydantic import Field, ValidationError
 
 from inferbench.bench.agentic.block import AgenticBlock
+from inferbench.config.topology import topology_label
 from inferbench.core.model import FrozenModel
+from inferbench.engines.layout import WorkerLayout
 from inferbench.errors import InputError, Location
 
 SCHEMA_VERSION = 5
@@ -61,15 +63,9 @@ class Pool(FrozenModel):
     def gpus(self) -> int:
         return self.workers * self.gpus_per_worker
 
-    def short(self) -> str:
-        par = f"tp{self.tp}"
-        if self.dp > 1:
-            par += f"dp{self.dp}"
-        if self.ep > 1:
-            par += f"ep{self.ep}"
-        if self.pp > 1:
-            par += f"pp{self.pp}"
-        return f"{self.workers}x{par}"
+    def layout(self) -> WorkerLayout:
+        """One worker's engine layout (the DP ranks of DP attention in `dp`)."""
+        return WorkerLayout(self.gpus_per_worker, self.tp, self.dp, self.ep, self.pp, 1, self.pcp)
 
 
 class Identity(FrozenModel):
@@ -113,14 +109,19 @@ class Identity(FrozenModel):
         return sum(p.gpus for p in self.pools)
 
     def topology(self) -> str:
-        """A short name like `1P(1xtp8) 2D(2xtp4ep4)` or `tp8` for a single node."""
-        if len(self.pools) == 1 and self.pools[0].role == "worker":
-            return self.pools[0].short().removeprefix("1x")
-        parts = []
-        for p in self.pools:
-            if p.workers:
-                parts.append(f"{p.workers}{p.role[0].upper()}({p.short()})")
-        return " ".join(parts)
+        """The topology label every command prints (`config.topology.topology_label`):
+        `TP8`, `2xTEP4`, `1P2D TEP4/DEP8`."""
+        roles = {p.role: p for p in self.pools if p.workers}
+        prefill, decode = roles.get("prefill"), roles.get("decode")
+        if prefill is not None and decode is not None:
+            return topology_label(
+                decode.layout(),
+                prefill=prefill.layout(),
+                prefill_workers=prefill.workers,
+                decode_workers=decode.workers,
+            )
+        pool = decode or prefill or roles.get("worker") or self.pools[0]
+        return topology_label(pool.layout(), decode_workers=max(pool.workers, 1))
 
     def hardware(self) -> str:
         if self.hardware_prefill == self.hardware_decode:

@@ -13,7 +13,9 @@ from pydantic import Field
 
 from inferbench.bench.preset import SA_BENCH
 from inferbench.catalog.schema import GpuSpec, ModelSpec, Precision
+from inferbench.config.topology import topology_label, worker_word
 from inferbench.core.model import FrozenModel
+from inferbench.engines.layout import WorkerLayout
 from inferbench.errors import InputError, Location
 from inferbench.sim.engine import EngineLimits
 from inferbench.sim.engines import engine_profile
@@ -60,14 +62,14 @@ class PoolSpec(FrozenModel):
     def parallelism(self) -> Parallelism:
         return Parallelism(self.tp, self.dp, self.pp, self.expert_parallel)
 
+    @property
+    def layout(self) -> WorkerLayout:
+        ep = self.tp * self.dp if self.expert_parallel else 1
+        return WorkerLayout(self.gpus_per_worker, self.tp, self.dp, ep, self.pp)
+
     def describe(self) -> str:
-        if self.dp > 1 and self.expert_parallel:
-            shape = f"DEP{self.dp * self.tp}" + (f"(TP{self.tp})" if self.tp > 1 else "")
-        elif self.expert_parallel:
-            shape = f"TEP{self.tp}"
-        else:
-            shape = f"TP{self.tp}" + (f"DP{self.dp}" if self.dp > 1 else "")
-        return shape + (f"PP{self.pp}" if self.pp > 1 else "")
+        """One worker's word (`DEP8`, `TEP4`, `TP8`), as every command prints it."""
+        return worker_word(self.layout)
 
 
 class SimWorkload(FrozenModel):
@@ -130,11 +132,14 @@ class SimDeployment(FrozenModel):
         return self.decode.stream_interval
 
     def describe(self) -> str:
+        """The topology label every command prints: `TP8`, `2xTP8`, `2P1D DEP2/DEP8`."""
         if self.prefill is None:
-            return f"{self.decode.workers}x {self.decode.describe()} aggregated"
-        return (
-            f"{self.prefill.workers}P{self.decode.workers}D "
-            f"{self.prefill.describe()}/{self.decode.describe()}"
+            return topology_label(self.decode.layout, decode_workers=self.decode.workers)
+        return topology_label(
+            self.decode.layout,
+            prefill=self.prefill.layout,
+            prefill_workers=self.prefill.workers,
+            decode_workers=self.decode.workers,
         )
 
     def step_model(self, pool: PoolSpec) -> StepModel:
