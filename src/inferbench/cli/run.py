@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from inferbench.cli.adaptive import AdaptiveFlags
 from inferbench.cli.filters import FilterOptions, eval_mode
 from inferbench.cli.fit import Col, print_table
 from inferbench.cli.options import with_options
@@ -20,6 +21,7 @@ from inferbench.cli.outputs import output_folder
 from inferbench.cli.progress import LineProgress, log_mode
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
+from inferbench.errors import InputError, Location
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.runner import RunEvents, RunRequest, RunSummary, execute_run
@@ -230,6 +232,7 @@ def register(app: typer.Typer) -> None:
         root: Path = _ROOT,
         *,
         filters: FilterOptions,
+        adaptive_flags: AdaptiveFlags,
         backend: Backend = _BACKEND,
         engine: Engine = _ENGINE,
         cluster: str = _CLUSTER,
@@ -287,7 +290,8 @@ def register(app: typer.Typer) -> None:
         Jobs served by the simulator (--engine sim) run on its virtual clock: each point is
         its estimate, written as a measured point's result file, with no server to wait on.
         Ctrl-C stops after the current point (twice: at once); `--resume RUN-ID` continues
-        the run with the settings it was started with."""
+        the run with the settings it was started with. `--adaptive` measures only the
+        points that can move the throughput-interactivity frontier (docs/adaptive.md)."""
 
         from inferbench.config.project import load_project
         from inferbench.evals.spec import task_info
@@ -321,6 +325,7 @@ def register(app: typer.Typer) -> None:
                 given["filters"] = _filter_dict(filters.sweep_filters(evals=evals))
             refuse_conflicts(saved.info, given)
             options = saved.options(runs_dir, srt_slurm=srt_slurm, srtctl_root=srtctl_root)
+            _refuse_adaptive_flag(adaptive_flags.adaptive, options.adaptive, resume)
             project = load_project(options.root)
             deployments = saved.deployments
         else:
@@ -354,6 +359,7 @@ def register(app: typer.Typer) -> None:
                 ),
                 filters=_filter_dict(sweep_filters),
                 srt_slurm=srt_slurm.resolve() if srt_slurm else None,
+                adaptive=adaptive_flags.options().as_dict() if adaptive_flags.adaptive else None,
             )
         request = build_request(
             options, project, deployments, preview=dry_run, stop=StopRequest(), simulator=open_job
@@ -366,6 +372,9 @@ def register(app: typer.Typer) -> None:
                 Console(stderr=True, highlight=False, soft_wrap=True).print(
                     f"[yellow]warning:[/] {gap}"
                 )
+        if options.adaptive is not None:
+            _run_adaptive(request, options.adaptive, runs_dir, adaptive_flags.all_points, dry_run)
+            return
         if dry_run:
             if _print_plans(request):
                 raise typer.Exit(1)
@@ -379,10 +388,13 @@ def register(app: typer.Typer) -> None:
     @app.command("plan")
     @with_options
     def plan_cmd(
-        selector: str = typer.Argument(..., help="Config-key glob or fingerprint prefix."),
+        selector: str | None = typer.Argument(
+            None, help="Config-key glob or fingerprint prefix (optional with --adaptive)."
+        ),
         root: Path = _ROOT,
         *,
         filters: FilterOptions,
+        adaptive_flags: AdaptiveFlags,
         backend: Backend = _BACKEND,
         engine: Engine = _ENGINE,
         cluster: str = _CLUSTER,
@@ -397,8 +409,8 @@ def register(app: typer.Typer) -> None:
         sim_realtime: bool = _SIM_REALTIME,
     ) -> None:
         """Print the deployment plans of the selected jobs (nothing runs); exit 1 when one
-        of them cannot be planned."""
-        from inferbench.errors import InputError
+        of them cannot be planned. `--adaptive`: what an adaptive run would measure first,
+        every point's prediction with its interval, and the projected sweep."""
         from inferbench.launch.planner import PlanOptions
         from inferbench.launch.session import RunOptions, build_request
         from inferbench.launch.sweep import load_deployments, select
@@ -407,6 +419,16 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"unknown --format {fmt!r}", hint="use text or json")
         sweep_filters = filters.sweep_filters()
         project, deployments = load_deployments(root, sweep_filters)
+        if adaptive_flags.adaptive:
+            chosen = select(deployments, selector) if selector else deployments
+            _plan_adaptive(chosen, adaptive_flags)
+            return
+        if selector is None:
+            raise InputError(
+                "plan needs a JOB-SELECTOR (a config-key glob or a fingerprint prefix)",
+                location=Location(key="JOB-SELECTOR"),
+                hint="e.g. `inferbench plan 'dsr1-*'`, or `inferbench plan --adaptive`",
+            )
         chosen = select(deployments, selector)
         options = RunOptions(
             root=root,
@@ -474,6 +496,83 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
         _console.print(f"dashboard: {stored.dashboard.resolve()}", markup=False)
     if not summary.ok:
         raise typer.Exit(1)
+
+
+def _refuse_adaptive_flag(asked: bool, saved: object, resume: str) -> None:
+    if asked and saved is None:
+        raise InputError(
+            f"run {resume} is not an adaptive run",
+            location=Location(key="--adaptive"),
+            hint=f"drop --adaptive: `inferbench run --resume {resume}`",
+        )
+
+
+def _plan_adaptive(deployments: list[Deployment], flags: AdaptiveFlags) -> None:
+    from inferbench.adaptive.planner import project
+    from inferbench.adaptive.session import planner_for
+    from inferbench.cli.adaptive import render_assessment
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    planner, excluded = planner_for(deployments, flags.options(), lambda m: err.print(m))
+    first = planner.assess({})
+    render_assessment(
+        _console, first, excluded, title="adaptive plan: round 1", all_points=flags.all_points
+    )
+    final, rounds = project(planner)
+    measured = final.count("measured")
+    _console.print(
+        f"projection (every measurement on its prediction, spreads as now): {len(rounds)} "
+        f"rounds, {measured} of {len(final.points)} points measured, GPU-hours "
+        f"{final.gpu_hours_measured:,.2f} of {final.gpu_hours_full:,.2f} "
+        f"(saves {final.gpu_hours_saved:,.2f})",
+        markup=False,
+    )
+
+
+def _run_adaptive(
+    request: RunRequest,
+    settings: dict[str, object],
+    runs_dir: Path,
+    all_points: bool,
+    dry_run: bool,
+) -> None:
+    if dry_run:
+        raise InputError(
+            "--dry-run does not combine with --adaptive",
+            location=Location(key="--dry-run"),
+            hint="`inferbench plan --adaptive` shows what an adaptive run would measure",
+        )
+    from inferbench.adaptive.planner import Assessment
+    from inferbench.adaptive.session import AdaptiveOptions, execute_adaptive
+    from inferbench.cli.adaptive import render_assessment
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def on_round(n: int, a: Assessment) -> None:
+        chosen = a.chosen
+        if chosen:
+            names = ", ".join(f"{c.label} conc {c.concurrency}" for c in chosen)
+            _console.print(f"round {n}: measuring {len(chosen)}: {names}", markup=False)
+
+    outcome = execute_adaptive(
+        request, AdaptiveOptions.from_dict(settings), run_with_progress, on_round,
+        lambda m: err.print(m, markup=False),
+    )  # fmt: skip
+    render_assessment(
+        _console, outcome.assessment, outcome.excluded,
+        title=f"adaptive run {outcome.run.run_id}", all_points=all_points,
+    )  # fmt: skip
+    _console.print(f"run directory: {outcome.run.path}", markup=False)
+    if outcome.interrupted:
+        command = f"inferbench run --resume {outcome.run.run_id}"
+        if runs_dir != Path("runs"):
+            command += f" --runs-dir {shlex.quote(str(runs_dir))}"
+        _console.print(
+            f"[yellow]interrupted[/]: adaptive run {outcome.run.run_id} stopped "
+            f"({outcome.points_left} points of its round to do)"
+        )
+        _console.print(f"resume it with: {command}", markup=False)
+        raise typer.Exit(130)
 
 
 def _split_args(text: str) -> tuple[str, ...]:

@@ -75,6 +75,7 @@ class SavedRun:
             slurm_poll_s=settings.slurm_poll_s,
             filters=dict(info.filters),
             srt_slurm=srt_slurm.resolve() if srt_slurm is not None else saved_srt,
+            adaptive=settings.adaptive,
         )
 
 

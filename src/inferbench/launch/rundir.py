@@ -74,6 +74,7 @@ class RunSettings(BaseModel):
     local: dict[str, Any] = Field(default_factory=dict)  # LocalOptions fields
     slurm_poll_s: float = 1.0
     srt_slurm: str | None = None  # srtctl backend: the srt-slurm checkout recipes come from
+    adaptive: dict[str, Any] | None = None  # `run --adaptive`: the planner's settings
 
 
 class RunInfo(BaseModel):

@@ -16,7 +16,7 @@ import json
 import socket
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inferbench.core.outcome import Outcome, PointOutcome
@@ -99,6 +99,15 @@ def open_run(request: RunRequest) -> RunDir:
         return run
     run = run_dir(request.runs_dir, new_run_id())
     run.path.mkdir(parents=True, exist_ok=False)
+    return run
+
+
+def start_run(request: RunRequest) -> RunDir:
+    """A new run directory with its run.json and jobs.json (every deployment of the request),
+    and nothing run yet: what `run --adaptive` makes before running its rounds as resumes."""
+    run = open_run(replace(request, resume=None))
+    with run_lock(run.path, run.run_id):
+        _record_run(run, request, request.deployments)
     return run
 
 

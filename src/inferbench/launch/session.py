@@ -45,6 +45,7 @@ class RunOptions:
     slurm_poll_s: float = 1.0
     filters: dict[str, object] = field(default_factory=dict)
     srt_slurm: Path | None = None  # srt-slurm checkout for recipes missing from the tree
+    adaptive: dict[str, object] | None = None  # `run --adaptive`: the planner's settings
 
 
 def settings_of(options: RunOptions) -> RunSettings:
@@ -57,6 +58,7 @@ def settings_of(options: RunOptions) -> RunSettings:
         local=asdict(options.local),
         slurm_poll_s=options.slurm_poll_s,
         srt_slurm=str(options.srt_slurm.resolve()) if options.srt_slurm else None,
+        adaptive=options.adaptive,
     )
 
 

@@ -1,0 +1,163 @@
+"""How far off a prediction may be: the calibration's own held-out error, per (GPU, engine).
+
+The spread of a prediction is the root-mean-square log error the calibration made on
+measured points it did not see:
+
+- a pair with at least `MIN_WITHIN` measured points: leave-one-out within the pair (each of
+  its points predicted by a fit on the pair's others), what its own calibration still misses;
+- a pair with fewer: its leave-one-group-out error (all its points predicted by a fit on the
+  other pairs), what a calibration that never saw it gets wrong;
+- a pair not measured at all: the leave-one-group-out error pooled over every measured pair;
+  with fewer than two pairs measured there is nothing to hold out, and the prior (the default
+  calibration's held-out error, `PRIOR`) stands.
+
+`ErrorModel` is the interface the planner reads; `HeldOutErrors` computes it from measured
+points with `sim calibrate`'s fit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from inferbench.sim.calibrate import MeasuredPoint, Surface, fit
+from inferbench.sim.calibration import Calibration, base_efficiency
+from inferbench.sim.deployment import SimDeployment
+
+Pair = tuple[str, str]  # (GPU key, engine)
+MIN_WITHIN = 3
+FLOOR = 0.02  # never trust a prediction closer than run-to-run noise
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The log-space standard deviation of a prediction, per metric, and where it is from."""
+
+    tok_s_gpu: float
+    interactivity: float
+    source: str
+
+
+# The default calibration's held-out error on the ten published InferenceX points
+# (docs/simulator.md: leave-one-out ratios 0.71-1.23, root-mean-square log error 0.19 for
+# tok/s/GPU and 0.18 for interactivity), widened to 0.25 for a pair the fit never saw.
+PRIOR = Spread(0.25, 0.25, "prior: the default calibration's held-out error")
+
+
+class ErrorModel(Protocol):
+    def spread(self, gpu: str, engine: str) -> Spread: ...
+
+
+def params_for(cal: Calibration, dep: SimDeployment) -> dict[str, float]:
+    """The fitted parameters a deployment runs with under `cal` (engine defaults first)."""
+    base = base_efficiency(dep.engine)
+    out = {
+        "layer_overhead_s": base.layer_overhead_s,
+        "attention_efficiency": base.attention_efficiency,
+        "front_latency_s": base.front_latency_s,
+    }
+    entry = cal.entry_for(dep.gpu, dep.engine)
+    if entry is not None:
+        out.update(entry.params)
+    return out
+
+
+def _log_errors(
+    points: Sequence[MeasuredPoint],
+    cal: Calibration,
+    surfaces: Mapping[str, Surface],
+    deps: Mapping[str, SimDeployment],
+) -> list[tuple[float, float | None]]:
+    out: list[tuple[float, float | None]] = []
+    for pt in points:
+        params = params_for(cal, deps[pt.name])
+        at = surfaces[pt.name].at(
+            np.asarray(params["layer_overhead_s"]), np.asarray(params["attention_efficiency"])
+        )
+        tput = float(at["tok_s_gpu"]) - math.log(pt.measured.tok_s_gpu)
+        inter = pt.measured.interactivity
+        out.append((tput, float(at["interactivity"]) - math.log(inter) if inter else None))
+    return out
+
+
+def _rms(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return math.sqrt(sum(v * v for v in known) / len(known)) if known else None
+
+
+@dataclass
+class HeldOutErrors:
+    """Spreads per pair from measured points (see the module's rules)."""
+
+    within: dict[Pair, Spread] = field(default_factory=dict)
+    group_out: dict[Pair, Spread] = field(default_factory=dict)
+    pooled: Spread = PRIOR
+    floor: float = FLOOR
+
+    def spread(self, gpu: str, engine: str) -> Spread:
+        pair = (gpu, engine)
+        got = self.within.get(pair) or self.group_out.get(pair) or self.pooled
+        return Spread(
+            max(got.tok_s_gpu, self.floor), max(got.interactivity, self.floor), got.source
+        )
+
+
+def held_out_errors(
+    points: Sequence[MeasuredPoint],
+    surfaces: dict[str, Surface],
+    deps: dict[str, SimDeployment],
+    *,
+    prior: Spread = PRIOR,
+    floor: float = FLOOR,
+    within_cache: dict[tuple[str, ...], Spread] | None = None,
+) -> HeldOutErrors:
+    """Leave-one-group-out over the (GPU, engine) pairs and leave-one-out within each pair
+    with at least MIN_WITHIN points. `within_cache` (keyed by the pair's point names) spares
+    refitting a pair whose points did not change."""
+    pairs: dict[Pair, list[MeasuredPoint]] = {}
+    for pt in points:
+        dep = deps[pt.name]
+        pairs.setdefault((dep.gpu.key, dep.engine), []).append(pt)
+    out = HeldOutErrors(pooled=prior, floor=floor)
+    if len(pairs) >= 2:
+        every: list[tuple[float, float | None]] = []
+        for pair, members in pairs.items():
+            names = {pt.name for pt in members}
+            rest = [pt for pt in points if pt.name not in names]
+            errs = _log_errors(members, fit(rest, surfaces, deps), surfaces, deps)
+            every.extend(errs)
+            label = f"{pair[0]}/{pair[1]}"
+            out.group_out[pair] = _spread(errs, f"leave-one-group-out of {label}", prior)
+        out.pooled = _spread(
+            every, f"leave-one-group-out pooled over {len(pairs)} (GPU, engine) pairs", prior
+        )
+    cache = within_cache if within_cache is not None else {}
+    for pair, members in pairs.items():
+        if len(members) < MIN_WITHIN:
+            continue
+        key = tuple(sorted(pt.name for pt in members))
+        if key not in cache:
+            errs = []
+            for pt in members:
+                rest = [p for p in members if p.name != pt.name]
+                errs.extend(_log_errors([pt], fit(rest, surfaces, deps), surfaces, deps))
+            label = f"{pair[0]}/{pair[1]}"
+            cache[key] = _spread(
+                errs, f"leave-one-out within {label} ({len(members)} points)", prior
+            )
+        out.within[pair] = cache[key]
+    return out
+
+
+def _spread(errs: Sequence[tuple[float, float | None]], source: str, prior: Spread) -> Spread:
+    tput = _rms([e[0] for e in errs])
+    inter = _rms([e[1] for e in errs])
+    return Spread(
+        tput if tput is not None else prior.tok_s_gpu,
+        inter if inter is not None else prior.interactivity,
+        source,
+    )
