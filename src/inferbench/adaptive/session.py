@@ -188,6 +188,10 @@ def execute_adaptive(
         run = start_run(replace(request, deployments=_planned(request.deployments, planner)))
     by_fp = {d.fingerprint: d for d in request.deployments}
     rounds = read_rounds(run)
+    if rounds and request.resume:
+        measured, _ = measurements(run, planner.candidates)
+        if not any(key in measured for key in rounds[-1]):
+            rounds.pop()  # cut short before any of its points: planned again, same number
     outcome = AdaptiveRun(run=run, assessment=None, excluded=excluded, rounds=rounds)  # type: ignore[arg-type]
     n = len(rounds)
     while True:

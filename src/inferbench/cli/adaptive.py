@@ -136,4 +136,3 @@ def render_assessment(
         f"{1 - s.confidence:.2g}; intervals are {s.confidence:.0%} (spread: held-out error)",
         markup=False,
     )
-

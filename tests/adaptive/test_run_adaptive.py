@@ -1,0 +1,106 @@
+"""`inferbench run --adaptive` on the simulator's virtual clock: rounds, adaptive.json, and a
+resume that continues an interrupted adaptive run from its measurements."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inferbench.adaptive.session import AdaptiveOptions, execute_adaptive
+from inferbench.launch.plan import Backend, Engine
+from inferbench.launch.runner import RunRequest, RunSummary, execute_run
+from inferbench.launch.session import RunOptions, build_request
+from inferbench.launch.sweep import load_deployments
+from inferbench.matrix.filters import SweepFilters
+from inferbench.sim.points import open_job
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# one 1-GPU deployment at three concurrencies and one of two: quick to simulate
+FILTERS = SweepFilters(config_keys=("llama3.1-8b-bf16-h200-vllm",), conc=(4, 8, 16))
+
+pytestmark = pytest.mark.integration
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "inferbench.cli.main", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "200"},
+        check=False,
+    )
+
+
+def _request(runs: Path) -> RunRequest:
+    project, deployments = load_deployments(EXAMPLES, FILTERS)
+    options = RunOptions(
+        root=EXAMPLES,
+        backend=Backend.LOCAL,
+        engine=Engine.SIM,
+        runs_dir=runs,
+        adaptive=AdaptiveOptions().as_dict(),
+    )
+    return build_request(options, project, deployments, simulator=open_job)
+
+
+def _mtimes(run: Path) -> dict[str, int]:
+    return {str(p.relative_to(run)): p.stat().st_mtime_ns for p in run.glob("*/results/conc*.json")}
+
+
+def test_interrupted_adaptive_run_resumes_from_its_measurements(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    request = _request(runs)
+    calls: list[RunRequest] = []
+
+    def stop_in_round_three(req: RunRequest) -> RunSummary:
+        calls.append(req)
+        if len(calls) == 3:
+            req.stop.request()  # a Ctrl-C before the round's first point
+        return execute_run(req)
+
+    cut = execute_adaptive(request, AdaptiveOptions(), stop_in_round_three)
+    assert cut.interrupted and len(calls) == 3
+    run = cut.run.path
+    first = json.loads((run / "adaptive.json").read_text())
+    assert len(first["rounds"]) == 3 and not first["done"]
+    before = _mtimes(run)
+    # rounds one and two measured their points (one per frontier: 1k1k and 8k1k)
+    assert len(before) == len(first["rounds"][0]) + len(first["rounds"][1]) == 4
+
+    out = _cli("run", "--resume", cut.run.run_id, "--runs-dir", str(runs), cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "round 3: measuring" in out.stdout  # it goes on where it stopped
+    final = json.loads((run / "adaptive.json").read_text())
+    assert final["done"] and final["rounds"][:2] == first["rounds"][:2]
+    after = _mtimes(run)
+    assert {k: after[k] for k in before} == before  # nothing measured twice
+    statuses = {p["key"]: p["status"] for p in final["points"]}
+    assert len(after) == sum(s == "measured" for s in statuses.values())
+    assert set(statuses.values()) <= {"measured", "dominated", "near"}
+    assert (run / "calibration.yaml").is_file()
+    assert json.loads((run / "run.json").read_text())["settings"]["adaptive"]["confidence"] == 0.95
+
+
+def test_plan_adaptive_prints_the_first_round_and_a_projection(tmp_path: Path) -> None:
+    out = _cli("plan", "--adaptive", "--root", str(EXAMPLES), "--model-prefix", "llama3.1-8b",
+               cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "adaptive plan: round 1" in out.stdout and "next" in out.stdout
+    assert "not planned: llama3.1-8b-bf16-h200-vllm-agentic" in out.stdout
+    assert "projection (every measurement on its prediction" in out.stdout
+    assert not (tmp_path / "runs").exists()
+
+
+def test_adaptive_flag_errors_are_one_line(tmp_path: Path) -> None:
+    out = _cli("run", "--adaptive", "--dry-run", "--root", str(EXAMPLES), cwd=tmp_path)
+    assert out.returncode == 2 and "--dry-run does not combine with --adaptive" in out.stderr
+    out = _cli("plan", "--root", str(EXAMPLES), cwd=tmp_path)
+    assert out.returncode == 2 and "plan needs a JOB-SELECTOR" in out.stderr
+    assert "Traceback" not in out.stderr
