@@ -33,8 +33,10 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "checks": frozenset({"matrix", "launch", "results", "report", "sim", "bench"}),
     "matrix": frozenset({"checks", "launch", "results", "report", "sim", "bench"}),
     "config": frozenset({"checks", "matrix", "launch", "results", "report", "sim", "bench"}),
-    "results": frozenset({"launch", "report", "checks", "matrix"}),
-    "report": frozenset({"launch", "checks", "matrix"}),
+    "results": frozenset({"launch", "report", "checks", "matrix", "adaptive"}),
+    "report": frozenset({"launch", "checks", "matrix", "adaptive"}),
+    # the adaptive planner drives launch and the simulator; it reads no store, no report
+    "adaptive": frozenset({"checks", "results", "report"}),
     "engines": frozenset(
         {
             "config",
@@ -50,8 +52,8 @@ FORBIDDEN: dict[str, frozenset[str]] = {
             "catalog",
         }  # fmt: skip
     ),
-    "launch": frozenset({"checks", "results", "report", "sim"}),
-    "sim": frozenset({"launch", "checks", "matrix", "evals", "power", "report"}),
+    "launch": frozenset({"checks", "results", "report", "sim", "adaptive"}),
+    "sim": frozenset({"launch", "checks", "matrix", "evals", "power", "report", "adaptive"}),
     "evals": frozenset(
         {"config", "matrix", "launch", "checks", "sim", "results", "report", "bench", "power"}
     ),

@@ -104,3 +104,36 @@ def test_adaptive_flag_errors_are_one_line(tmp_path: Path) -> None:
     out = _cli("plan", "--root", str(EXAMPLES), cwd=tmp_path)
     assert out.returncode == 2 and "plan needs a JOB-SELECTOR" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_skipped_points_are_stored_apart_and_drawn_as_predicted(tmp_path: Path) -> None:
+    runs, db = tmp_path / "runs", f"sqlite:///{tmp_path / 'results.sqlite'}"
+    out = _cli("run", "--adaptive", "--engine", "sim", "--root", str(EXAMPLES),
+               "--model-prefix", "llama3.1-70b", "--runs-dir", str(runs), cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "GPU-hours" in out.stdout and "saved" in out.stdout
+    (run,) = [p for p in runs.iterdir() if (p / "adaptive.json").is_file()]
+    rows = json.loads((run / "adaptive.json").read_text())["points"]
+    skipped = [r for r in rows if r["status"] in ("dominated", "near")]
+    measured = [r for r in rows if r["status"] == "measured"]
+    assert skipped and measured
+
+    out = _cli("results", "ingest", str(run), "--db", db, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"{len(skipped)} predicted points of adaptive runs" in out.stdout
+    listed = json.loads(_cli("results", "list", "--db", db, "--format", "json",
+                             cwd=tmp_path).stdout)  # fmt: skip
+    assert len(listed["points"]) == len(measured)  # measurements only
+    predicted = json.loads(_cli("results", "predicted", "--db", db, "--format", "json",
+                                cwd=tmp_path).stdout)  # fmt: skip
+    assert sorted(p["point"] for p in predicted) == sorted(r["key"] for r in skipped)
+    for p in predicted:
+        assert p["tok_s_gpu_low"] < p["tok_s_gpu"] < p["tok_s_gpu_high"]
+        assert p["reason"].startswith(("dominated", "within"))
+
+    out = _cli("report", "--db", db, "--output", str(tmp_path / "report"), "--no-plots",
+               cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert "predicted (not measured)" in html
+    assert all(f'"why":"{p["reason"]}"' in html for p in predicted)

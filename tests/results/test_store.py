@@ -60,7 +60,8 @@ def test_migration_v1_to_v2_keeps_rows_and_backfills(db_url: str) -> None:
     engine.dispose()
     with open_store(db_url) as store:  # migrates to the latest version
         with store.engine.connect() as conn:
-            assert current_version(conn) == LATEST == 5
+            assert current_version(conn) == LATEST == 6
+            assert inspect(conn).has_table("predicted_points")
             assert inspect(conn).has_table("job_outcomes")
             rows = conn.execute(select(records.c.run_id, records.c.tag)).all()
         assert rows == [("old", "weekly")]

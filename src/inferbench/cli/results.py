@@ -102,6 +102,12 @@ def ingest(
         f"{report.found} points found: {report.inserted} new, {report.updated} updated, "
         f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
         + (f", {report.evals} accuracy evals" if report.evals else "")
+        + (
+            f", {report.predicted} predicted points of adaptive runs (kept apart: "
+            "`results predicted`)"
+            if report.predicted
+            else ""
+        )
         + ("" if written else " (strict: nothing written)")
         + _runs_line(report.run_ids)
     )
@@ -412,6 +418,43 @@ def _compare_evals(
     return cmp.count("regression")
 
 
+_PREDICTED_COLUMNS = (
+    ("run_id", "run", 5),
+    ("label", "job", KEEP),
+    ("concurrency", "conc", KEEP),
+    ("hardware", "hw", 3),
+    ("tok_s_gpu", "tok/s/gpu (predicted)", KEEP),
+    ("interactivity", "tok/s/user (predicted)", KEEP),
+    ("status", "status", KEEP),
+    ("reason", "why", 1),
+)
+
+
+def predicted_cmd(
+    db: str = DB_OPTION,
+    fmt: str = typer.Option("table", "--format", help="table, or json: a list of points"),
+    run: str | None = typer.Option(None, "--run", help="only this run id"),
+) -> None:
+    """List the points adaptive runs left to the simulator: predictions with their
+    intervals and why each was not measured (never mixed with measured points)."""
+    if fmt not in ("table", "json"):
+        raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
+    points = open_store(db, create=False).predicted(run)
+    if fmt == "json":
+        data = [p.model_dump(mode="json") for p in points]
+        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        return
+    rows: list[dict[str, object]] = []
+    for p in points:
+        row: dict[str, object] = p.model_dump()
+        row["tok_s_gpu"] = f"{p.tok_s_gpu:,.1f} [{p.tok_s_gpu_low:,.0f}-{p.tok_s_gpu_high:,.0f}]"
+        row["interactivity"] = (
+            f"{p.interactivity:,.1f} [{p.interactivity_low:,.0f}-{p.interactivity_high:,.0f}]"
+        )
+        rows.append(row)
+    _print_rows(f"{len(rows)} predicted points", _PREDICTED_COLUMNS, set(), rows)
+
+
 def register(app: typer.Typer) -> None:
     """Add `inferbench results ...` to the root app."""
     results_app.command("ingest")(ingest)
@@ -419,4 +462,5 @@ def register(app: typer.Typer) -> None:
     results_app.command("show")(show)
     results_app.command("export")(export)
     results_app.command("compare")(compare)
+    results_app.command("predicted")(predicted_cmd)
     app.add_typer(results_app, name="results")

@@ -81,6 +81,7 @@ def build_report(
             output_dir=out,
             threshold=threshold,
             evals=store.evals(),
+            predicted=store.predicted(),
         )
     dash = render_dashboard(inputs)
     dashboard = out / "index.html"

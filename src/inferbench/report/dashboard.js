@@ -241,6 +241,32 @@
     return traces;
   }
 
+  // an adaptive run's skipped points: predictions, never measurements, drawn only on the
+  // axes they were predicted on (total tok/s/GPU against interactivity) with their intervals
+  function predictedTraces(facet, ya, xa) {
+    var pts = (D.predicted || []).filter(function (p) { return p.facet === facet; });
+    if (!pts.length || ya.key !== "total_tput" || xa.key !== "interactivity") return [];
+    return [{
+      type: "scatter", mode: "markers", name: "predicted (not measured)",
+      x: pts.map(function (p) { return p.x; }), y: pts.map(function (p) { return p.y; }),
+      error_x: { type: "data", symmetric: false, color: "#999", thickness: 1, width: 0,
+        array: pts.map(function (p) { return p.xh - p.x; }),
+        arrayminus: pts.map(function (p) { return p.x - p.xl; }) },
+      error_y: { type: "data", symmetric: false, color: "#999", thickness: 1, width: 0,
+        array: pts.map(function (p) { return p.yh - p.y; }),
+        arrayminus: pts.map(function (p) { return p.y - p.yl; }) },
+      text: pts.map(function (p) {
+        return "<b>PREDICTED</b> (not measured): " + p.label + " conc " + p.c + " on " + p.hw +
+          "<br>" + fmt(p.y) + " tok/s/GPU [" + fmt(p.yl) + "-" + fmt(p.yh) + "], " + fmt(p.x) +
+          " tok/s/user [" + fmt(p.xl) + "-" + fmt(p.xh) + "] (" + Math.round(p.conf * 100) +
+          "%)<br>" + p.why + "<br>run " + p.run;
+      }),
+      hovertemplate: "%{text}<extra></extra>", opacity: 0.6,
+      marker: { color: "#999", size: 7, symbol: "x-thin-open", line: { width: 1.5, color: "#777" } },
+      meta: { part: "predicted" }
+    }];
+  }
+
   function renderCurves(visible) {
     var ya = axisOf("y", state.y), xa = axisOf("x", state.x), bit = frontBit();
     var byFacet = {};
@@ -250,7 +276,7 @@
     holder.textContent = "";
     var empty = [];
     Object.keys(byFacet).sort().forEach(function (facet) {
-      var traces = facetTraces(byFacet[facet], ya, xa, bit);
+      var traces = facetTraces(byFacet[facet], ya, xa, bit).concat(predictedTraces(facet, ya, xa));
       // a chart with nothing to draw is named in a note, never drawn as an empty frame
       if (!traces.length) { empty.push(facet); return; }
       var box = el("div", { "class": "facet", "data-facet": facet });
@@ -272,7 +298,9 @@
           showarrow: false, textangle: -20, opacity: 0.1, font: { size: 56, color: "#c00" } }] : []
       };
       Plotly.newPlot(plot, traces, layout, PLOTLY_CONFIG);
-      plot.on("plotly_click", function (ev) { if (ev.points.length) showDetail(ev.points[0].customdata); });
+      plot.on("plotly_click", function (ev) {
+        if (ev.points.length && ev.points[0].customdata !== undefined) showDetail(ev.points[0].customdata);
+      });
       renderAt(at, facet);
     });
     document.getElementById("hidden-facets").textContent = empty.length ?
@@ -531,6 +559,7 @@
     var rows = [["series", "part", "topology", "concurrency", xa.short, ya.short, "official", "status",
       "failed", "run", "date", "commit", "image"]];
     plot.data.forEach(function (t) {
+      if (!t.customdata) return;  // predicted points: not measurements
       t.customdata.forEach(function (i) {
         rows.push([S[P.s[i]].label, t.meta.part, s(P.t[i]), P.c[i], P.x[xa.key][i], P.y[ya.key][i],
           P.off[i] ? "yes" : "no", s(P.st[i]), P.fr[i], s(P.run[i]), s(P.date[i]), s(P.commit[i]), s(P.img[i])]);

@@ -38,6 +38,7 @@ from inferbench.report.payload import (
 from inferbench.report.prices import PriceTable
 from inferbench.results.compare import Comparison
 from inferbench.results.evalrecord import EvalRecord
+from inferbench.results.predicted import PredictedPoint
 from inferbench.results.record import Record
 from inferbench.results.samples import PointSamples
 
@@ -55,6 +56,7 @@ class DashboardInputs:
     evals: Sequence[EvalRecord] = ()  # accuracy evals, shown as a table under the points
     # per-request samples of the history's records, by natural key (`Store.samples`)
     history_samples: Mapping[str, PointSamples] = field(default_factory=dict)
+    predicted: Sequence[PredictedPoint] = ()  # adaptive runs' skipped points (not measured)
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,33 @@ def dashboard_data(inputs: DashboardInputs) -> dict[str, Any]:
         "outcomes": outcomes_payload(inputs.outcomes),
         "evals": evals_payload(inputs.evals),
         "agentic": agentic_payload(inputs.latest, series),
+        "predicted": predicted_payload(inputs.predicted),
         "strings": strings.items,
     }
+
+
+def predicted_payload(points: Sequence[PredictedPoint]) -> list[dict[str, Any]]:
+    """Adaptive runs' predicted points, drawn on the curves of total tok/s/GPU against
+    interactivity (the axes they were predicted on) as marked, with their intervals."""
+    return [
+        {
+            "facet": p.facet,
+            "label": p.label,
+            "hw": p.hardware,
+            "c": p.concurrency,
+            "run": p.run_id,
+            "x": p.interactivity,
+            "xl": p.interactivity_low,
+            "xh": p.interactivity_high,
+            "y": p.tok_s_gpu,
+            "yl": p.tok_s_gpu_low,
+            "yh": p.tok_s_gpu_high,
+            "status": p.status,
+            "why": p.reason,
+            "conf": p.confidence,
+        }
+        for p in points
+    ]
 
 
 def prices_payload(prices: PriceTable) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from inferbench.core.outcome import StoredOutcome
 from inferbench.errors import InputError, Location
 from inferbench.lifetime import pool_worker_setup
 from inferbench.results.evalrecord import EvalRecord
+from inferbench.results.predicted import ADAPTIVE_JSON, PredictedPoint, read_predicted
 from inferbench.results.sources import (
     UNREADABLE,
     Unit,
@@ -62,6 +63,7 @@ class IngestReport:
     run_ids: tuple[str, ...] = ()
     evals: int = 0  # accuracy evals found (eval_<task>.json)
     new_evals: int = 0
+    predicted: int = 0  # points an adaptive run left predicted (adaptive.json)
 
     @property
     def ok(self) -> bool:
@@ -232,19 +234,21 @@ def _ingest(
     parts = _read_all(units, identity, now, workers or _workers(len(units)), on_progress)
     rows = [row for part in parts for row in part.rows]
     evals = [e for part in parts for e in part.evals]
+    predicted = [p for path in paths for p in _predicted_under(Path(path))]
     skipped = tuple(s for part in parts for s in part.skipped)
     outcomes = [o for part in parts for o in part.outcomes]
-    if not rows and not evals and not outcomes and not skipped:
+    if not rows and not evals and not outcomes and not skipped and not predicted:
         raise InputError(
             "no benchmark results found under " + ", ".join(map(str, paths)),
             hint="point at a run directory, a result JSON, or a folder of them",
         )
     counts = WriteCounts(0, 0, 0)
     new_evals = 0
-    if not dry_run and (rows or evals or outcomes) and not (strict and skipped):
+    if not dry_run and (rows or evals or outcomes or predicted) and not (strict and skipped):
         with open_store(db_url) as store:
             counts = store.write_rows(rows, outcomes)
             new_evals = store.write_evals(evals)
+            store.write_predicted(predicted)
     return IngestReport(
         db_url=db_url,
         found=sum(part.found for part in parts),
@@ -256,4 +260,15 @@ def _ingest(
         run_ids=tuple(sorted(set().union(*(part.run_ids for part in parts)))),
         evals=len(evals),
         new_evals=new_evals,
+        predicted=len(predicted),
     )
+
+
+def _predicted_under(path: Path) -> list[PredictedPoint]:
+    """The predicted points of every adaptive run at or under `path`."""
+    if not path.is_dir():
+        return []
+    runs = [path] if (path / ADAPTIVE_JSON).is_file() else [
+        p.parent for p in sorted(path.glob(f"*/{ADAPTIVE_JSON}"))
+    ]  # fmt: skip
+    return [p for run in runs for p in read_predicted(run)]

@@ -12,6 +12,8 @@ caller's transaction, so a failed upgrade leaves the database as it was.
       columns and the whole EvalRecord as JSON
   v5  records.samples: the point's per-request values (a compressed .npz) for the
       comparison's noise model; NULL for points ingested before, or without them
+  v6  predicted_points: the points an adaptive run left to the simulator (its prediction,
+      interval and why it was skipped), kept apart from the measured `records`
 """
 
 from __future__ import annotations
@@ -122,6 +124,23 @@ eval_results = Table(
 )
 
 
+predicted_points = Table(
+    "predicted_points",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("natural_key", String(64), nullable=False, unique=True),
+    Column("run_id", String(200), nullable=False, index=True),
+    Column("point_key", String(64), nullable=False),
+    Column("model_prefix", String(100), nullable=False),
+    Column("isl", Integer, nullable=False),
+    Column("osl", Integer, nullable=False),
+    Column("hardware", String(100), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("ingested_at", String(40), nullable=False),
+    Column("point_json", Text, nullable=False),
+)
+
+
 def _v1(conn: Connection) -> None:
     # v1 as it really was (no `tag`), built on its own metadata.
     Table("records", MetaData(), *_record_columns()).create(conn)
@@ -225,12 +244,17 @@ def _v5(conn: Connection) -> None:
     conn.execute(text(f"ALTER TABLE records ADD COLUMN samples {kind}"))
 
 
+def _v6(conn: Connection) -> None:
+    predicted_points.create(conn)
+
+
 MIGRATIONS: tuple[tuple[int, Callable[[Connection], None]], ...] = (
     (1, _v1),
     (2, _v2),
     (3, _v3),
     (4, _v4),
     (5, _v5),
+    (6, _v6),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -36,8 +36,10 @@ from inferbench.results.migrations import (
     job_outcomes,
     lock_for_migration,
     migrate,
+    predicted_points,
     records,
 )
+from inferbench.results.predicted import PredictedPoint
 from inferbench.results.record import Record, content_hash, record_from_json
 from inferbench.results.samples import PointSamples
 
@@ -324,6 +326,46 @@ class Store:
         with self._begin() as conn:
             payloads = conn.execute(stmt).scalars().all()
         return [eval_record_from_json(p) for p in payloads]
+
+    def write_predicted(self, batch: Sequence[PredictedPoint]) -> int:
+        """Store an adaptive run's predicted points (a re-ingest replaces them); returns
+        how many were written. They never enter `records`."""
+        now = datetime.now(UTC).isoformat()
+        rows = {
+            p.natural_key(): {
+                "natural_key": p.natural_key(),
+                "run_id": p.run_id,
+                "point_key": p.point,
+                "model_prefix": p.model_prefix,
+                "isl": p.isl,
+                "osl": p.osl,
+                "hardware": p.hardware,
+                "status": p.status,
+                "ingested_at": now,
+                "point_json": p.model_dump_json(),
+            }
+            for p in batch
+        }
+        if not rows:
+            return 0
+        with self._begin() as conn:
+            keys = list(rows)
+            for start in range(0, len(keys), _CHUNK):
+                part = keys[start : start + _CHUNK]
+                conn.execute(
+                    predicted_points.delete().where(predicted_points.c.natural_key.in_(part))
+                )
+            conn.execute(predicted_points.insert(), list(rows.values()))
+        return len(rows)
+
+    def predicted(self, run_id: str | None = None) -> list[PredictedPoint]:
+        """Predicted points (all runs, or one), in ingest order."""
+        stmt = select(predicted_points.c.point_json).order_by(predicted_points.c.id)
+        if run_id is not None:
+            stmt = stmt.where(predicted_points.c.run_id == run_id)
+        with self._begin() as conn:
+            payloads = conn.execute(stmt).scalars().all()
+        return [PredictedPoint.model_validate_json(p) for p in payloads]
 
     def count(self) -> int:
         with self._begin() as conn:
