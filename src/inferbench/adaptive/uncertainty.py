@@ -6,7 +6,8 @@ measured points it did not see:
 - a pair with at least `MIN_WITHIN` measured points: leave-one-out within the pair (each of
   its points predicted by a fit on the pair's others), what its own calibration still misses;
 - a pair with fewer: its leave-one-group-out error (all its points predicted by a fit on the
-  other pairs), what a calibration that never saw it gets wrong;
+  other pairs), what a calibration that never saw it gets wrong, and at least the pooled
+  error below (one or two points are too few to trust a smaller one);
 - a pair not measured at all: the leave-one-group-out error pooled over every measured pair;
   with fewer than two pairs measured there is nothing to hold out, and the prior (the default
   calibration's held-out error, `PRIOR`) stands.
@@ -100,7 +101,17 @@ class HeldOutErrors:
 
     def spread(self, gpu: str, engine: str) -> Spread:
         pair = (gpu, engine)
-        got = self.within.get(pair) or self.group_out.get(pair) or self.pooled
+        got = self.within.get(pair)
+        if got is None:
+            # one or two points' held-out error is a noisy estimate: never below the pool's
+            alone = self.group_out.get(pair)
+            got = self.pooled
+            if alone is not None:
+                got = Spread(
+                    max(alone.tok_s_gpu, got.tok_s_gpu),
+                    max(alone.interactivity, got.interactivity),
+                    f"{alone.source}, at least the pooled",
+                )
         return Spread(
             max(got.tok_s_gpu, self.floor), max(got.interactivity, self.floor), got.source
         )

@@ -90,7 +90,13 @@ def _fmt(value: float, low: float, high: float, measured: bool) -> str:
 
 
 def render_assessment(
-    console: Console, a: Assessment, excluded: list[Excluded], *, title: str, all_points: bool
+    console: Console,
+    a: Assessment,
+    excluded: list[Excluded],
+    *,
+    title: str,
+    all_points: bool,
+    wider: str = "adaptive.json has every point",
 ) -> None:
     """The points (measured, to measure, and skipped with why), then the totals."""
     s = a.settings
@@ -112,7 +118,7 @@ def render_assessment(
             str(p.status),
             p.reason(s),
         ))  # fmt: skip
-    print_table(console, _POINT_COLUMNS, rows, title=title, wider="adaptive.json has every point")
+    print_table(console, _POINT_COLUMNS, rows, title=title, wider=wider)
     hidden = a.count("dominated") if not all_points else 0
     if hidden:
         console.print(f"({hidden} dominated points not listed; --all-points lists them)")

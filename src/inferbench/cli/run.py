@@ -516,7 +516,12 @@ def _plan_adaptive(deployments: list[Deployment], flags: AdaptiveFlags) -> None:
     planner, excluded = planner_for(deployments, flags.options(), lambda m: err.print(m))
     first = planner.assess({})
     render_assessment(
-        _console, first, excluded, title="adaptive plan: round 1", all_points=flags.all_points
+        _console,
+        first,
+        excluded,
+        title="adaptive plan: round 1",
+        all_points=flags.all_points,
+        wider="a wider terminal (COLUMNS=200) shows them",
     )
     final, rounds = project(planner)
     measured = final.count("measured")
