@@ -152,3 +152,33 @@ def test_projection_measures_what_the_prior_cannot_settle() -> None:
 def test_settings_are_checked(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         AdaptiveSettings(**bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_surface_held_out_errors_agree_with_sim_holdout() -> None:
+    """The planner's fast leave-one-group-out (held-out points read off their surfaces) and
+    sim/holdout.py's (held-out points simulated) give the same spreads, within what the
+    short-run surfaces miss."""
+    from inferbench.adaptive.uncertainty import from_holdout
+    from inferbench.sim.holdout import Prepared, holdout
+
+    candidates, sims, model = _setup()
+    truth = _truth()
+    chosen: list[Candidate] = []
+    for pair in (("h200", "vllm"), ("h200", "sglang"), ("b200", "trtllm")):
+        chosen.extend([c for c in candidates if c.pair == pair][:2])
+    pts = [
+        c.as_point(
+            Measured(tok_s_gpu=truth[c.key].tok_s_gpu, interactivity=truth[c.key].interactivity)
+        )
+        for c in chosen
+    ]
+    surfaces = {c.key: model.surface(c) for c in chosen}
+    deps = {c.key: sims[c.key] for c in chosen}
+    fast = held_out_errors(pts, surfaces, deps)
+    slow = from_holdout(holdout(pts, "gpu-engine", prepared=Prepared(deps, surfaces)))
+    for pair in {c.pair for c in chosen}:
+        a, b = fast.group_out[pair], slow.group_out[pair]
+        for metric in ("tok_s_gpu", "interactivity"):
+            x, y = getattr(a, metric), getattr(b, metric)
+            assert abs(x - y) <= 0.05 + 0.25 * max(x, y), (pair, metric, x, y)

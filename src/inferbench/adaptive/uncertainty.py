@@ -12,8 +12,10 @@ measured points it did not see:
   with fewer than two pairs measured there is nothing to hold out, and the prior (the default
   calibration's held-out error, `PRIOR`) stands.
 
-`ErrorModel` is the interface the planner reads; `HeldOutErrors` computes it from measured
-points with `sim calibrate`'s fit.
+`ErrorModel` is the interface the planner reads; `held_out_errors` computes it from measured
+points with `sim calibrate`'s fit, as `sim.holdout.holdout(by="gpu-engine")` does but
+predicting each held-out point from its grid surface instead of simulating it again (the
+planner reassesses after every round); `from_holdout` takes a `HoldoutReport` as it is.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 from inferbench.sim.calibrate import MeasuredPoint, Surface, fit
 from inferbench.sim.calibration import Calibration, base_efficiency
 from inferbench.sim.deployment import SimDeployment
+from inferbench.sim.holdout import HoldoutReport
 
 Pair = tuple[str, str]  # (GPU key, engine)
 MIN_WITHIN = 3
@@ -172,3 +175,23 @@ def _spread(errs: Sequence[tuple[float, float | None]], source: str, prior: Spre
         inter if inter is not None else prior.interactivity,
         source,
     )
+
+
+def from_holdout(
+    report: HoldoutReport, prior: Spread = PRIOR, floor: float = FLOOR
+) -> HeldOutErrors:
+    """The spreads of a `sim.holdout` report grouped by (GPU, engine): each pair's root-mean-
+    square log error, and the pool of all (e.g. the published points' held-out error)."""
+    if report.by != "gpu-engine":
+        raise ValueError("the planner's spreads are per (GPU, engine): hold out by gpu-engine")
+    pairs: dict[Pair, list[tuple[float, float | None]]] = {}
+    for e in report.errors:
+        inter = math.log1p(e.interactivity) if e.interactivity is not None else None
+        pairs.setdefault((e.gpu, e.engine), []).append((math.log1p(e.tok_s_gpu), inter))
+    out = HeldOutErrors(pooled=prior, floor=floor)
+    every = [err for errs in pairs.values() for err in errs]
+    if every:
+        out.pooled = _spread(every, f"sim holdout pooled over {len(pairs)} pairs", prior)
+    for pair, errs in pairs.items():
+        out.group_out[pair] = _spread(errs, f"sim holdout of {pair[0]}/{pair[1]}", prior)
+    return out
