@@ -102,7 +102,7 @@ def test_adaptive_flag_errors_are_one_line(tmp_path: Path) -> None:
     out = _cli("run", "--adaptive", "--dry-run", "--root", str(EXAMPLES), cwd=tmp_path)
     assert out.returncode == 2 and "--dry-run does not combine with --adaptive" in out.stderr
     out = _cli("plan", "--root", str(EXAMPLES), cwd=tmp_path)
-    assert out.returncode == 2 and "plan needs a JOB-SELECTOR" in out.stderr
+    assert out.returncode == 2 and "Missing argument 'SELECTOR'" in out.stderr
     assert "Traceback" not in out.stderr
 
 

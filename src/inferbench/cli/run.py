@@ -388,8 +388,11 @@ def register(app: typer.Typer) -> None:
     @app.command("plan")
     @with_options
     def plan_cmd(
+        ctx: typer.Context,
         selector: str | None = typer.Argument(
-            None, help="Config-key glob or fingerprint prefix (optional with --adaptive)."
+            None,
+            metavar="SELECTOR",
+            help="Config-key glob or fingerprint prefix (optional with --adaptive).",
         ),
         root: Path = _ROOT,
         *,
@@ -417,18 +420,15 @@ def register(app: typer.Typer) -> None:
 
         if fmt not in ("text", "json"):
             raise InputError(f"unknown --format {fmt!r}", hint="use text or json")
+        if selector is None and not adaptive_flags.adaptive:
+            _missing_argument(ctx, "selector")
         sweep_filters = filters.sweep_filters()
         project, deployments = load_deployments(root, sweep_filters)
         if adaptive_flags.adaptive:
             chosen = select(deployments, selector) if selector else deployments
             _plan_adaptive(chosen, adaptive_flags)
             return
-        if selector is None:
-            raise InputError(
-                "plan needs a JOB-SELECTOR (a config-key glob or a fingerprint prefix)",
-                location=Location(key="JOB-SELECTOR"),
-                hint="e.g. `inferbench plan 'dsr1-*'`, or `inferbench plan --adaptive`",
-            )
+        assert selector is not None  # checked before the tree was read
         chosen = select(deployments, selector)
         options = RunOptions(
             root=root,
@@ -496,6 +496,17 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
         _console.print(f"dashboard: {stored.dashboard.resolve()}", markup=False)
     if not summary.ok:
         raise typer.Exit(1)
+
+
+def _missing_argument(ctx: typer.Context, name: str) -> None:
+    """Click's own usage error for an argument optional only with another option (the
+    exceptions module of whichever click the context comes from: typer vendors one)."""
+    import importlib
+
+    core = next(c for c in type(ctx).__mro__ if c.__module__.endswith(".core"))
+    exceptions = importlib.import_module(core.__module__.rsplit(".", 1)[0] + ".exceptions")
+    param = next(p for p in ctx.command.params if p.name == name)
+    raise exceptions.MissingParameter(ctx=ctx, param=param)
 
 
 def _refuse_adaptive_flag(asked: bool, saved: object, resume: str) -> None:
