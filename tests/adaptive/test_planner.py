@@ -182,3 +182,21 @@ def test_surface_held_out_errors_agree_with_sim_holdout() -> None:
         for metric in ("tok_s_gpu", "interactivity"):
             x, y = getattr(a, metric), getattr(b, metric)
             assert abs(x - y) <= 0.05 + 0.25 * max(x, y), (pair, metric, x, y)
+
+
+def test_replay_over_a_fully_measured_grid() -> None:
+    """Replayed over points measured in full, the adaptive sweep reads only what it chooses
+    and reports its frontier's gap to the full set's."""
+    from inferbench.adaptive.replay import replay
+
+    candidates, sims, model = _setup()
+    truth = _truth()
+    grid = [
+        c.as_point(Measured(tok_s_gpu=truth[c.key].tok_s_gpu,
+                            interactivity=truth[c.key].interactivity))
+        for c in candidates
+    ]  # fmt: skip
+    # the replay keys its own candidates by point name: the same as the examples' keys here
+    done = replay(grid, AdaptiveSettings(tolerance=0.03), model=model)
+    assert done.points == len(candidates) and 0 < done.measured < done.points
+    assert done.frontier_error <= 0.03
