@@ -109,8 +109,10 @@ def test_the_spread_is_the_held_out_error_of_each_pair() -> None:
     few = errors(two)
     shifted = few.spread("h200", "sglang")
     assert "leave-one-group-out of h200/sglang" in shifted.source
-    assert shifted.tok_s_gpu > 0.5 * math.log(1.3)
-    assert few.spread("h200", "vllm").tok_s_gpu < shifted.tok_s_gpu
+    assert few.group_out[("h200", "sglang")].tok_s_gpu > 0.5 * math.log(1.3)
+    assert few.group_out[("h200", "vllm")].tok_s_gpu < few.group_out[("h200", "sglang")].tok_s_gpu
+    # three errors are too few to trust: the pool's upper bound is well above their RMS
+    assert shifted.tok_s_gpu >= few.pooled.tok_s_gpu > few.group_out[("h200", "sglang")].tok_s_gpu
     assert few.spread("mi300x", "vllm").source.startswith("leave-one-group-out pooled")
     many = errors(two + by_pair[("h200", "sglang")][1:])
     within = many.spread("h200", "sglang")

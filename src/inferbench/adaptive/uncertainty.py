@@ -1,7 +1,8 @@
 """How far off a prediction may be: the calibration's own held-out error, per (GPU, engine).
 
 The spread of a prediction is the root-mean-square log error the calibration made on
-measured points it did not see:
+measured points it did not see (an upper 90% bound on it: from n errors the RMS itself is
+uncertain, see `upper_factor`):
 
 - a pair with at least `MIN_WITHIN` measured points: leave-one-out within the pair (each of
   its points predicted by a fit on the pair's others), what its own calibration still misses;
@@ -145,7 +146,10 @@ def held_out_errors(
             errs = _log_errors(members, fit(rest, surfaces, deps), surfaces, deps)
             every.extend(errs)
             label = f"{pair[0]}/{pair[1]}"
-            out.group_out[pair] = _spread(errs, f"leave-one-group-out of {label}", prior)
+            # one or two points: kept as measured, and never below the pooled bound
+            out.group_out[pair] = _spread(
+                errs, f"leave-one-group-out of {label}", prior, upper=False
+            )
         out.pooled = _spread(
             every, f"leave-one-group-out pooled over {len(pairs)} (GPU, engine) pairs", prior
         )
@@ -167,12 +171,45 @@ def held_out_errors(
     return out
 
 
-def _spread(errs: Sequence[tuple[float, float | None]], source: str, prior: Spread) -> Spread:
+# The spread is an upper bound on the held-out RMS error, not the estimate itself: from n
+# errors the RMS is uncertain (a chi-square with n degrees of freedom), and three lucky
+# points would otherwise settle a pair's whole frontier. One-sided, at this probability.
+UPPER = 0.9
+
+
+def upper_factor(n: int, p: float = UPPER) -> float:
+    """RMS x this = the one-sided upper `p` bound on the error's standard deviation from `n`
+    zero-mean errors: sqrt(n / chi2_{1-p}(n)), the chi-square quantile by Wilson-Hilferty."""
+    if n <= 0:
+        return 1.0
+    z = -_z(p)
+    q = n * (1 - 2 / (9 * n) + z * math.sqrt(2 / (9 * n))) ** 3
+    return math.sqrt(n / max(q, 1e-6))
+
+
+def _z(p: float) -> float:
+    """The standard normal quantile of p (bisection; p in (0.5, 1))."""
+    low, high = 0.0, 10.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def _spread(
+    errs: Sequence[tuple[float, float | None]], source: str, prior: Spread, *, upper: bool = True
+) -> Spread:
+    """The RMS of `errs`, as its upper bound (`upper`) or as it is."""
     tput = _rms([e[0] for e in errs])
     inter = _rms([e[1] for e in errs])
+    f_t = upper_factor(len(errs)) if upper else 1.0
+    f_i = upper_factor(sum(e[1] is not None for e in errs)) if upper else 1.0
     return Spread(
-        tput if tput is not None else prior.tok_s_gpu,
-        inter if inter is not None else prior.interactivity,
+        tput * f_t if tput is not None else prior.tok_s_gpu,
+        inter * f_i if inter is not None else prior.interactivity,
         source,
     )
 
@@ -193,5 +230,6 @@ def from_holdout(
     if every:
         out.pooled = _spread(every, f"sim holdout pooled over {len(pairs)} pairs", prior)
     for pair, errs in pairs.items():
-        out.group_out[pair] = _spread(errs, f"sim holdout of {pair[0]}/{pair[1]}", prior)
+        label = f"sim holdout of {pair[0]}/{pair[1]}"
+        out.group_out[pair] = _spread(errs, label, prior, upper=False)
     return out
