@@ -61,13 +61,30 @@ def _table(job: dict[str, object]) -> dict[str, list[float]]:
     return coarse_table(sim_deployment(job, "point"), WAVES)
 
 
+def _sim_digest() -> str:
+    """The simulator's source and data files: a cached table is stale once they change."""
+    import inferbench.catalog
+    import inferbench.sim
+
+    h = hashlib.sha256()
+    for package in (inferbench.sim, inferbench.catalog):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".yaml"):
+                h.update(path.relative_to(root).as_posix().encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def coarse_tables(
     candidates: Sequence[Candidate], cache: Path, jobs: int
 ) -> dict[str, dict[str, list[float]]]:
     """Each point's three short simulations, from the cache or computed (in `jobs` processes)."""
 
+    physics = _sim_digest()
+
     def digest(c: Candidate) -> str:
-        text = json.dumps(c.job, sort_keys=True) + f"|waves={WAVES}|v1"
+        text = json.dumps(c.job, sort_keys=True) + f"|waves={WAVES}|{physics}"
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
     stored: dict[str, dict[str, list[float]]] = {}
