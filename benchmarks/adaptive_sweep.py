@@ -111,7 +111,8 @@ def draw_truth(
     perturb: float, noise: float, seed: int,
 ) -> dict[str, Measurement]:  # fmt: skip
     """The seed's true figures: per (GPU, engine) pair the default calibration's parameters
-    perturbed (log-normal, sd `perturb`), per point run-to-run noise (sd `noise`)."""
+    perturbed (log-normal, sd `perturb`: one factor on both overheads, one on the attention
+    efficiency), per point run-to-run noise (sd `noise`)."""
     rng = np.random.default_rng(seed)
     base = load_calibration("default")
     shift: dict[tuple[str, str], tuple[float, float]] = {}
@@ -123,9 +124,15 @@ def draw_truth(
         du, dv = shift[c.pair]
         lo, hi = FIT_BOUNDS["layer_overhead_s"]
         overhead = min(max((params["layer_overhead_s"] + 10e-6) * math.exp(du) - 10e-6, lo), hi)
+        lo, hi = FIT_BOUNDS["seq_overhead_s"]
+        per_seq = min(max(params["seq_overhead_s"] * math.exp(du), lo), hi)
         lo, hi = FIT_BOUNDS["attention_efficiency"]
         attention = min(max(params["attention_efficiency"] * math.exp(dv), lo), hi)
-        logs = model.logs(c.key, {"layer_overhead_s": overhead, "attention_efficiency": attention})
+        logs = model.logs(
+            c.key,
+            {"layer_overhead_s": overhead, "seq_overhead_s": per_seq,
+             "attention_efficiency": attention},
+        )  # fmt: skip
         out[c.key] = Measurement(
             tok_s_gpu=math.exp(logs["tok_s_gpu"] + rng.normal(0, noise)),
             interactivity=math.exp(logs["interactivity"] + rng.normal(0, noise)),
@@ -174,7 +181,7 @@ def main() -> int:
         f"{sum(len(e.concurrencies) for e in excluded)} points of {len(excluded)} jobs not "
         f"(agentic, eval-only, or not costed)"
     )
-    model = CoarseModel(coarse_tables(candidates, args.cache, args.jobs))
+    model = CoarseModel(coarse_tables(candidates, args.cache, args.jobs), deps)
     settings = AdaptiveSettings(confidence=args.confidence, tolerance=args.tolerance)
     rows = []
     for seed in range(args.seeds):

@@ -37,7 +37,7 @@ def _setup() -> tuple[list[Candidate], dict[str, SimDeployment], CoarseModel]:
     _, deps = load_deployments(EXAMPLES, SweepFilters(model_prefixes=models))
     candidates, excluded, sims = build_candidates(deps)
     assert candidates and all("agentic" in e.reason for e in excluded)
-    model = CoarseModel({c.key: coarse_table(sims[c.key], waves=2) for c in candidates})
+    model = CoarseModel({c.key: coarse_table(sims[c.key], waves=2) for c in candidates}, sims)
     return candidates, sims, model
 
 

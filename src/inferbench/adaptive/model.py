@@ -17,7 +17,15 @@ from typing import Protocol
 import numpy as np
 
 from inferbench.adaptive.candidates import Candidate
-from inferbench.sim.calibrate import GRID, METRICS, Prediction, Surface, simulate, surface
+from inferbench.sim.calibrate import (
+    GRID,
+    METRICS,
+    Prediction,
+    Surface,
+    simulate,
+    steady_batch,
+    surface,
+)
 from inferbench.sim.calibration import base_efficiency
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import estimate
@@ -63,10 +71,11 @@ class SimModel:
 
 
 # the three parameter sets CoarseModel simulates: a centre, more overhead, more attention
+# (the per-sequence overhead off: it maps onto the per-layer axis, as `Surface` maps it)
 _CORNERS = (
-    {"layer_overhead_s": 40e-6, "attention_efficiency": 0.3},
-    {"layer_overhead_s": 320e-6, "attention_efficiency": 0.3},
-    {"layer_overhead_s": 40e-6, "attention_efficiency": 0.8},
+    {"layer_overhead_s": 40e-6, "attention_efficiency": 0.3, "seq_overhead_s": 0.0},
+    {"layer_overhead_s": 320e-6, "attention_efficiency": 0.3, "seq_overhead_s": 0.0},
+    {"layer_overhead_s": 40e-6, "attention_efficiency": 0.8, "seq_overhead_s": 0.0},
 )
 
 
@@ -93,11 +102,21 @@ def coarse_table(dep: SimDeployment, waves: int = 2) -> dict[str, list[float]]:
 
 class CoarseModel:
     """Predictions from each point's plane through three short simulations (log metrics
-    linear in log(overhead + 10 us) and log(attention efficiency))."""
+    linear in log(overhead + 10 us) and log(attention efficiency)); the per-sequence
+    overhead adds to the per-layer one at the point's steady decode batch, as on a
+    `Surface`."""
 
-    def __init__(self, tables: Mapping[str, Mapping[str, list[float]]]) -> None:
+    def __init__(
+        self,
+        tables: Mapping[str, Mapping[str, list[float]]],
+        deps: Mapping[str, SimDeployment],
+    ) -> None:
         self.planes: dict[str, dict[str, tuple[float, float, float]]] = {}
-        (u0, v0), (u1, _), (_, v2) = (_coords(*c.values()) for c in _CORNERS)
+        self.per_layer = {k: steady_batch(deps[k]) / deps[k].model.layers for k in tables}
+        self.shape = {k: (steady_batch(deps[k]), deps[k].model.layers) for k in tables}
+        (u0, v0), (u1, _), (_, v2) = (
+            _coords(c["layer_overhead_s"], c["attention_efficiency"]) for c in _CORNERS
+        )
         self.origin = (u0, v0)
         for key, table in tables.items():
             self.planes[key] = {
@@ -109,7 +128,9 @@ class CoarseModel:
         self._mesh = np.meshgrid(grid_u - u0, grid_v - v0, indexing="ij")
 
     def logs(self, key: str, params: Mapping[str, float]) -> dict[str, float]:
-        u, v = _coords(params.get("layer_overhead_s", 0.0), params.get("attention_efficiency", 0.4))
+        overhead = params.get("layer_overhead_s", 0.0)
+        overhead += params.get("seq_overhead_s", 0.0) * self.per_layer[key]
+        u, v = _coords(overhead, params.get("attention_efficiency", 0.4))
         du, dv = u - self.origin[0], v - self.origin[1]
         return {m: a + gu * du + gv * dv for m, (a, gu, gv) in self.planes[key].items()}
 
@@ -120,4 +141,6 @@ class CoarseModel:
     def surface(self, candidate: Candidate) -> Surface:
         du, dv = self._mesh
         planes = self.planes[candidate.key]
-        return Surface({m: a + gu * du + gv * dv for m, (a, gu, gv) in planes.items()})
+        seqs, layers = self.shape[candidate.key]
+        logs = {m: a + gu * du + gv * dv for m, (a, gu, gv) in planes.items()}
+        return Surface(logs, seqs=seqs, layers=layers)

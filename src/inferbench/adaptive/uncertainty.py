@@ -26,8 +26,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import numpy as np
-
 from inferbench.sim.calibrate import MeasuredPoint, Surface, fit
 from inferbench.sim.calibration import Calibration, base_efficiency
 from inferbench.sim.deployment import SimDeployment
@@ -62,6 +60,7 @@ def params_for(cal: Calibration, dep: SimDeployment) -> dict[str, float]:
     base = base_efficiency(dep.engine)
     out = {
         "layer_overhead_s": base.layer_overhead_s,
+        "seq_overhead_s": base.seq_overhead_s,
         "attention_efficiency": base.attention_efficiency,
         "front_latency_s": base.front_latency_s,
     }
@@ -80,8 +79,8 @@ def _log_errors(
     out: list[tuple[float, float | None]] = []
     for pt in points:
         params = params_for(cal, deps[pt.name])
-        at = surfaces[pt.name].at(
-            np.asarray(params["layer_overhead_s"]), np.asarray(params["attention_efficiency"])
+        at = surfaces[pt.name].at_params(
+            params["layer_overhead_s"], params["seq_overhead_s"], params["attention_efficiency"]
         )
         tput = float(at["tok_s_gpu"]) - math.log(pt.measured.tok_s_gpu)
         inter = pt.measured.interactivity
