@@ -26,6 +26,7 @@ import argparse
 import hashlib
 import json
 import math
+import multiprocessing
 import os
 import statistics
 import sys
@@ -33,6 +34,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -158,11 +160,54 @@ def frontier_errors(
     return out
 
 
+_STUDY: dict[str, Any] = {}
+
+
+def run_seed(seed: int) -> dict[str, float]:
+    """One seed's truth and adaptive sweep over it (in a worker forked after the set-up)."""
+    candidates, deps, model = _STUDY["candidates"], _STUDY["deps"], _STUDY["model"]
+    args = _STUDY["args"]
+    started = time.monotonic()
+    truth = draw_truth(candidates, model, deps, args.perturb, args.noise, seed)
+    base = load_calibration("default")
+    miss = [
+        math.log(model.predict(c, params_for(base, deps[c.key])).tok_s_gpu
+                 / truth[c.key].tok_s_gpu)
+        for c in candidates
+    ]  # fmt: skip
+    planner = AdaptivePlanner(candidates, deps, model, base, _STUDY["settings"])
+
+    def measure(chosen: Sequence[Candidate]) -> dict[str, Measurement | None]:
+        return {c.key: truth[c.key] for c in chosen}
+
+    rounds = [0]
+
+    def count(n: int, _: Assessment) -> None:
+        rounds[0] = n
+
+    final = run_adaptive(planner, measure, on_round=count)
+    measured = {p.candidate.key for p in final.points if p.measured is not None}
+    errors = frontier_errors(candidates, truth, measured)
+    full = sum(c.tokens / truth[c.key].tok_s_gpu for c in candidates)
+    spent = sum(c.tokens / truth[c.key].tok_s_gpu for c in candidates if c.key in measured)
+    return {
+        "seed": seed,
+        "default_rms": math.sqrt(sum(m * m for m in miss) / len(miss)),
+        "measured": len(measured) / len(candidates),
+        "gpu_hours": spent / full,
+        "worst": max(errors),
+        "median": statistics.median(errors),
+        "frontiers": len(errors),
+        "rounds": rounds[0],
+        "wall_s": time.monotonic() - started,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--tree", type=Path, default=TREE)
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--jobs", type=int, default=2, help="processes for the simulations")
+    parser.add_argument("--jobs", type=int, default=2, help="processes (simulations, seeds)")
     parser.add_argument("--cache", type=Path, default=CACHE / "adaptive_sweep_coarse.json")
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--tolerance", type=float, default=0.03)
@@ -183,49 +228,20 @@ def main() -> int:
     )
     model = CoarseModel(coarse_tables(candidates, args.cache, args.jobs), deps)
     settings = AdaptiveSettings(confidence=args.confidence, tolerance=args.tolerance)
-    rows = []
-    for seed in range(args.seeds):
-        started = time.monotonic()
-        truth = draw_truth(candidates, model, deps, args.perturb, args.noise, seed)
-        base = load_calibration("default")
-        miss = [
-            math.log(model.predict(c, params_for(base, deps[c.key])).tok_s_gpu
-                     / truth[c.key].tok_s_gpu)
-            for c in candidates
-        ]  # fmt: skip
-        planner = AdaptivePlanner(candidates, deps, model, base, settings)
-
-        def measure(chosen: Sequence[Candidate]) -> dict[str, Measurement | None]:
-            return {c.key: truth[c.key] for c in chosen}  # noqa: B023
-
-        rounds = [0]
-
-        def count(n: int, _: Assessment) -> None:
-            rounds[0] = n  # noqa: B023
-
-        final = run_adaptive(planner, measure, on_round=count)
-        measured = {p.candidate.key for p in final.points if p.measured is not None}
-        errors = frontier_errors(candidates, truth, measured)
-        full = sum(c.tokens / truth[c.key].tok_s_gpu for c in candidates)
-        spent = sum(c.tokens / truth[c.key].tok_s_gpu for c in candidates if c.key in measured)
-        rows.append({
-            "seed": seed,
-            "default_rms": math.sqrt(sum(m * m for m in miss) / len(miss)),
-            "measured": len(measured) / len(candidates),
-            "gpu_hours": spent / full,
-            "worst": max(errors),
-            "median": statistics.median(errors),
-            "rounds": rounds[0],
-            "wall_s": time.monotonic() - started,
-        })  # fmt: skip
-        r = rows[-1]
-        print(
-            f"seed {seed}: default calibration off by {r['default_rms']:.2f} (RMS log tok/s/GPU); "
-            f"measured {len(measured)}/{len(candidates)} = {r['measured']:.1%} of points, "
-            f"{r['gpu_hours']:.1%} of GPU-hours, in {r['rounds']} rounds; frontier error "
-            f"worst {r['worst']:.1%}, median {r['median']:.1%} over {len(errors)} frontiers "
-            f"({r['wall_s']:.0f} s)", flush=True,
-        )  # fmt: skip
+    _STUDY.update(candidates=candidates, deps=deps, model=model, settings=settings, args=args)
+    seeds = range(args.seeds)
+    rows: list[dict[str, float]] = []
+    # seeds run in forked workers (they inherit the study above; nothing is pickled but rows)
+    with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        for r in pool.map(run_seed, seeds):
+            rows.append(r)
+            print(
+                f"seed {r['seed']:.0f}: default calibration off by {r['default_rms']:.2f} (RMS "
+                f"log tok/s/GPU); measured {r['measured']:.1%} of {len(candidates)} points, "
+                f"{r['gpu_hours']:.1%} of GPU-hours, in {r['rounds']:.0f} rounds; frontier "
+                f"error worst {r['worst']:.1%}, median {r['median']:.1%} over "
+                f"{r['frontiers']:.0f} frontiers ({r['wall_s']:.0f} s)", flush=True,
+            )  # fmt: skip
     med = {k: statistics.median(float(r[k]) for r in rows) for k in ("measured", "worst")}
     ok = med["worst"] <= 0.05 and med["measured"] <= 0.20
     print(

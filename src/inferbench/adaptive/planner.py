@@ -23,6 +23,7 @@ from inferbench.adaptive.frontier import Point, best_at, frontier, probability_a
 from inferbench.adaptive.model import PointModel
 from inferbench.adaptive.uncertainty import (
     PRIOR,
+    HeldOutCache,
     HeldOutErrors,
     Spread,
     held_out_errors,
@@ -173,7 +174,7 @@ class AdaptivePlanner:
     settings: AdaptiveSettings = field(default_factory=AdaptiveSettings)
     prior: Spread = PRIOR
     refit: bool = True  # False: keep the base calibration and the prior spread (projections)
-    _within: dict[tuple[str, ...], Spread] = field(default_factory=dict)
+    held_out: HeldOutCache = field(default_factory=HeldOutCache)
 
     def assess(
         self, measured: Mapping[str, Measurement], failed: frozenset[str] = frozenset()
@@ -190,7 +191,7 @@ class AdaptivePlanner:
         if self.refit:
             cal = merged(fit(points, surfaces, self.deps), self.base) if points else self.base
             errors = held_out_errors(
-                points, surfaces, self.deps, prior=self.prior, within_cache=self._within
+                points, surfaces, self.deps, prior=self.prior, cache=self.held_out
             )
         else:
             cal, errors = self.base, HeldOutErrors(pooled=self.prior)

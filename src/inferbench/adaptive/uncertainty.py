@@ -120,6 +120,28 @@ class HeldOutErrors:
         )
 
 
+@dataclass
+class HeldOutCache:
+    """Held-out errors kept between assessments and refitted as the measurements grow by a
+    quarter (`growth`), not after every round: each fit costs a fraction of a second per
+    point, a leave-one-group-out is one fit per pair, a leave-one-out one per point. Until a
+    refit, a spread comes from fewer points, and its upper bound is the wider for it."""
+
+    growth: float = 1.25
+    group_out: dict[Pair, Spread] = field(default_factory=dict)
+    pooled: Spread | None = None
+    group_points: int = 0
+    group_pairs: frozenset[Pair] = frozenset()
+    within: dict[Pair, tuple[int, Spread]] = field(default_factory=dict)
+
+    def stale_groups(self, points: int, pairs: frozenset[Pair]) -> bool:
+        return pairs != self.group_pairs or points >= self.group_points * self.growth
+
+    def stale_within(self, pair: Pair, points: int) -> bool:
+        have = self.within.get(pair)
+        return have is None or points >= have[0] * self.growth
+
+
 def held_out_errors(
     points: Sequence[MeasuredPoint],
     surfaces: dict[str, Surface],
@@ -127,46 +149,50 @@ def held_out_errors(
     *,
     prior: Spread = PRIOR,
     floor: float = FLOOR,
-    within_cache: dict[tuple[str, ...], Spread] | None = None,
+    cache: HeldOutCache | None = None,
 ) -> HeldOutErrors:
     """Leave-one-group-out over the (GPU, engine) pairs and leave-one-out within each pair
-    with at least MIN_WITHIN points. `within_cache` (keyed by the pair's point names) spares
-    refitting a pair whose points did not change."""
+    with at least MIN_WITHIN points (`cache`: refitted only as the points grow)."""
+    cache = cache if cache is not None else HeldOutCache(growth=1.0)
     pairs: dict[Pair, list[MeasuredPoint]] = {}
     for pt in points:
         dep = deps[pt.name]
         pairs.setdefault((dep.gpu.key, dep.engine), []).append(pt)
     out = HeldOutErrors(pooled=prior, floor=floor)
     if len(pairs) >= 2:
-        every: list[tuple[float, float | None]] = []
-        for pair, members in pairs.items():
-            names = {pt.name for pt in members}
-            rest = [pt for pt in points if pt.name not in names]
-            errs = _log_errors(members, fit(rest, surfaces, deps), surfaces, deps)
-            every.extend(errs)
-            label = f"{pair[0]}/{pair[1]}"
-            # one or two points: kept as measured, and never below the pooled bound
-            out.group_out[pair] = _spread(
-                errs, f"leave-one-group-out of {label}", prior, upper=False
+        if cache.stale_groups(len(points), frozenset(pairs)):
+            every: list[tuple[float, float | None]] = []
+            cache.group_out = {}
+            for pair, members in pairs.items():
+                names = {pt.name for pt in members}
+                rest = [pt for pt in points if pt.name not in names]
+                errs = _log_errors(members, fit(rest, surfaces, deps), surfaces, deps)
+                every.extend(errs)
+                label = f"{pair[0]}/{pair[1]}"
+                # one or two points: kept as measured, and never below the pooled bound
+                cache.group_out[pair] = _spread(
+                    errs, f"leave-one-group-out of {label}", prior, upper=False
+                )
+            cache.pooled = _spread(
+                every, f"leave-one-group-out pooled over {len(pairs)} (GPU, engine) pairs", prior
             )
-        out.pooled = _spread(
-            every, f"leave-one-group-out pooled over {len(pairs)} (GPU, engine) pairs", prior
-        )
-    cache = within_cache if within_cache is not None else {}
+            cache.group_points, cache.group_pairs = len(points), frozenset(pairs)
+        out.group_out = dict(cache.group_out)
+        out.pooled = cache.pooled or prior
     for pair, members in pairs.items():
         if len(members) < MIN_WITHIN:
             continue
-        key = tuple(sorted(pt.name for pt in members))
-        if key not in cache:
+        if cache.stale_within(pair, len(members)):
             errs = []
             for pt in members:
                 rest = [p for p in members if p.name != pt.name]
                 errs.extend(_log_errors([pt], fit(rest, surfaces, deps), surfaces, deps))
             label = f"{pair[0]}/{pair[1]}"
-            cache[key] = _spread(
-                errs, f"leave-one-out within {label} ({len(members)} points)", prior
+            cache.within[pair] = (
+                len(members),
+                _spread(errs, f"leave-one-out within {label} ({len(members)} points)", prior),
             )
-        out.within[pair] = cache[key]
+        out.within[pair] = cache.within[pair][1]
     return out
 
 
