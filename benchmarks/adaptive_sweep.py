@@ -64,7 +64,9 @@ def _table(job: dict[str, object]) -> dict[str, list[float]]:
 
 
 def _sim_digest() -> str:
-    """The simulator's source and data files: a cached table is stale once they change."""
+    """The simulator's source and data files and the coarse model's corners: a cached table
+    is stale once they change."""
+    import inferbench.adaptive.model
     import inferbench.catalog
     import inferbench.sim
 
@@ -75,6 +77,7 @@ def _sim_digest() -> str:
             if path.suffix in (".py", ".yaml"):
                 h.update(path.relative_to(root).as_posix().encode())
                 h.update(path.read_bytes())
+    h.update(repr(inferbench.adaptive.model.CORNERS).encode())
     return h.hexdigest()[:16]
 
 

@@ -72,7 +72,7 @@ class SimModel:
 
 # the three parameter sets CoarseModel simulates: a centre, more overhead, more attention
 # (the per-sequence overhead off: it maps onto the per-layer axis, as `Surface` maps it)
-_CORNERS = (
+CORNERS = (
     {"layer_overhead_s": 40e-6, "attention_efficiency": 0.3, "seq_overhead_s": 0.0},
     {"layer_overhead_s": 320e-6, "attention_efficiency": 0.3, "seq_overhead_s": 0.0},
     {"layer_overhead_s": 40e-6, "attention_efficiency": 0.8, "seq_overhead_s": 0.0},
@@ -96,7 +96,7 @@ def quick_run(dep: SimDeployment, params: Mapping[str, float], waves: int) -> Pr
 
 def coarse_table(dep: SimDeployment, waves: int = 2) -> dict[str, list[float]]:
     """A point's log metrics at the three corner parameter sets (what CoarseModel keeps)."""
-    runs = [quick_run(dep, corner, waves) for corner in _CORNERS]
+    runs = [quick_run(dep, corner, waves) for corner in CORNERS]
     return {m: [math.log(max(r.value(m), 1e-9)) for r in runs] for m in METRICS}
 
 
@@ -115,7 +115,7 @@ class CoarseModel:
         self.per_layer = {k: steady_batch(deps[k]) / deps[k].model.layers for k in tables}
         self.shape = {k: (steady_batch(deps[k]), deps[k].model.layers) for k in tables}
         (u0, v0), (u1, _), (_, v2) = (
-            _coords(c["layer_overhead_s"], c["attention_efficiency"]) for c in _CORNERS
+            _coords(c["layer_overhead_s"], c["attention_efficiency"]) for c in CORNERS
         )
         self.origin = (u0, v0)
         for key, table in tables.items():
