@@ -52,6 +52,7 @@ from inferbench.adaptive.uncertainty import params_for
 from inferbench.launch.sweep import load_deployments
 from inferbench.matrix.filters import SweepFilters
 from inferbench.sim.calibration import FIT_BOUNDS, load_calibration
+from inferbench.sim.deployment import SimDeployment
 
 REPO = Path(__file__).resolve().parents[1]
 TREE = REPO.parent / "shared" / "upstream" / "inferencex"
@@ -112,27 +113,38 @@ def coarse_tables(
 
 
 def draw_truth(
-    candidates: Sequence[Candidate], model: CoarseModel, deps: Mapping[str, object],
+    candidates: Sequence[Candidate], model: CoarseModel, deps: Mapping[str, SimDeployment],
     perturb: float, noise: float, seed: int,
 ) -> dict[str, Measurement]:  # fmt: skip
-    """The seed's true figures: per (GPU, engine) pair the default calibration's parameters
-    perturbed (log-normal, sd `perturb`: one factor on both overheads, one on the attention
-    efficiency), per point run-to-run noise (sd `noise`)."""
+    """The seed's true figures: the default calibration's parameters perturbed along the
+    calibration's own hierarchy (log-normal factors: per GPU on the per-layer overhead and
+    the attention efficiency, per vendor and engine on the per-layer and the per-sequence
+    overhead; sd `perturb` for each parameter in all), and per point run-to-run noise (sd
+    `noise`)."""
     rng = np.random.default_rng(seed)
     base = load_calibration("default")
-    shift: dict[tuple[str, str], tuple[float, float]] = {}
+    factors: dict[tuple[str, str], float] = {}
+
+    def factor(kind: str, key: str, sd: float) -> float:
+        if (kind, key) not in factors:
+            factors[(kind, key)] = float(rng.normal(0, sd))
+        return factors[(kind, key)]
+
+    half = perturb / math.sqrt(2)  # the per-layer overhead takes two factors
     out: dict[str, Measurement] = {}
     for c in candidates:
-        if c.pair not in shift:
-            shift[c.pair] = (float(rng.normal(0, perturb)), float(rng.normal(0, perturb)))
-        params = params_for(base, deps[c.key])  # type: ignore[arg-type]
-        du, dv = shift[c.pair]
+        dep = deps[c.key]
+        pair = f"{dep.gpu.vendor}/{c.engine}"
+        params = params_for(base, dep)
+        layer = math.exp(factor("gpu-layer", c.gpu, half) + factor("pair-layer", pair, half))
         lo, hi = FIT_BOUNDS["layer_overhead_s"]
-        overhead = min(max((params["layer_overhead_s"] + 10e-6) * math.exp(du) - 10e-6, lo), hi)
+        overhead = min(max((params["layer_overhead_s"] + 10e-6) * layer - 10e-6, lo), hi)
         lo, hi = FIT_BOUNDS["seq_overhead_s"]
-        per_seq = min(max(params["seq_overhead_s"] * math.exp(du), lo), hi)
+        seq = params["seq_overhead_s"] * math.exp(factor("pair-seq", pair, perturb))
+        per_seq = min(max(seq, lo), hi)
         lo, hi = FIT_BOUNDS["attention_efficiency"]
-        attention = min(max(params["attention_efficiency"] * math.exp(dv), lo), hi)
+        attention = params["attention_efficiency"] * math.exp(factor("gpu-att", c.gpu, perturb))
+        attention = min(max(attention, lo), hi)
         logs = model.logs(
             c.key,
             {"layer_overhead_s": overhead, "seq_overhead_s": per_seq,

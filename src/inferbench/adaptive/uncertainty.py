@@ -5,7 +5,8 @@ measured points it did not see (an upper 90% bound on it: from n errors the RMS 
 uncertain, see `upper_factor`):
 
 - a pair with at least `MIN_WITHIN` measured points: leave-one-out within the pair (each of
-  its points predicted by a fit on the pair's others), what its own calibration still misses;
+  its points predicted by a fit on the pair's others), what its own calibration still misses,
+  and at least the same error pooled over all such pairs (a few points may be lucky);
 - a pair with fewer: its leave-one-group-out error (all its points predicted by a fit on the
   other pairs), what a calibration that never saw it gets wrong, and at least the pooled
   error below (one or two points are too few to trust a smaller one);
@@ -98,6 +99,7 @@ class HeldOutErrors:
     """Spreads per pair from measured points (see the module's rules)."""
 
     within: dict[Pair, Spread] = field(default_factory=dict)
+    within_pooled: Spread | None = None  # leave-one-out within pairs, all pairs' errors
     group_out: dict[Pair, Spread] = field(default_factory=dict)
     pooled: Spread = PRIOR
     floor: float = FLOOR
@@ -105,6 +107,14 @@ class HeldOutErrors:
     def spread(self, gpu: str, engine: str) -> Spread:
         pair = (gpu, engine)
         got = self.within.get(pair)
+        if got is not None and self.within_pooled is not None:
+            # a pair's own few errors may be lucky: never below what calibrated pairs miss
+            pool = self.within_pooled
+            got = Spread(
+                max(got.tok_s_gpu, pool.tok_s_gpu),
+                max(got.interactivity, pool.interactivity),
+                got.source,
+            )
         if got is None:
             # one or two points' held-out error is a noisy estimate: never below the pool's
             alone = self.group_out.get(pair)
@@ -132,7 +142,10 @@ class HeldOutCache:
     pooled: Spread | None = None
     group_points: int = 0
     group_pairs: frozenset[Pair] = frozenset()
-    within: dict[Pair, tuple[int, Spread]] = field(default_factory=dict)
+    # pair -> (its points when refitted, its spread, its errors)
+    within: dict[Pair, tuple[int, Spread, list[tuple[float, float | None]]]] = field(
+        default_factory=dict
+    )
 
     def stale_groups(self, points: int, pairs: frozenset[Pair]) -> bool:
         return pairs != self.group_pairs or points >= self.group_points * self.growth
@@ -191,8 +204,12 @@ def held_out_errors(
             cache.within[pair] = (
                 len(members),
                 _spread(errs, f"leave-one-out within {label} ({len(members)} points)", prior),
+                errs,
             )
         out.within[pair] = cache.within[pair][1]
+    every_within = [e for pair in out.within for e in cache.within[pair][2]]
+    if every_within:
+        out.within_pooled = _spread(every_within, "leave-one-out within pairs", prior, upper=False)
     return out
 
 
