@@ -10,9 +10,10 @@ uncertain, see `upper_factor`):
 - a pair with fewer: its leave-one-group-out error (all its points predicted by a fit on the
   other pairs), what a calibration that never saw it gets wrong, and at least the pooled
   error below (one or two points are too few to trust a smaller one);
-- a pair not measured at all: the leave-one-group-out error pooled over every measured pair;
-  with fewer than two pairs measured there is nothing to hold out, and the prior (the default
-  calibration's held-out error, `PRIOR`) stands.
+- a pair not measured at all: the largest leave-one-group-out error of any measured pair (and
+  at least the pooled one's upper bound, counting pairs: a held-out pair's errors move
+  together); with fewer than two pairs measured there is nothing to hold out, and the prior
+  (the default calibration's held-out error, `PRIOR`) stands.
 
 `ErrorModel` is the interface the planner reads; `held_out_errors` computes it from measured
 points with `sim calibrate`'s fit, as `sim.holdout.holdout(by="gpu-engine")` does but
@@ -186,9 +187,7 @@ def held_out_errors(
                 cache.group_out[pair] = _spread(
                     errs, f"leave-one-group-out of {label}", prior, upper=False
                 )
-            cache.pooled = _spread(
-                every, f"leave-one-group-out pooled over {len(pairs)} (GPU, engine) pairs", prior
-            )
+            cache.pooled = _worst(cache.group_out, every, prior)
             cache.group_points, cache.group_pairs = len(points), frozenset(pairs)
         out.group_out = dict(cache.group_out)
         out.pooled = cache.pooled or prior
@@ -239,6 +238,21 @@ def _z(p: float) -> float:
         else:
             high = mid
     return (low + high) / 2
+
+
+def _worst(
+    groups: Mapping[Pair, Spread], every: Sequence[tuple[float, float | None]], prior: Spread
+) -> Spread:
+    """The spread of a pair not measured yet: the largest held-out error of any measured
+    pair, and at least the pooled RMS's upper bound counting pairs, not points (a held-out
+    pair's errors move together: they are one draw, not many)."""
+    pooled = _spread(every, "", prior, upper=False)
+    n = len(groups)
+    return Spread(
+        max(max(g.tok_s_gpu for g in groups.values()), pooled.tok_s_gpu * upper_factor(n)),
+        max(max(g.interactivity for g in groups.values()), pooled.interactivity * upper_factor(n)),
+        f"largest leave-one-group-out error of {n} (GPU, engine) pairs",
+    )
 
 
 def _spread(
