@@ -418,10 +418,7 @@ def register(app: typer.Typer) -> None:
         from inferbench.launch.session import RunOptions, build_request
         from inferbench.launch.sweep import load_deployments, select
 
-        if fmt not in ("text", "json"):
-            raise InputError(f"unknown --format {fmt!r}", hint="use text or json")
-        if selector is None and not adaptive_flags.adaptive:
-            _missing_argument(ctx, "selector")
+        _check_plan_args(ctx, fmt, selector, adaptive_flags.adaptive)
         sweep_filters = filters.sweep_filters()
         project, deployments = load_deployments(root, sweep_filters)
         if adaptive_flags.adaptive:
@@ -496,6 +493,13 @@ def _demo(root: Path | None, runs_dir: Path) -> None:
         _console.print(f"dashboard: {stored.dashboard.resolve()}", markup=False)
     if not summary.ok:
         raise typer.Exit(1)
+
+
+def _check_plan_args(ctx: typer.Context, fmt: str, selector: str | None, adaptive: bool) -> None:
+    if fmt not in ("text", "json"):
+        raise InputError(f"unknown --format {fmt!r}", hint="use text or json")
+    if selector is None and not adaptive:
+        _missing_argument(ctx, "selector")
 
 
 def _missing_argument(ctx: typer.Context, name: str) -> None:
