@@ -1,12 +1,13 @@
 """Simulation study of the adaptive sweep (issue 30) over the real InferenceX matrix.
 
-The job list is the InferenceX tree's full sweep (`../shared/upstream/inferencex` relative
-to the repository root, or --tree), its fixed-length points (agentic and eval-only jobs are
-not planned). Each point is simulated three times on short runs (`CoarseModel`: a plane in
-the calibration's log coordinates; cached in --cache, so seeds and reruns reuse it).
+The job list is the InferenceX tree's full sweep (--tree DIR, else
+$INFERBENCH_INFERENCEX_TREE: an InferenceX checkout), its fixed-length points (agentic and
+eval-only jobs are not planned). Each point is simulated three times on short runs
+(`CoarseModel`: a plane in the calibration's log coordinates; cached in --cache, so seeds
+and reruns reuse it).
 
-Per seed, a ground truth is drawn: every (GPU, engine) pair's fitted parameters (layer
-overhead, attention efficiency) of the default calibration are perturbed (log-normal,
+Per seed, a ground truth is drawn: the default calibration's parameters perturbed along the
+calibration's own hierarchy (log-normal factors per GPU and per vendor and engine,
 --perturb), so the default calibration misses the truth by about its own held-out error
 (printed per seed), and every point gets run-to-run noise (--noise). The adaptive planner
 starts from the default calibration and its prior spread, measures (reads the truth) what it
@@ -16,7 +17,7 @@ throughput at equal interactivity between the true frontier and the one drawn th
 measured points; the worst frontier and the median frontier. Target (issue 30): median over
 seeds of the worst frontier's error within 5% while measuring at most 20% of the points.
 
-    .venv/bin/python benchmarks/adaptive_sweep.py [--seeds 5] [--tree DIR] [--jobs 2]
+    .venv/bin/python benchmarks/adaptive_sweep.py --tree DIR [--seeds 5] [--jobs 2]
         [--confidence 0.95] [--tolerance 0.03] [--perturb 0.6] [--noise 0.02]
 """
 
@@ -54,8 +55,7 @@ from inferbench.matrix.filters import SweepFilters
 from inferbench.sim.calibration import FIT_BOUNDS, load_calibration
 from inferbench.sim.deployment import SimDeployment
 
-REPO = Path(__file__).resolve().parents[1]
-TREE = REPO.parent / "shared" / "upstream" / "inferencex"
+TREE_ENV = "INFERBENCH_INFERENCEX_TREE"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "inferbench"
 WAVES = 2
 
@@ -220,7 +220,7 @@ def run_seed(seed: int) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--tree", type=Path, default=TREE)
+    parser.add_argument("--tree", type=Path, default=None, help=f"(or ${TREE_ENV})")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2, help="processes (simulations, seeds)")
     parser.add_argument("--cache", type=Path, default=CACHE / "adaptive_sweep_coarse.json")
@@ -230,8 +230,11 @@ def main() -> int:
     parser.add_argument("--noise", type=float, default=0.02)
     parser.add_argument("--limit", type=int, default=None, help="first N points only (quick)")
     args = parser.parse_args()
-    if not args.tree.is_dir():
-        print(f"no InferenceX tree at {args.tree}: pass --tree DIR", file=sys.stderr)
+    if args.tree is None and os.environ.get(TREE_ENV):
+        args.tree = Path(os.environ[TREE_ENV])
+    if args.tree is None or not args.tree.is_dir():
+        what = f"no InferenceX tree at {args.tree}" if args.tree else "no InferenceX tree given"
+        print(f"{what}: pass --tree DIR or set {TREE_ENV}", file=sys.stderr)
         return 2
     _, deployments = load_deployments(args.tree, SweepFilters())
     candidates, excluded, deps = build_candidates(deployments)

@@ -30,8 +30,8 @@ COMMANDS: dict[str, list[str]] = {
     "bench_client": [PY, str(HERE / "bench_client.py"), "--repeats", "5"],
     "agentic_replay": [PY, str(HERE / "agentic_replay.py"), "--lanes", "1024", "--repeats", "3"],
     "regression_gate": [PY, str(HERE / "regression_gate.py"), "--reruns", "20", "--slowed", "10"],
-    # needs the InferenceX tree at ../shared/upstream/inferencex (or --tree)
-    "adaptive_sweep": [PY, str(HERE / "adaptive_sweep.py"), "--seeds", "5"],
+    # needs the InferenceX tree: $INFERBENCH_INFERENCEX_TREE (as sim_clock)
+    "adaptive_sweep": [PY, str(HERE / "adaptive_sweep.py"), "--seeds", "10"],
     # needs the vLLM venv of .ci/services/40-vllm.sh (INFERBENCH_VLLM_BIN or its cache)
     "vllm_bench_compare": [PY, str(HERE / "vllm_bench_compare.py"), "--repeats", "15"],
     "sim_real_vllm": [PY, str(HERE / "sim_real_vllm.py"), "--repeats", "3"],
