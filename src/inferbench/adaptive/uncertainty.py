@@ -48,8 +48,9 @@ class Spread:
 
 
 # The default calibration's held-out error on the ten published InferenceX points
-# (docs/simulator.md: leave-one-out ratios 0.71-1.23, root-mean-square log error 0.19 for
-# tok/s/GPU and 0.18 for interactivity), widened to 0.25 for a pair the fit never saw.
+# (docs/simulator.md's table, as root-mean-square log errors of tok/s/GPU and interactivity):
+# 0.18 leave-one-out, 0.14 leave-one-GPU-out, 0.26 leave-one-engine-out; a pair nothing was
+# measured on is closer to the last.
 PRIOR = Spread(0.25, 0.25, "prior: the default calibration's held-out error")
 
 
