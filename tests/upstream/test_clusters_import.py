@@ -71,7 +71,7 @@ def test_cli_writes_loadable_files_and_warns_with_file_and_line(
             "import",
             "--root",
             ".",
-            "--output",
+            "--output-dir",
             str(out),
         ],  # fmt: skip
         cwd=inferencex_tree,
