@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -65,8 +66,21 @@ def vllm_server(args: argparse.Namespace, max_num_seqs: int, work: Path) -> Iter
     args.model = model.model_id
     args.tokenizer = str(model.path)
     log = work / f"vllm-{max_num_seqs}.log"
-    with vllm_cpu.serve(bin_dir, model, log, "--max-num-seqs", str(max_num_seqs)) as server:
-        warm_up(args, server.url, work / f"warm-{max_num_seqs}")
+    # Prefix caching off: every run sends the same seeded prompts, so with it on a run is as
+    # fast as what the KV cache still holds from the runs before (the first measured run
+    # rode the warm-up's cache and every rerun read 10-75% slower). Server and client on
+    # cores of their own, so neither starves the other.
+    cores = vllm_cpu.pin_cores()
+    env = {"VLLM_CPU_OMP_THREADS_BIND": str(cores[0])} if cores else {}
+    args_ = ("--max-num-seqs", str(max_num_seqs), "--no-enable-prefix-caching")
+    with (
+        vllm_cpu.serve(bin_dir, model, log, *args_, env=env) as server,
+        vllm_cpu.pinned(cores[1] if cores else None),
+    ):
+        if cores:
+            vllm_cpu.pin_session(server.pid, cores[0])
+        for k in range(args.warmup_points):
+            warm_up(args, server.url, work / f"warm-{max_num_seqs}-{k}")
         yield server.url
 
 
@@ -123,6 +137,11 @@ def _tripped(markdown: str) -> list[str]:
                 for k, cell in enumerate(cells)
                 if cell.startswith("**") and k < len(header)
             ]
+            # metrics without a column (p90s) are named in the point's cell, bold when worse
+            out += [
+                f"{name.strip()}: {change}"
+                for name, change in re.findall(r"([^(;]+?) \*\*[^*]*?\(([^)]*)\)\*\*", cells[1])
+            ]
     return out
 
 
@@ -146,6 +165,9 @@ def main() -> int:
     parser.add_argument("--max-num-seqs", type=int, default=16, help="vLLM, the reruns")
     parser.add_argument("--slow-max-num-seqs", type=int, default=8, help="vLLM, slowed runs")
     parser.add_argument("--tokenizer", help="for bench (set by --vllm)")
+    parser.add_argument(
+        "--warmup-points", type=int, default=3, help="--vllm: unrecorded points first"
+    )
     args = parser.parse_args()
     if bool(args.base_url) != bool(args.slow_base_url):
         parser.error("--base-url and --slow-base-url go together")

@@ -163,3 +163,22 @@ def test_history_judges_each_step_like_results_compare(tmp_path: Path) -> None:
     # and a tolerance its interval does not clear leaves it unmarked, as compare does
     with open_store(f"sqlite:///{tmp_path / 'slow' / 'r.sqlite'}") as store:
         assert compare_selectors(store, "base", "head", threshold=0.05).count("regression") == 1
+
+
+def test_a_regression_without_a_column_is_named_in_its_row() -> None:
+    from inferbench.report.markdown import _row
+    from inferbench.results.compare import METRICS
+    from inferbench.results.noise import Interval
+
+    specs = {m.name: m for m in METRICS}
+    calm = [
+        Delta(m, 1.0, 1.0, 0.0, "noise", Interval(-0.01, 0.01))
+        for m in METRICS
+        if "p90" not in m.name
+    ]
+    worse = Delta(specs["tpot_p90"], 4.0, 4.5, 0.125, "regression", Interval(0.07, 0.19))
+    record = None
+    point = PointDelta("gate conc 16", record, record, (*calm, worse))  # type: ignore[arg-type]
+    row = _row(point)
+    assert point.verdict == "regression" and row.startswith("| 🔴 |")
+    assert "gate conc 16 (TPOT p90 ms **4 → 4.5 (+12.5% [+7.0%, +19.0%])**)" in row

@@ -36,7 +36,15 @@ def _cell(d: Delta) -> str:
 
 def _row(p: PointDelta) -> str:
     cells = [_cell(d) for d in p.deltas if d.metric.name in _SHOWN]
-    return f"| {_ICON[p.verdict]} | {p.label} | " + " | ".join(cells) + " |"
+    # a judged change of a metric without a column (the p90s) is named beside the point,
+    # so a row marked as a regression always shows what regressed
+    others = [
+        f"{d.metric.label} {_cell(d)}"
+        for d in p.deltas
+        if d.metric.name not in _SHOWN and d.verdict in ("regression", "improvement")
+    ]
+    label = p.label + (f" ({'; '.join(others)})" if others else "")
+    return f"| {_ICON[p.verdict]} | {label} | " + " | ".join(cells) + " |"
 
 
 def at_sentence(a: PairAt) -> str:
