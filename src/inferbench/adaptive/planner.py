@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from statistics import NormalDist
 
 import numpy as np
 
@@ -50,18 +51,7 @@ class AdaptiveSettings:
     @property
     def z(self) -> float:
         """The two-sided normal quantile of `confidence` (intervals drawn in the report)."""
-        return _z(0.5 + self.confidence / 2)
-
-
-def _z(p: float) -> float:
-    low, high = 0.0, 10.0
-    for _ in range(60):
-        mid = (low + high) / 2
-        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
+        return NormalDist().inv_cdf(0.5 + self.confidence / 2)
 
 
 @dataclass(frozen=True)

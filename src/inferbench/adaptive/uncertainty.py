@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Protocol
 
 from inferbench.sim.calibrate import MeasuredPoint, Surface, fit
@@ -224,21 +225,9 @@ def upper_factor(n: int, p: float = UPPER) -> float:
     zero-mean errors: sqrt(n / chi2_{1-p}(n)), the chi-square quantile by Wilson-Hilferty."""
     if n <= 0:
         return 1.0
-    z = -_z(p)
+    z = -NormalDist().inv_cdf(p)
     q = n * (1 - 2 / (9 * n) + z * math.sqrt(2 / (9 * n))) ** 3
     return math.sqrt(n / max(q, 1e-6))
-
-
-def _z(p: float) -> float:
-    """The standard normal quantile of p (bisection; p in (0.5, 1))."""
-    low, high = 0.0, 10.0
-    for _ in range(60):
-        mid = (low + high) / 2
-        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
 
 
 def _worst(

@@ -33,7 +33,13 @@ from inferbench.errors import InputError, Location
 from inferbench.fsio import atomic_write_text
 from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 from inferbench.sim.calibrate import Measured, MeasuredPoint, fit, predict
-from inferbench.sim.holdout import HeldOutError, HoldoutReport, Prepared, prepare
+from inferbench.sim.holdout import (
+    HeldOutError,
+    HoldoutReport,
+    Prepared,
+    held_out_error,
+    prepare,
+)
 
 FORMAT_VERSION = 1
 
@@ -355,19 +361,7 @@ def held_out_errors(
     out = []
     for gp in test:
         pt, dep = gp.point, prep.deps[gp.name]
-        got = predict(pt, cal, dep)
-        inter = pt.measured.interactivity
-        out.append(
-            HeldOutError(
-                name=gp.name,
-                gpu=dep.gpu.key,
-                engine=dep.engine,
-                group=label,
-                predicted=got,
-                tok_s_gpu=got.tok_s_gpu / pt.measured.tok_s_gpu - 1,
-                interactivity=got.interactivity / inter - 1 if inter else None,
-            )
-        )
+        out.append(held_out_error(pt, dep, label, predict(pt, cal, dep)))
     return out
 
 

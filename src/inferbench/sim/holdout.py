@@ -140,19 +140,7 @@ def holdout(
         cal = fit(rest, prep.surfaces, prep.deps) if rest else Calibration()
         for pt in members:
             dep = prep.deps[pt.name]
-            got = predict(pt, cal, dep)
-            inter = pt.measured.interactivity
-            errors.append(
-                HeldOutError(
-                    name=pt.name,
-                    gpu=dep.gpu.key,
-                    engine=dep.engine,
-                    group=label,
-                    predicted=got,
-                    tok_s_gpu=got.tok_s_gpu / pt.measured.tok_s_gpu - 1,
-                    interactivity=got.interactivity / inter - 1 if inter else None,
-                )
-            )
+            errors.append(held_out_error(pt, dep, label, predict(pt, cal, dep)))
     order = {pt.name: i for i, pt in enumerate(points)}
     errors.sort(key=lambda e: order[e.name])
     return HoldoutReport(by=by, errors=tuple(errors), pairs=_pairs(errors))
@@ -176,3 +164,19 @@ def _pairs(errors: Sequence[HeldOutError]) -> tuple[PairSummary, ...]:
             )
         )
     return tuple(out)
+
+
+def held_out_error(
+    pt: MeasuredPoint, dep: SimDeployment, group: str, got: Prediction
+) -> HeldOutError:
+    """How far the prediction `got` of the held-out point `pt` lands from its measurement."""
+    inter = pt.measured.interactivity
+    return HeldOutError(
+        name=pt.name,
+        gpu=dep.gpu.key,
+        engine=dep.engine,
+        group=group,
+        predicted=got,
+        tok_s_gpu=got.tok_s_gpu / pt.measured.tok_s_gpu - 1,
+        interactivity=got.interactivity / inter - 1 if inter else None,
+    )
