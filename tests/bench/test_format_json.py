@@ -90,8 +90,47 @@ def test_sim_estimate_json_has_the_table_figures_and_the_results(
         assert f"{figures['total_tok_s_per_gpu']:,.0f}" in table
 
 
-def test_sim_estimate_json_refuses_what_it_does_not_cover(
+def test_sweep_topologies_json_holds_every_layout_and_the_frontier(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, err = _run([*SIM, "--sweep-topologies", "--format", "json"], capsys)
-    assert code == 2 and out == "" and "not available for --sweep-topologies" in err
+    args = [*SIM, "--sweep-topologies", "--concurrency", "8", "--gpu-budget", "2"]
+    code, table, err = _run(args, capsys)
+    assert code == 0, err
+    code, out, err = _run([*args, "--format", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)  # stdout holds the document only
+    assert doc["schema"] == "inferbench.topologies/1" and doc["gpu_budget"] == 2
+    assert doc["concurrencies"] == [8] and doc["isl"] == 256 and doc["osl"] == 32
+    points = doc["points"]
+    layouts = {p["topology"] for p in points}
+    assert {"TP1", "TP2"} <= layouts and all(p["concurrency"] == 8 for p in points)
+    rates = [p["total_tok_s_gpu"] for p in points]
+    assert rates == sorted(rates, reverse=True)  # as the table orders them
+    front = [p for p in points if p["pareto"]]
+    assert front and front[0] is points[0]  # the fastest point is always on the frontier
+    for p in points:  # the table printed the same figures, frontier included
+        assert f"{p['total_tok_s_gpu']:,.0f}" in table
+    assert f"Pareto frontier: {len(front)} of {len(points)} points" in table
+
+
+def test_agentic_estimate_json_holds_each_lane_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = {
+        "model": "meta-llama/Llama-3.1-8B-Instruct", "precision": "bf16", "runner": "h200",
+        "framework": "vllm", "tp": 1, "conc": 2, "scenario-type": "agentic-coding",
+    }  # fmt: skip
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job))
+    args = ["sim", "estimate", "--job", str(path), "--concurrency", "1,2", "--sessions", "2"]
+    args += ["--synth", "sessions=4,turns=2", "--output-dir", str(tmp_path / "out")]
+    code, out, err = _run([*args, "--format", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["schema"] == SCHEMA and [p["point"] for p in doc["points"]] == ["conc1", "conc2"]
+    for p in doc["points"]:
+        figures = p["estimate"]
+        assert figures["lanes"] == p["result"]["max_concurrency"]
+        assert figures["requests"] > 0 and figures["output_tok_s_per_gpu"] > 0
+        assert p["result"]["inferbench"]["agentic"]["requests"] == figures["requests"]
+        assert json.loads(Path(p["file"]).read_text()) == p["result"]

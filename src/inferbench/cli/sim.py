@@ -286,8 +286,8 @@ def estimate_cmd(
     fmt: str = typer.Option(
         "table",
         "--format",
-        help="table, or json: one document on stdout with each point's result and figures"
-        " (docs/cli.md).",
+        help="table, or json: one document on stdout with each point's result and figures;"
+        " with --sweep-topologies every layout tried and the frontier (docs/cli.md).",
     ),
     trace: Path | None = typer.Option(None, "--trace", help="agentic jobs: trace file/folder"),
     synth: str | None = typer.Option(None, "--synth", help="agentic jobs: synth k=v,..."),
@@ -308,12 +308,6 @@ def estimate_cmd(
         raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
     as_json = fmt == "json"
     dep = _deployment(deployment, sweeping=sweep_topologies)
-    if as_json and (sweep_topologies or dep.cache is not None):
-        what = "--sweep-topologies" if sweep_topologies else "an agentic job"
-        raise InputError(
-            f"--format json is not available for {what} yet",
-            hint="leave out --format (or write result files with --output-dir)",
-        )
     check_point_output(result_file, "--output", len(dep.workload.concurrencies))
     console = Console(highlight=False, stderr=as_json)  # stdout holds only the JSON
     _print_warnings(dep, console)
@@ -326,12 +320,12 @@ def estimate_cmd(
             max(dep.total_gpus, dep.gpus_per_node) if flags_mode else dep.total_gpus
         )
         concs = dep.workload.concurrencies if deployment.concurrency else DEFAULT_CONCURRENCIES
-        _sweep(dep, budget, concs, console)
+        _sweep(dep, budget, concs, console, as_json=as_json)
         return
     if dep.cache is not None:  # an agentic job: trace lanes, prefix cache, DRAM tier
         from inferbench.cli.sim_agentic import estimate_agentic_points
 
-        estimate_agentic_points(
+        agentic = estimate_agentic_points(
             dep,
             console=console,
             trace=trace,
@@ -341,7 +335,11 @@ def estimate_cmd(
             result_path=lambda conc, many: result_path(
                 result_file, result_dir, point_stem(conc), many
             ),
+            as_json=as_json,
         )
+        if as_json:
+            sys.stdout.buffer.write(points_document("sim estimate", agentic))
+            sys.stdout.flush()
         return
     console.print(
         f"[bold]{dep.name}[/]: {dep.model.name} on {dep.total_gpus}x {dep.gpu.key}, "
@@ -416,9 +414,14 @@ def _print_warnings(dep: SimDeployment, console: Console) -> None:
 
 
 def _sweep(
-    dep: SimDeployment, budget: int, concurrencies: tuple[int, ...], console: Console
+    dep: SimDeployment,
+    budget: int,
+    concurrencies: tuple[int, ...],
+    console: Console,
+    *,
+    as_json: bool = False,
 ) -> None:
-    from inferbench.sim.topologies import pareto, sweep_topologies
+    from inferbench.sim.topologies import pareto, sweep_topologies, topologies_document
 
     console.print(
         f"[bold]{dep.name}[/]: {dep.model.name} on {budget}x {dep.gpu.key}, {dep.engine}, "
@@ -431,6 +434,10 @@ def _sweep(
             update(f"layouts for {budget} GPUs", done, total)
 
         points = sweep_topologies(dep, budget, concurrencies, progress=step)
+    if as_json:
+        sys.stdout.buffer.write(topologies_document(dep, budget, concurrencies, points))
+        sys.stdout.flush()
+        return
     front = pareto(points)
     on_front = {id(p) for p in front}
     # the columns of plain `estimate`: tok/s/GPU is total (input + output), then output

@@ -10,6 +10,8 @@ from rich.markup import escape
 
 from inferbench.bench.agentic.api import build_replay_result
 from inferbench.bench.agentic.options import ReplayOptions
+from inferbench.bench.naming import point_stem
+from inferbench.bench.points_json import PointDocument
 from inferbench.bench.result import EndpointInfo, write_point_result
 from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
 from inferbench.bench.traces.source import open_traces
@@ -44,7 +46,10 @@ def estimate_agentic_points(
     duration_s: float | None,
     sessions: int | None,
     result_path: object,
-) -> None:
+    as_json: bool = False,
+) -> list[PointDocument]:
+    """Estimate each concurrency, print the table (unless `as_json`), write result files;
+    the points as documents for `--format json` (the table's figures under `estimate`)."""
     traces = open_traces(
         trace=trace,
         synth=None if trace is not None else (synth or ""),
@@ -67,6 +72,7 @@ def estimate_agentic_points(
     for note in traces.notes:
         console.print(f"[yellow]{escape(str(note))}[/]")
     rows: list[tuple[str, ...]] = []
+    documents: list[PointDocument] = []
     concs = dep.workload.concurrencies
     err = Console(stderr=True, highlight=False)
     for i, conc in enumerate(concs, 1):
@@ -109,4 +115,24 @@ def estimate_agentic_points(
         target = result_path(conc, len(concs) > 1)  # type: ignore[operator]
         if target is not None:
             write_point_result(target, result)
-    print_table(console, _COLUMNS, rows, note=err, wider="the result files have every field")
+        if as_json:
+            figures = {
+                "lanes": conc,
+                "sessions_completed": block.sessions.completed,
+                "sessions_started": block.sessions.started,
+                "requests": block.requests,
+                "window_s": block.window_s,
+                "output_tok_s_per_gpu": block.output_throughput / est.gpus,
+                "ttft_p50_ms": result.sa.median_ttft_ms,
+                "tpot_p50_ms": result.sa.median_tpot_ms,
+                "gpu_hit_rate": srv.gpu_hit_rate,
+                "external_hit_rate": srv.external_hit_rate,
+                "client_reuse_share": block.client_reuse_share,
+                "wall_s": est.wall_s,
+            }
+            payload = result.to_json_bytes()
+            doc = PointDocument(point_stem(conc), payload, file=target, estimate=figures)
+            documents.append(doc)
+    if not as_json:
+        print_table(console, _COLUMNS, rows, note=err, wider="the result files have every field")
+    return documents

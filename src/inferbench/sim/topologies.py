@@ -16,15 +16,17 @@ axes of the report's curves.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
+import orjson
 
 from inferbench.errors import InputError
 from inferbench.sim.deployment import Mode, PoolSpec, SimDeployment, validate
 from inferbench.sim.estimate import estimate
 
 DEFAULT_CONCURRENCIES = (8, 32, 128, 512)
+SCHEMA = "inferbench.topologies/1"
 MAX_CANDIDATES = 60
 RUN_REQUESTS = 512  # per candidate and concurrency: one wave at the highest concurrency
 
@@ -164,3 +166,32 @@ def pareto(points: list[TopologyPoint]) -> list[TopologyPoint]:
         if not front or p.tok_s_user > front[-1].tok_s_user:
             front.append(p)
     return front
+
+
+def topologies_document(
+    dep: SimDeployment, budget: int, concurrencies: tuple[int, ...], points: list[TopologyPoint]
+) -> bytes:
+    """`--sweep-topologies --format json`: every point tried, the frontier's marked.
+
+    {"schema": "inferbench.topologies/1", "deployment": ..., "gpu_budget": 8,
+     "points": [{"topology": "TP8", "gpus": 8, "concurrency": 32, "total_tok_s_gpu": ...,
+                 "output_tok_s_gpu": ..., "tok_s_user": ..., "ttft_p50_ms": ...,
+                 "pareto": true}, ...]}
+
+    Points from the highest total tok/s/GPU down, as the table prints them."""
+    on_front = {id(p) for p in pareto(points)}
+    ordered = sorted(points, key=lambda q: -q.total_tok_s_gpu)
+    doc = {
+        "schema": SCHEMA,
+        "command": "sim estimate --sweep-topologies",
+        "deployment": dep.name,
+        "model": dep.model.name,
+        "gpu": dep.gpu.key,
+        "engine": dep.engine,
+        "isl": dep.workload.isl,
+        "osl": dep.workload.osl,
+        "gpu_budget": budget,
+        "concurrencies": list(concurrencies),
+        "points": [{**asdict(p), "pareto": id(p) in on_front} for p in ordered],
+    }
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
