@@ -413,29 +413,33 @@ def test_cost_models_with_their_sources_and_tokens_per_dollar(page: Any, report:
     assert groups == [
         "throughput",
         "cost: on-demand rental",
-        "cost: 1-year reserved rental",
         "cost: owned (hyperscaler TCO)",
+        "cost: owned (neocloud giant TCO)",
+        "cost: 3-year rental",
     ]
     page.select_option("#y", "cost_total.on_demand")
     on_demand = {t["name"]: t["y"] for t in traces(page)}
-    page.select_option("#y", "cost_total.reserved_1y")
-    reserved = {t["name"]: t["y"] for t in traces(page)}
-    assert reserved.keys() == on_demand.keys()
-    for name, ys in reserved.items():  # same tokens, cheaper hours: 2.35/2.99 of the price
+    page.select_option("#y", "cost_total.rental_3y")
+    rental = {t["name"]: t["y"] for t in traces(page)}
+    assert rental.keys() == on_demand.keys()
+    for name, ys in rental.items():  # same tokens, cheaper hours: 1.60/3.99 of h200's price
         assert all(r < o for r, o in zip(ys, on_demand[name], strict=True))
     sources = page.locator("#cost-sources")
-    assert "1-year reserved rental" in sources.inner_text()
+    assert "3-year rental" in sources.inner_text()
     sources.locator("summary").click()
     rows = page.locator("#cost-table tr").all_inner_texts()
-    assert any(r.startswith("h100") and "2.35" in r and "SemiAnalysis" in r for r in rows)
-    page.select_option("#y", "tok_per_dollar.owned_tco")
-    # only b200 has an owned-TCO figure: h200 series are not drawn, never at zero
-    assert {t["name"] for t in traces(page)} == {"b200 trt fp4"}
+    assert any(r.startswith("h200") and "1.6" in r and "InferenceX" in r for r in rows)
+    page.select_option("#y", "tok_per_dollar.owned_hyperscaler")
     assert layout(page)["y"] == "total tokens per dollar (tok/$, owned (hyperscaler TCO))"
-    page.select_option("#y", "cost_total.owned_tco")
-    page.select_option("#f-model", "")
-    assert "no $/M tok values in llama70b 8192/1024" in page.locator("#hidden-facets").inner_text()
-    assert page.locator("#facets .facet").count() == 1
+    owned = {t["name"]: t["y"] for t in traces(page)}
+    page.select_option("#y", "tok_per_dollar.on_demand")
+    rented = {t["name"]: t["y"] for t in traces(page)}
+    for name, ys in owned.items():  # more tokens per dollar owned than rented on demand
+        assert all(o > r for o, r in zip(ys, rented[name], strict=True))
+    # a link to a cost model the prices no longer hold opens the first model's metric
+    page.goto("about:blank")  # a new load, not a fragment change on the same page
+    open_view(page, report, "#y=cost_total.reserved_1y&f.model=dsr1")
+    assert page.locator("#y").input_value() == "cost_total.on_demand"
     page.select_option("#y", "tok_per_dollar.on_demand")
     page.select_option("#f-model", "dsr1")
     page.locator("#view-curves").screenshot(path=str(report.shots / "report-cost.png"))

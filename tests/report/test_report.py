@@ -146,15 +146,25 @@ def test_cost_per_million_tokens_uses_the_price_table(tmp_path: Path) -> None:
         cost = axis(f"cost_total.{model.key}", ys).value(record, prices)
         per_dollar = axis(f"tok_per_dollar.{model.key}", ys).value(record, prices)
         hour = model.gpu_hour("h200")
-        if hour is None:  # no owned-TCO figure for h200: no point rather than a zero
+        if hour is None:  # a model without an h200 figure: no point rather than a zero
             assert cost is None and per_dollar is None
             continue
         assert cost == pytest.approx(hour * gpus * 1e6 / (3600 * tps))
         assert per_dollar == pytest.approx(3600 * tps / (hour * gpus))
-    assert [m.key for m in prices.models] == ["on_demand", "reserved_1y", "owned_tco"]
+    tiers = ["owned_hyperscaler", "owned_neocloud", "rental_3y"]  # the InferenceX site's
+    assert [m.key for m in prices.models] == ["on_demand", *tiers]
     assert prices.gpu_hour("b200-dgxc") == prices.gpu_hour("b200") == 4.99
-    assert prices.model("owned_tco").gpu_hour("b200") == 1.95
+    # the site's figures, for every GPU it prices (B200: 1.95, 2.34, 2.90 $/GPU-hr)
+    assert [prices.model(k).gpu_hour("b200") for k in tiers] == [1.95, 2.34, 2.9]
+    site = ["h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x"]
+    assert all(prices.model(k).gpu_hour(g) for k in tiers for g in site)
     assert prices.gpu_hour("tpu-v9") is None
+    # a GPU without a figure in a model has no cost point there, never a zero
+    mine = tmp_path / "b200-only.yaml"
+    mine.write_text("per_gpu_hour:\n  b200: {price: 2.0, source: our contract}\n")
+    partial = load_prices(mine)
+    for key in ("cost_total.custom", "tok_per_dollar.custom"):
+        assert axis(key, y_axes(partial)).value(record, partial) is None  # an h200 record
     # no energy samples in these runs: tokens per joule stays empty rather than zero
     assert axis("tok_per_joule", ys).value(record, prices) is None
     assert all(source for m in prices.models for source in m.sources.values())

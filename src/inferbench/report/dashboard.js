@@ -88,8 +88,11 @@
     var q = new URLSearchParams(location.hash.replace(/^#/, ""));
     if (VIEWS.indexOf(q.get("view")) >= 0) state.view = q.get("view");
     var y = q.get("y");
-    // a cost metric from before cost models were keyed: the first model's
-    if (y && !axisOf("y", y) && D.prices.models.length) y = y + "." + D.prices.models[0].key;
+    // a cost metric from before cost models were keyed, or of a model the prices no longer
+    // hold: the first model's
+    if (y && !axisOf("y", y) && D.prices.models.length) {
+      y = y.split(".")[0] + "." + D.prices.models[0].key;
+    }
     if (y && axisOf("y", y)) state.y = y;
     if (q.get("x") && axisOf("x", q.get("x"))) state.x = q.get("x");
     if (q.has("logx")) state.logx = q.get("logx") === "1";

@@ -1,7 +1,8 @@
 """$/GPU-hour figures for the cost metrics: a data file the user can edit or replace.
 
-The default file (`data/gpu_prices.yaml`) holds several cost models (on-demand rental,
-1-year reserved rental, owned TCO), each citing where every figure came from. A file
+The default file (`data/gpu_prices.yaml`) holds several cost models (on-demand rental and
+the InferenceX site's three TCO tiers: owned by a hyperscaler, owned by a neocloud giant,
+3-year rental), each citing where every figure came from. A file
 with a single top-level `per_gpu_hour` table is one model (the shape of earlier files).
 Hardware names in records (`b200`, `h200-multinode`, `h200/b200` for a split
 deployment) resolve to catalog GPU ids through the hardware catalog's aliases.
