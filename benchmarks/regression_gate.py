@@ -13,8 +13,14 @@ starts the real vLLM CPU build on the tiny model of tests/real_engines (the vLLM
 (`--slow-max-num-seqs`) for the slowed runs. On any other engine, start two servers
 yourself and pass them (`--base-url`, `--slow-base-url`) with `--model`.
 
+`--paired` measures a fresh base right before each rerun and each slowed run, with both
+servers up (ABAB on one machine, as a CI job that measures the base commit and the head back
+to back): each run is gated against its own base, so a drift that lasts minutes (the engine,
+the machine's other tenants) moves both sides alike. Without it every run is gated against
+one base measured first.
+
     .venv/bin/python benchmarks/regression_gate.py [--reruns 20] [--slowed 10] [--factor 1.1]
-    .venv/bin/python benchmarks/regression_gate.py --vllm --reruns 10 --slowed 10
+    .venv/bin/python benchmarks/regression_gate.py --vllm --reruns 10 --slowed 10 [--paired]
 """
 
 from __future__ import annotations
@@ -113,9 +119,11 @@ def measure(args: argparse.Namespace, url: str, run_id: str, work: Path, db: str
     subprocess.run(ingest, check=True, capture_output=True)
 
 
-def gate(args: argparse.Namespace, run_id: str, db: str) -> tuple[int, list[str]]:
-    """`results compare base RUN --fail-on-regression`: its exit code and tripped metrics."""
-    cmd = [*CLI, "results", "compare", "base", run_id, "--db", db, "--format", "markdown"]
+def gate(
+    args: argparse.Namespace, run_id: str, db: str, base: str = "base"
+) -> tuple[int, list[str]]:
+    """`results compare BASE RUN --fail-on-regression`: its exit code and tripped metrics."""
+    cmd = [*CLI, "results", "compare", base, run_id, "--db", db, "--format", "markdown"]
     cmd += ["--fail-on-regression", "--threshold", str(args.threshold)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode not in (0, 1):
@@ -161,6 +169,11 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--threshold", type=float, default=0.05)
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="measure a fresh base right before each run (ABAB), both servers up",
+    )
     parser.add_argument("--vllm", action="store_true", help="start the real vLLM CPU build")
     parser.add_argument("--max-num-seqs", type=int, default=16, help="vLLM, the reruns")
     parser.add_argument("--slow-max-num-seqs", type=int, default=8, help="vLLM, slowed runs")
@@ -186,22 +199,40 @@ def main() -> int:
     caught: list[str] = []
     missed: list[str] = []
 
-    with _server(args, 1.0, args.base_url, args.max_num_seqs) as url:
-        measure(args, url, "base", work, db)
-        for k in range(1, args.reruns + 1):
-            run_id = f"same-{k}"
-            measure(args, url, run_id, work, db)
-            code, tripped = gate(args, run_id, db)
-            if code:
-                alarms.append((run_id, tripped))
-            print(f"{run_id}: gate {'FAILED' if code else 'passed'} {tripped}", flush=True)
-    with _server(args, args.factor, args.slow_base_url, args.slow_max_num_seqs) as url:
-        for k in range(1, args.slowed + 1):
-            run_id = f"slow-{k}"
-            measure(args, url, run_id, work, db)
-            code, tripped = gate(args, run_id, db)
+    def judge(run_id: str, base: str, slowed: bool) -> None:
+        code, tripped = gate(args, run_id, db, base)
+        if slowed:
             (caught if code else missed).append(run_id)
-            print(f"{run_id}: gate {'FAILED' if code else 'passed'} {tripped}", flush=True)
+        elif code:
+            alarms.append((run_id, tripped))
+        print(f"{run_id} vs {base}: gate {'FAILED' if code else 'passed'} {tripped}", flush=True)
+
+    if args.paired:
+        # A fresh base right before each run, both servers up: a drift of the engine or the
+        # machine that lasts minutes moves base and run alike, as when CI measures the base
+        # commit and the head back to back on one runner.
+        with (
+            _server(args, 1.0, args.base_url, args.max_num_seqs) as url,
+            _server(args, args.factor, args.slow_base_url, args.slow_max_num_seqs) as slow_url,
+        ):
+            for k in range(1, args.reruns + 1):
+                measure(args, url, f"base-{k}", work, db)
+                measure(args, url, f"same-{k}", work, db)
+                judge(f"same-{k}", f"base-{k}", slowed=False)
+            for k in range(1, args.slowed + 1):
+                measure(args, url, f"base-slow-{k}", work, db)
+                measure(args, slow_url, f"slow-{k}", work, db)
+                judge(f"slow-{k}", f"base-slow-{k}", slowed=True)
+    else:
+        with _server(args, 1.0, args.base_url, args.max_num_seqs) as url:
+            measure(args, url, "base", work, db)
+            for k in range(1, args.reruns + 1):
+                measure(args, url, f"same-{k}", work, db)
+                judge(f"same-{k}", "base", slowed=False)
+        with _server(args, args.factor, args.slow_base_url, args.slow_max_num_seqs) as url:
+            for k in range(1, args.slowed + 1):
+                measure(args, url, f"slow-{k}", work, db)
+                judge(f"slow-{k}", "base", slowed=True)
     metrics = Counter(t.split(":")[0] for _, ts in alarms for t in ts)
     figures = {
         "reruns": args.reruns,
@@ -215,6 +246,7 @@ def main() -> int:
         "num_prompts": args.num_prompts,
         "repeats": args.repeats,
         "threshold": args.threshold,
+        "paired": args.paired,
         "server": _describe(args),
         "wall_s": round(time.monotonic() - started, 1),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
