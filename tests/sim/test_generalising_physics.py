@@ -154,3 +154,33 @@ def test_eplb_slots_hold_weights_and_balance_the_experts(tmp_path: Path) -> None
     # a compute-heavy step (a wide prefill) is faster balanced
     wide = [RankBatch(prefill_tokens=8192, prefill_attention_ctx=8192 * 4096)] * 8
     assert on.step_time(wide) < off.step_time(wide)
+
+
+def _moe_step(model: str, gpu: str, tp: int, eff: EfficiencyParams) -> StepModel:
+    cat = load_catalog()
+    return StepModel(
+        cat.model(model),
+        cat.gpu(gpu),
+        Parallelism(tp=tp),
+        precision=Precision.FP8,
+        kv_precision=Precision.FP8,
+        eff=eff,
+    )
+
+
+def test_each_routed_expert_a_rank_runs_costs_a_fixed_time_per_layer() -> None:
+    # DeepSeek-R1 on TP8 (tensor-parallel experts): every rank runs a slice of each of the
+    # 256 experts that the batch touches; 64 sequences with 8 experts each touch most
+    base = _moe_step("deepseek-ai/DeepSeek-R1-0528", "mi355x", 8, EfficiencyParams())
+    per_expert = _moe_step(
+        "deepseek-ai/DeepSeek-R1-0528", "mi355x", 8, EfficiencyParams(expert_overhead_s=1e-6)
+    )
+    touched = 256 * (1 - (1 - 8 / 256) ** 64)
+    assert per_expert.touched_experts(64) == pytest.approx(touched)
+    extra = per_expert.step_time(_decode(64)) - base.step_time(_decode(64))
+    assert extra == pytest.approx(1e-6 * 61 * touched, rel=1e-9)
+    # a narrow batch touches few experts and pays little of it
+    assert per_expert.touched_experts(1) == pytest.approx(8)
+    # a dense model runs no routed experts and pays nothing
+    dense = _llama_step(EfficiencyParams(expert_overhead_s=1e-6))
+    assert dense.step_time(_decode(64)) == _llama_step(EfficiencyParams()).step_time(_decode(64))

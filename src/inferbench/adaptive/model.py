@@ -24,6 +24,7 @@ from inferbench.sim.calibrate import (
     Surface,
     simulate,
     steady_batch,
+    steady_experts,
     surface,
 )
 from inferbench.sim.calibration import base_efficiency
@@ -114,6 +115,7 @@ class CoarseModel:
         self.planes: dict[str, dict[str, tuple[float, float, float]]] = {}
         self.per_layer = {k: steady_batch(deps[k]) / deps[k].model.layers for k in tables}
         self.shape = {k: (steady_batch(deps[k]), deps[k].model.layers) for k in tables}
+        self.experts = {k: steady_experts(deps[k]) for k in tables}
         (u0, v0), (u1, _), (_, v2) = (
             _coords(c["layer_overhead_s"], c["attention_efficiency"]) for c in CORNERS
         )
@@ -130,6 +132,7 @@ class CoarseModel:
     def logs(self, key: str, params: Mapping[str, float]) -> dict[str, float]:
         overhead = params.get("layer_overhead_s", 0.0)
         overhead += params.get("seq_overhead_s", 0.0) * self.per_layer[key]
+        overhead += params.get("expert_overhead_s", 0.0) * self.experts[key]
         u, v = _coords(overhead, params.get("attention_efficiency", 0.4))
         du, dv = u - self.origin[0], v - self.origin[1]
         return {m: a + gu * du + gv * dv for m, (a, gu, gv) in self.planes[key].items()}
@@ -143,4 +146,4 @@ class CoarseModel:
         planes = self.planes[candidate.key]
         seqs, layers = self.shape[candidate.key]
         logs = {m: a + gu * du + gv * dv for m, (a, gu, gv) in planes.items()}
-        return Surface(logs, seqs=seqs, layers=layers)
+        return Surface(logs, seqs=seqs, layers=layers, experts=self.experts[candidate.key])

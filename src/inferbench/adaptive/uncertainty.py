@@ -66,6 +66,7 @@ def params_for(cal: Calibration, dep: SimDeployment) -> dict[str, float]:
         "layer_overhead_s": base.layer_overhead_s,
         "seq_overhead_s": base.seq_overhead_s,
         "attention_efficiency": base.attention_efficiency,
+        "expert_overhead_s": base.expert_overhead_s,
         "front_latency_s": base.front_latency_s,
     }
     entry = cal.entry_for(dep.gpu, dep.engine)
@@ -84,7 +85,10 @@ def _log_errors(
     for pt in points:
         params = params_for(cal, deps[pt.name])
         at = surfaces[pt.name].at_params(
-            params["layer_overhead_s"], params["seq_overhead_s"], params["attention_efficiency"]
+            params["layer_overhead_s"],
+            params["seq_overhead_s"],
+            params["attention_efficiency"],
+            params["expert_overhead_s"],
         )
         tput = float(at["tok_s_gpu"]) - math.log(pt.measured.tok_s_gpu)
         inter = pt.measured.interactivity

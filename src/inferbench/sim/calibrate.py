@@ -119,12 +119,14 @@ class Surface:
     The grid's overhead axis is the fixed per-layer overhead; a per-sequence overhead is
     mapped onto it at the point's steady decode batch (`seqs` sequences on its busiest rank,
     `layers` layers): both are time added to every decode step, and a step of `seqs`
-    sequences pays `seq_overhead x seqs` = `layers x` that much per layer. Predictions
-    (`predict`) simulate the parameters themselves."""
+    sequences pays `seq_overhead x seqs` = `layers x` that much per layer. So is the
+    per-expert overhead: each layer pays it for the `experts` its busiest rank runs at that
+    batch. Predictions (`predict`) simulate the parameters themselves."""
 
     logs: dict[str, np.ndarray]  # metric -> array over the grid axes
     seqs: float = 1.0
     layers: int = 1
+    experts: float = 0.0
 
     def at(self, overhead: np.ndarray, attention: np.ndarray) -> dict[str, np.ndarray]:
         ox = _axis(GRID["layer_overhead_s"], overhead, offset=10e-6)
@@ -141,10 +143,16 @@ class Surface:
             )
         return out
 
-    def at_params(self, layer: Any, seq: Any, attention: Any) -> dict[str, np.ndarray]:
-        """Metrics at a per-layer overhead, a per-sequence overhead and an attention
+    def at_params(
+        self, layer: Any, seq: Any, attention: Any, expert: Any = 0.0
+    ) -> dict[str, np.ndarray]:
+        """Metrics at a per-layer, a per-sequence and a per-expert overhead and an attention
         efficiency (arrays broadcast)."""
-        effective = np.asarray(layer) + np.asarray(seq) * self.seqs / self.layers
+        effective = (
+            np.asarray(layer)
+            + np.asarray(seq) * self.seqs / self.layers
+            + np.asarray(expert) * self.experts
+        )
         return self.at(effective, np.asarray(attention))
 
 
@@ -166,6 +174,14 @@ def steady_batch(dep: SimDeployment) -> float:
     return float(max(1.0, min(conc / (pool.workers * pool.dp), pool.max_num_seqs)))
 
 
+def steady_experts(dep: SimDeployment) -> float:
+    """Experts one rank runs per layer in a steady decode step (the worker routes every
+    rank's batch, each sequence verifying 1 + draft tokens)."""
+    pool = dep.decode
+    width = 1 + (pool.speculation.draft_tokens if pool.speculation else 0)
+    return dep.step_model(pool).touched_experts(steady_batch(dep) * pool.dp * width)
+
+
 def surface(
     pt: MeasuredPoint, dep: SimDeployment, progress: Callable[[str], None] | None
 ) -> Surface:
@@ -183,7 +199,9 @@ def surface(
             )  # fmt: skip
             for m in METRICS:
                 logs[m][i, j] = math.log(max(pred.value(m), 1e-9))
-    return Surface(logs, seqs=steady_batch(dep), layers=dep.model.layers)
+    return Surface(
+        logs, seqs=steady_batch(dep), layers=dep.model.layers, experts=steady_experts(dep)
+    )
 
 
 def _front_latency(
@@ -206,7 +224,10 @@ def _front_latency(
             continue
         params = params_of(pt)
         at = surfaces[pt.name].at_params(
-            params["layer_overhead_s"], params["seq_overhead_s"], params["attention_efficiency"]
+            params["layer_overhead_s"],
+            params["seq_overhead_s"],
+            params["attention_efficiency"],
+            params["expert_overhead_s"],
         )
         gaps.append(max(pt.measured.ttft_ms - math.exp(float(at["ttft_ms"])), 0.0) / 1000.0)
     low, high = FIT_BOUNDS["front_latency_s"]
@@ -215,11 +236,17 @@ def _front_latency(
 
 # -- the hierarchical fit ------------------------------------------------------------------
 #
-# Unknowns, all logs, as a hierarchy vendor -> engine -> GPU: per vendor v a per-layer
-# overhead, a per-sequence overhead and an attention efficiency; per (vendor, engine) a
-# factor on each overhead (centred on the engine's prior factor); per GPU g a factor on the
-# per-layer overhead and on the attention efficiency (centre 1). A point on (g of v, e):
-#   layer = exp(L[v] + k[v/e] + l[g]),  seq = exp(S[v] + s[v/e]),  attention = exp(A[v] + a[g]).
+# Unknowns, all logs, as a hierarchy vendor -> engine -> GPU: per vendor v a per-layer,
+# a per-sequence and a per-expert overhead and an attention efficiency;
+# per (vendor, engine) a factor on each overhead (centred on the engine's prior factor); per
+# GPU g a factor on the per-layer overhead and on the attention efficiency (centre 1). A
+# point on (g of v, e):
+#   layer = exp(L[v] + k[v/e] + l[g]),  seq = exp(S[v] + s[v/e]),  attention = exp(A[v] + a[g]),
+#   expert = exp(E[v]).
+# The per-expert overhead is the vendor's alone, shared by its engines and GPUs (they run
+# the same vendor kernel libraries for routed experts): it is told apart from the per-layer
+# one by how many experts each point's ranks run per layer (none for a dense model, 512
+# slices for Qwen3.5 at a wide batch).
 # The loss is the squared log error of each measured tok/s/GPU and interactivity over the
 # measurement spread, plus each unknown's squared distance from its prior over the prior's
 # spread (calibration_priors.yaml): a MAP fit, by coordinate descent over 1-D grids of each
@@ -231,6 +258,7 @@ _BOUNDS = {  # of each unknown's value (not its log)
     "layer": (1e-6, FIT_BOUNDS["layer_overhead_s"][1]),
     "attention": FIT_BOUNDS["attention_efficiency"],
     "seq": (1e-8, FIT_BOUNDS["seq_overhead_s"][1]),
+    "expert": (1e-9, FIT_BOUNDS["expert_overhead_s"][1]),
 }
 
 
@@ -271,10 +299,12 @@ class _Model:
             "s", pair, eng.seq_factor.log_value if eng else 0.0
         )
         attention = log("A", vendor, ven.attention_efficiency.log_value) + log("a", gpu, 0.0)
+        expert = log("E", vendor, ven.expert_overhead_s.log_value)
         return {
             "layer_overhead_s": _clip(math.exp(layer), "layer"),
             "attention_efficiency": _clip(math.exp(attention), "attention"),
             "seq_overhead_s": _clip(math.exp(seq), "seq"),
+            "expert_overhead_s": _clip(math.exp(expert), "expert"),
         }
 
     def logs_of(self, point: str) -> tuple[tuple[str, str], ...]:
@@ -282,7 +312,7 @@ class _Model:
         pair = f"{vendor}/{engine}"
         return (
             ("L", vendor), ("k", pair), ("l", gpu), ("S", vendor), ("s", pair),
-            ("A", vendor), ("a", gpu),
+            ("A", vendor), ("a", gpu), ("E", vendor),
         )  # fmt: skip
 
 
@@ -303,6 +333,7 @@ def _build_model(points: Sequence[MeasuredPoint], deps: dict[str, SimDeployment]
     lay = _log_bounds("layer")
     att = _log_bounds("attention")
     seq = _log_bounds("seq")
+    expert = _log_bounds("expert")
     gpu_l = math.log(priors.gpu_spread["layer_overhead_s"])
     gpu_a = math.log(priors.gpu_spread["attention_efficiency"])
     for pt in points:
@@ -320,6 +351,8 @@ def _build_model(points: Sequence[MeasuredPoint], deps: dict[str, SimDeployment]
             (("A", vendor), ven.attention_efficiency.log_value, ven.attention_efficiency.log_sd,
              *att),
             (("a", gpu), 0.0, gpu_a, att[0] - att[1], att[1] - att[0]),
+            (("E", vendor), ven.expert_overhead_s.log_value, ven.expert_overhead_s.log_sd,
+             *expert),
         ]  # fmt: skip
         for key, centre, sd, low, high in specs:
             unknowns.setdefault(key, _Unknown(centre, centre, sd, low, high))
@@ -338,10 +371,12 @@ def _point_loss(
     layer = np.exp(logs[("L", vendor)] + logs[("k", pair)] + logs[("l", gpu)])
     attention = np.exp(logs[("A", vendor)] + logs[("a", gpu)])
     seq = np.exp(logs[("S", vendor)] + logs[("s", pair)])
+    expert = np.exp(logs[("E", vendor)])
     at = surf.at_params(
         np.clip(layer, *_BOUNDS["layer"]),
         np.clip(seq, *_BOUNDS["seq"]),
         np.clip(attention, *_BOUNDS["attention"]),
+        np.clip(expert, *_BOUNDS["expert"]),
     )
     sd = math.log(model.priors.measurement_spread)
     loss = np.zeros_like(np.asarray(values, dtype=float))

@@ -65,6 +65,13 @@ class EfficiencyParams(BaseModel):
     layer_overhead_s: float = Field(
         2e-5, ge=0, description="fixed per-layer time of one step: launches, gaps, small ops"
     )
+    expert_overhead_s: float = Field(
+        0.0,
+        ge=0,
+        description="per-step time per layer for each routed expert a rank runs: a fused-MoE "
+        "kernel handles every expert the batch touches as its own small GEMM, whose fixed cost "
+        "does not shrink with the expert's size",
+    )
     seq_overhead_s: float = Field(
         0.0,
         ge=0,
@@ -210,6 +217,8 @@ class StepModel:
             model.expert_params * replicas * WEIGHT_BYTES[precision] / (moe_group * pp)
         )
         imbalance = eff.eplb_imbalance if slots else eff.moe_imbalance
+        # the experts (or expert slices, with tensor-parallel experts) one rank holds
+        self._rank_experts = (slots or model.experts) / par.ep if model.is_moe else 0.0
         self.draft_weight_bytes = 0.0
         if spec is not None:  # the draft module's layers are held beside the target's
             per_layer = (self.dense_weight_bytes + self.expert_weight_bytes) * pp / model.layers
@@ -271,6 +280,20 @@ class StepModel:
     @property
     def weight_bytes_per_gpu(self) -> float:
         return self.dense_weight_bytes + self.expert_weight_bytes + self.draft_weight_bytes
+
+    def expert_fixed_time(self, worker_tokens: float) -> float:
+        """Seconds of a step's fixed per-expert cost on one rank: each expert it holds that
+        the worker's `worker_tokens` touch, in every layer of its stage."""
+        if not self.eff.expert_overhead_s:
+            return 0.0
+        return self.eff.expert_overhead_s * self._stage_layers * self.touched_experts(worker_tokens)
+
+    def touched_experts(self, worker_tokens: float) -> float:
+        """Experts (or expert slices) of one rank that `worker_tokens` routed over the worker
+        touch in one layer, on average."""
+        if not self._route_p or worker_tokens <= 0:
+            return 0.0
+        return self._rank_experts * (1.0 - (1.0 - self._route_p) ** worker_tokens)
 
     def kv_bytes_per_seq_gpu(self, context: float) -> float:
         """Per-GPU bytes a sequence of `context` tokens holds: full KV, window, state."""
@@ -472,7 +495,12 @@ class StepModel:
                     )
             if t > slowest:
                 slowest = t
-        return slowest * self.par.pp + self.eff.step_overhead_s + self._seq_time(batches)
+        return (
+            slowest * self.par.pp
+            + self.eff.step_overhead_s
+            + self._seq_time(batches)
+            + self.expert_fixed_time(worker_tokens) * self.par.pp
+        )
 
     def _seq_time(self, batches: list[RankBatch]) -> float:
         """The per-sequence part of a step's overhead: the busiest rank's decode batch."""
@@ -541,7 +569,12 @@ class StepModel:
                 )
             if t > slowest:
                 slowest = t
-        return slowest * self.par.pp + self.eff.step_overhead_s + self._seq_time(batches)
+        return (
+            slowest * self.par.pp
+            + self.eff.step_overhead_s
+            + self._seq_time(batches)
+            + self.expert_fixed_time(worker_tokens) * self.par.pp
+        )
 
     def _spec_step_time(self, batches: list[RankBatch]) -> float:
         spec = self.spec
@@ -551,8 +584,13 @@ class StepModel:
         if worker_tokens == 0:
             return 0.0
         pp = self.par.pp
-        # the per-sequence part is paid per verification step, like the fixed part
-        overhead = self.eff.step_overhead_s + self._seq_time(batches)
+        # the per-sequence and per-expert parts are paid per verification step, like the
+        # fixed part
+        overhead = (
+            self.eff.step_overhead_s
+            + self._seq_time(batches)
+            + self.expert_fixed_time(worker_tokens) * pp
+        )
         times = [self.rank_times(b, worker_tokens) for b in batches]
         whole = max(t[0] for t in times) * pp + overhead
         decode = max(t[1] for t in times) * pp

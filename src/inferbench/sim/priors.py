@@ -37,6 +37,7 @@ class VendorPriors(BaseModel):
     layer_overhead_s: Prior
     seq_overhead_s: Prior
     attention_efficiency: Prior
+    expert_overhead_s: Prior
 
 
 class EnginePriors(BaseModel):
