@@ -50,8 +50,9 @@ class Spread:
 
 # The default calibration's held-out error on the ten published InferenceX points
 # (docs/simulator.md's table, as root-mean-square log errors of tok/s/GPU and interactivity):
-# 0.18 leave-one-out, 0.14 leave-one-GPU-out, 0.26 leave-one-engine-out; a pair nothing was
-# measured on is closer to the last.
+# 0.18 leave-one-out, 0.14 leave-one-GPU-out, 0.26 leave-one-engine-out when it was set;
+# 0.12, 0.12 and 0.15 since the per-expert overhead; a pair nothing was measured on is
+# further out than a held-out engine, so it stays at 0.25.
 PRIOR = Spread(0.25, 0.25, "prior: the default calibration's held-out error")
 
 
