@@ -1,7 +1,8 @@
 """Inside a Slurm allocation: `python -m inferbench.launch.inalloc JOB_DIR`.
 
-Reads the job's `plan.json`, runs the points without a result file through the local
-backend, and writes `inalloc-result.json` for the orchestrator to collect.
+Reads the job's `plan.json`, moves a real engine's server to a port free on this node,
+runs the points without a result file through the local backend, and writes
+`inalloc-result.json` for the orchestrator to collect.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from inferbench.fsio import atomic_write_text
 from inferbench.launch.benchpoint import bench_point_runner
 from inferbench.launch.local import run_local
+from inferbench.launch.nodeport import on_free_port
 from inferbench.launch.plan import Plan
 from inferbench.launch.rundir import JobDir
 from inferbench.launch.slurm import INALLOC_RESULT
@@ -21,7 +23,8 @@ from inferbench.launch.stop import STOP_FILE, StopRequest
 
 def main(argv: list[str]) -> int:
     job_dir = JobDir(Path(argv[0]).resolve())
-    plan = Plan.model_validate_json(job_dir.plan_json.read_text())
+    # the port the login node wrote may be taken here (another job on this node)
+    plan = on_free_port(Plan.model_validate_json(job_dir.plan_json.read_text()))
     todo = [p for p in plan.bench.points if not job_dir.result_file(p.concurrency).is_file()]
     stop = StopRequest(job_dir.path / STOP_FILE)  # the orchestrator's first Ctrl-C
     result = run_local(plan, job_dir, todo, bench_point_runner(), stop=stop)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -14,6 +13,7 @@ from inferbench.launch.benchpoint import bench_point_runner
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.execute import Executor
 from inferbench.launch.local import LocalExecutor, LocalOptions
+from inferbench.launch.nodeport import free_port
 from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.planner import PlanOptions, local_plan, resolve_engine, slurm_plan
 from inferbench.launch.rundir import JobDir, RunSettings
@@ -60,12 +60,6 @@ def settings_of(options: RunOptions) -> RunSettings:
         srt_slurm=str(options.srt_slurm.resolve()) if options.srt_slurm else None,
         adaptive=options.adaptive,
     )
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 def find_cluster(project: Project | None, name: str | None) -> Cluster | None:
