@@ -125,6 +125,8 @@ def test_a_launcher_cloning_no_srt_slurm_names_no_ref() -> None:
         ('[[ $A == "x" && $C == "y" ]]', None),
         ('[[ $A == "z" && $C == "y" ]]', False),
         ('[[ $A == "x" || $C == "y" ]]', True),
+        ('[[ $A == "z" || $C == "y" ]]', None),
+        ('[[ $A == "z" || $B == "q" ]]', False),
         ('[[ $A != "x" ]]', False),
         ('[[ ! $A == "x" ]]', False),
         ('[[ "$A" == x* ]]', True),

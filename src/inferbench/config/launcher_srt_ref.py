@@ -364,22 +364,15 @@ class _Node:
 
     def value(self, variables: Mapping[str, str]) -> bool | None:
         kind = self.kind
-        if kind == "or":
+        if kind in ("or", "and"):  # three-valued: an unknown child leaves it undecided
+            decisive = kind == "or"  # True decides an `or`, False an `and`
             seen_unknown = False
             for child in self.children:
                 got = child.value(variables)
-                if got is True:
-                    return True
+                if got is decisive:
+                    return decisive
                 seen_unknown = seen_unknown or got is None
-            return None if seen_unknown else False
-        if kind == "and":
-            seen_unknown = False
-            for child in self.children:
-                got = child.value(variables)
-                if got is False:
-                    return False
-                seen_unknown = seen_unknown or got is None
-            return None if seen_unknown else True
+            return None if seen_unknown else not decisive
         if kind == "not":
             got = self.children[0].value(variables)
             return None if got is None else not got
