@@ -203,6 +203,11 @@ class ModelSpec(FrozenModel):
     # The context an engine serves when not told less (config.json max_position_embeddings);
     # None: not known, so a server needs its max-model-len given.
     context_length: int | None = Field(None, ge=1)
+    # False: the input embedding is its own table (config.json tie_word_embeddings false), of
+    # which a step gathers only its tokens' rows, so it is held but not streamed every step;
+    # True or None (not recorded): every dense weight is read each step, as the LM head reads
+    # a tied table in full.
+    tied_embeddings: bool | None = None
     source: str
 
     @model_validator(mode="after")
@@ -246,6 +251,12 @@ class ModelSpec(FrozenModel):
     def dense_params(self) -> float:
         """Parameters outside the routed experts (attention, embeddings, shared experts)."""
         return (self.params_b - self.expert_params_b) * 1e9
+
+    @property
+    def streamed_dense_params(self) -> float:
+        """Dense parameters a step reads in full: all but an untied input embedding table."""
+        table = self.vocab_size * self.hidden_size if self.tied_embeddings is False else 0
+        return self.dense_params - table
 
     @property
     def expert_params(self) -> float:

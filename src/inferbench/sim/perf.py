@@ -211,6 +211,8 @@ class StepModel:
         )
         dense_active = max(model.active_params_b * 1e9 - expert_active, 0.0)
         self.dense_weight_bytes = model.dense_params * WEIGHT_BYTES[dense_prec] / (tp * pp)
+        # what a step streams of them: an untied input embedding is gathered, not read
+        self._dense_read_bytes = model.streamed_dense_params * WEIGHT_BYTES[dense_prec] / (tp * pp)
         slots = max(expert_slots, model.experts) if expert_slots and model.is_moe else 0
         replicas = slots / model.experts if slots else 1.0
         self.expert_weight_bytes = (
@@ -375,7 +377,7 @@ class StepModel:
             + expert_flops / self._expert_flops_s
             + attn / self._attn_flops_s
         )
-        memory = self.dense_weight_bytes if tokens else 0.0
+        memory = self._dense_read_bytes if tokens else 0.0
         if self._route_p:
             touched = 1.0 - (1.0 - self._route_p) ** worker_tokens
             memory += self.expert_weight_bytes * touched
@@ -483,7 +485,7 @@ class StepModel:
                         + ctx * self._full_attn_flops / self._attn_flops_s
                     )
                     memory = (
-                        self.dense_weight_bytes
+                        self._dense_read_bytes
                         + expert_memory
                         + (ctx + n) * self.kv_bytes_per_token_gpu
                     ) / self._mem_bw
@@ -523,7 +525,7 @@ class StepModel:
         """
         inline = not (self._window or self._compressed or self._cwindow)
         topk, state = self._topk, self._state_bytes
-        memory_base = self.dense_weight_bytes
+        memory_base = self._dense_read_bytes
         if self._route_p:
             memory_base += expert_memory
         dense_fpt, state_fpt, dense_s = (
