@@ -32,6 +32,7 @@ NONE = "none"  # physics and engine defaults only
 FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "layer_overhead_s": (0.0, 1e-3),
     "seq_overhead_s": (0.0, 2e-4),
+    "chunk_overhead_s": (0.0, 2e-3),
     "attention_efficiency": (0.05, 0.9),
     "expert_overhead_s": (0.0, 1e-5),
     "front_latency_s": (0.0, 0.5),

@@ -36,6 +36,8 @@ class EstimateRun:
     gpus: int
     preemptions: int
     steps: int
+    prefill_chunks: int  # prefill chunks scheduled over all ranks (a whole prompt is one)
+    scheduled_seqs: int  # sequences scheduled over all ranks, summed over steps
     wall_s: float  # real seconds the simulation took
     seqs: list[Seq] = field(default_factory=list, repr=False)  # finished, in request order
     stream_interval: int = 1
@@ -160,6 +162,8 @@ def estimate(
         gpus=dep.total_gpus,
         preemptions=sum(r.preemptions for w in cluster.workers for r in w.ranks),
         steps=sum(len(w.step_times) for w in cluster.workers),
+        prefill_chunks=sum(r.prefill_chunks for w in cluster.workers for r in w.ranks),
+        scheduled_seqs=sum(r.scheduled_seqs for w in cluster.workers for r in w.ranks),
         wall_s=time.perf_counter() - started,
         seqs=done,
         stream_interval=dep.stream_interval,

@@ -75,8 +75,17 @@ class EfficiencyParams(BaseModel):
     seq_overhead_s: float = Field(
         0.0,
         ge=0,
-        description="per-step time per decoding sequence of the busiest rank: sampling, "
-        "scheduling, input preparation and output processing grow with the batch",
+        description="per-step time per scheduled sequence (decoding or prefilling a chunk) "
+        "of the busiest rank: sampling, scheduling, input preparation and output processing "
+        "grow with the batch",
+    )
+    chunk_overhead_s: float = Field(
+        0.0,
+        ge=0,
+        description="per-step time per prefill chunk of the busiest rank beyond the "
+        "per-sequence part: the chunk's host-side input preparation (its tokens' positions "
+        "and slots, its attention metadata), paid once per chunk, so a prompt split into "
+        "small chunks pays it once per step it spans",
     )
     front_latency_s: float = Field(
         0.0,
@@ -171,6 +180,9 @@ class RankBatch:
     prefill_kv_read_tokens: int = 0
     decode_seqs: int = 0
     decode_ctx_tokens: int = 0  # sum of the decode sequences' context lengths
+    # sequences with a prefill chunk in the step: vLLM computes logits and samples for every
+    # scheduled request, a partial prefill's discarded, so each pays the per-sequence work
+    prefill_seqs: int = 0
 
     @property
     def tokens(self) -> int:
@@ -505,10 +517,12 @@ class StepModel:
         )
 
     def _seq_time(self, batches: list[RankBatch]) -> float:
-        """The per-sequence part of a step's overhead: the busiest rank's decode batch."""
-        if not self.eff.seq_overhead_s:
+        """The per-sequence part of a step's overhead: the busiest rank's scheduled
+        sequences, a prefill chunk's among them (its logits are computed and sampled too)."""
+        seq, chunk = self.eff.seq_overhead_s, self.eff.chunk_overhead_s
+        if not seq and not chunk:
             return 0.0
-        return self.eff.seq_overhead_s * max(b.decode_seqs for b in batches)
+        return max(seq * (b.decode_seqs + b.prefill_seqs) + chunk * b.prefill_seqs for b in batches)
 
     def _decode_roofline_step(
         self,

@@ -128,6 +128,8 @@ class RankScheduler:
         self._residue = [0] * pool.block_size
         self._finish: list[tuple[int, int, Seq]] = []
         self.preemptions = 0
+        self.prefill_chunks = 0  # chunks scheduled so far (a prompt prefilled whole is one)
+        self.scheduled_seqs = 0  # sequences scheduled so far, summed over steps
         self.queued_prefill_tokens = 0  # router load signal
         self.loading_admitted: list[Seq] = []  # remote-KV sequences given blocks this step
         self._allocated_step = -1  # the step whose decode blocks are already taken
@@ -229,6 +231,7 @@ class RankScheduler:
             batch = self._decode_batch
             batch.decode_seqs = n
             batch.decode_ctx_tokens = self._ctx_base + n * step
+            self.scheduled_seqs += n
             return batch, _NO_CHUNKS
         budget = self.max_num_batched_tokens - self.decode_count
         chunks: list[tuple[Seq, int]] = []
@@ -366,23 +369,29 @@ class RankScheduler:
         batch = self._decode_batch
         batch.decode_seqs = n
         batch.decode_ctx_tokens = self._ctx_base + n * step
+        self.scheduled_seqs += n
         return batch
 
     def _batch(self, step: int, chunks: list[tuple[Seq, int]]) -> RankBatch:
         if not chunks:
             return self._decode_only(step)
         tokens = attn = kv_read = 0.0
+        seqs = 0
         for seq, chunk in chunks:
+            seqs += chunk > 0
             tokens += chunk
             attn += chunk * (seq.computed + chunk / 2)
             kv_read += seq.computed
             self.queued_prefill_tokens -= chunk
+        self.prefill_chunks += seqs
+        self.scheduled_seqs += seqs + self.decode_count
         return RankBatch(
             prefill_tokens=int(tokens),
             prefill_attention_ctx=attn,
             prefill_kv_read_tokens=int(kv_read),
             decode_seqs=self.decode_count,
             decode_ctx_tokens=self.decode_ctx(step) if self.decode_count else 0,
+            prefill_seqs=seqs,
         )
 
     def nothing_due(self, step: int) -> bool:

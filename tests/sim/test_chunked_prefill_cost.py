@@ -1,0 +1,89 @@
+"""What a chunked prefill costs a step beyond its tokens.
+
+vLLM computes logits and samples for every scheduled request, a partial prefill's too (and
+discards them), and prepares each chunk's inputs on the host: a prompt split into small
+chunks pays that once per step it spans. The real vLLM (CPU build, tiny model) showed it:
+at max-num-seqs 16 and concurrency 8 a 64-token budget read 16,760 tok/s against 21,200
+at 512 tokens, with the same mean tokens per step (docs/simulator.md, "A real vLLM")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inferbench.catalog import Precision, load_catalog
+from inferbench.sim.calibrate import Measured, MeasuredPoint, simulate
+from inferbench.sim.estimate import estimate
+from inferbench.sim.inputs import Overrides, from_job_data
+from inferbench.sim.perf import EfficiencyParams, Parallelism, RankBatch, StepModel
+
+TINY = "inferbench/tiny-llama"
+
+
+def _step(model: str, gpu: str, eff: EfficiencyParams) -> StepModel:
+    cat = load_catalog()
+    return StepModel(
+        cat.model(model),
+        cat.gpu(gpu),
+        Parallelism(tp=1),
+        precision=Precision.BF16,
+        kv_precision=Precision.BF16,
+        eff=eff,
+    )
+
+
+def _job(conc: int, budget: int, seqs: int = 16) -> dict[str, Any]:
+    return {
+        "model": TINY, "runner": "cpu", "framework": "vllm", "precision": "bf16", "tp": 1,
+        "conc": conc, "isl": 256, "osl": 32,
+        "sim-flags": {"max-num-seqs": seqs, "max-num-batched-tokens": budget,
+                      "enable-chunked-prefill": True},
+    }  # fmt: skip
+
+
+def test_a_prefill_chunk_pays_the_per_sequence_and_the_per_chunk_overhead() -> None:
+    base = EfficiencyParams(layer_overhead_s=50e-6)
+    host = base.model_copy(update={"seq_overhead_s": 20e-6, "chunk_overhead_s": 100e-6})
+    plain = _step("meta-llama/Llama-3.1-8B-Instruct", "h100", base)
+    costly = _step("meta-llama/Llama-3.1-8B-Instruct", "h100", host)
+    mixed = [
+        RankBatch(
+            prefill_tokens=61,
+            prefill_attention_ctx=61 * (128 + 30.5),
+            prefill_kv_read_tokens=128,
+            prefill_seqs=1,
+            decode_seqs=3,
+            decode_ctx_tokens=3 * 300,
+        )
+    ]
+    # three decodes and one chunk are four scheduled sequences, and one chunk
+    extra = costly.step_time(mixed) - plain.step_time(mixed)
+    assert extra == pytest.approx(4 * 20e-6 + 100e-6, rel=1e-9)
+    decode_only = [RankBatch(decode_seqs=3, decode_ctx_tokens=900)]
+    assert costly.step_time(decode_only) - plain.step_time(decode_only) == pytest.approx(60e-6)
+
+
+def test_a_small_budget_spreads_a_prompt_over_steps_that_each_pay_for_the_chunk() -> None:
+    runs = {}
+    for budget in (64, 512):
+        dep = from_job_data(_job(16, budget), Overrides(calibration="none"), path=Path("j"))
+        runs[budget] = estimate(dep, 16, num_prompts=160)
+    # a 256-token prompt (lengths U[205, 256]) in one chunk (two when it shares a step with
+    # other prompts, as the first wave does), or in 4 or more beside decodes
+    assert 160 <= runs[512].prefill_chunks < 1.2 * 160
+    assert runs[64].prefill_chunks >= 4 * 160
+    # the budget holds the 64-token setting's batch far below its 16 sequences
+    assert (
+        runs[64].scheduled_seqs / runs[64].steps < 10 < runs[512].scheduled_seqs / runs[512].steps
+    )
+
+    def tok_s(budget: int, chunk: float) -> float:
+        pt = MeasuredPoint(name=f"b{budget}", job=_job(16, budget), measured=Measured(tok_s_gpu=1))
+        return simulate(pt, {"chunk_overhead_s": chunk}).tok_s_gpu
+
+    # a per-chunk cost slows the small budget more than twice as much as the large one
+    small = 1 - tok_s(64, 400e-6) / tok_s(64, 0.0)
+    large = 1 - tok_s(512, 400e-6) / tok_s(512, 0.0)
+    assert small > 2 * large > 0
