@@ -10,9 +10,10 @@ this module takes them as values and never opens the store.
 The fit shares parameters where the physics is shared, as a hierarchy vendor -> engine ->
 GPU with priors from vendor figures and papers (calibration_priors.yaml, each cited): a
 per-layer and a per-sequence step overhead per vendor, scaled per (vendor, engine), the
-per-layer one and the attention efficiency scaled per GPU. It minimises the squared log
-error of each point's tok/s/GPU and interactivity plus each parameter's distance from its
-prior (on an interpolated grid of simulations, no further runs); `front_latency_s` is one
+per-layer one and the attention efficiency scaled per GPU, and a per-prefill-chunk
+overhead as a factor per vendor on the per-sequence one. It minimises the
+squared log error of each point's tok/s/GPU and interactivity plus each parameter's distance
+from its prior (on an interpolated grid of simulations, no further runs); `front_latency_s` is one
 value for every entry, the smallest gap between a measured and a simulated TTFT (see
 `_front_latency`). Entries are written for every cell the lookup may reach, so a
 GPU/engine pair without measurements gets its GPU's and its engine's parameters (or their
@@ -100,16 +101,27 @@ def simulate(
     Runs 10 x concurrency requests as sa-bench does, or WAVES x concurrency when that is
     fewer and still above 2,048 (the very wide points: steady state, not every wave).
     """
+    return _simulate_run(pt, params, dep)[0]
+
+
+def _simulate_run(
+    pt: MeasuredPoint, params: dict[str, float] | None, dep: SimDeployment | None
+) -> tuple[Prediction, tuple[float, float]]:
+    """`simulate`, and what a rank's step held on average: (prediction, (sequences
+    scheduled, of them prefill chunks))."""
     dep = dep or deployment(pt)
     eff = base_efficiency(dep.engine).model_copy(update=params or {})
     dep = dep.model_copy(update={"efficiency": eff})
     conc = dep.workload.concurrencies[0]
     prompts = min(dep.workload.prompts_for(conc), max(2048, WAVES * conc))
-    p = point(estimate(dep, conc, num_prompts=prompts))
+    run = estimate(dep, conc, num_prompts=prompts)
+    p = point(run)
     tpot, ttft = p.tpot_p50_ms, p.ttft_p50_ms
     if pt.stat == "mean":
         tpot, ttft = p.tpot_mean_ms, p.ttft_mean_ms
-    return Prediction(p.total_tok_s_per_gpu, 1000.0 / max(tpot, 1e-9), ttft)
+    rank_steps = max(run.steps * dep.decode.dp, 1)
+    per_step = (run.scheduled_seqs / rank_steps, run.prefill_chunks / rank_steps)
+    return Prediction(p.total_tok_s_per_gpu, 1000.0 / max(tpot, 1e-9), ttft), per_step
 
 
 @dataclass
@@ -117,16 +129,19 @@ class Surface:
     """One point's metrics on the GRID (log values), interpolated between grid nodes.
 
     The grid's overhead axis is the fixed per-layer overhead; a per-sequence overhead is
-    mapped onto it at the point's steady decode batch (`seqs` sequences on its busiest rank,
-    `layers` layers): both are time added to every decode step, and a step of `seqs`
-    sequences pays `seq_overhead x seqs` = `layers x` that much per layer. So is the
-    per-expert overhead: each layer pays it for the `experts` its busiest rank runs at that
-    batch. Predictions (`predict`) simulate the parameters themselves."""
+    mapped onto it at the sequences a rank's step of the point holds on average (`seqs`, as
+    simulated: a token budget can hold the batch below the concurrency; `layers` layers):
+    both are time added to every step, and a step of `seqs` sequences pays `seq_overhead x
+    seqs` = `layers x` that much per layer. A per-chunk overhead is mapped the same way at
+    `chunks`, the prefill chunks a step holds on average. So is the per-expert overhead:
+    each layer pays it for the `experts` its busiest rank runs at the steady batch.
+    Predictions (`predict`) simulate the parameters themselves."""
 
     logs: dict[str, np.ndarray]  # metric -> array over the grid axes
     seqs: float = 1.0
     layers: int = 1
     experts: float = 0.0
+    chunks: float = 0.0
 
     def at(self, overhead: np.ndarray, attention: np.ndarray) -> dict[str, np.ndarray]:
         ox = _axis(GRID["layer_overhead_s"], overhead, offset=10e-6)
@@ -144,15 +159,12 @@ class Surface:
         return out
 
     def at_params(
-        self, layer: Any, seq: Any, attention: Any, expert: Any = 0.0
+        self, layer: Any, seq: Any, attention: Any, expert: Any = 0.0, chunk: Any = 0.0
     ) -> dict[str, np.ndarray]:
-        """Metrics at a per-layer, a per-sequence and a per-expert overhead and an attention
-        efficiency (arrays broadcast)."""
-        effective = (
-            np.asarray(layer)
-            + np.asarray(seq) * self.seqs / self.layers
-            + np.asarray(expert) * self.experts
-        )
+        """Metrics at a per-layer, a per-sequence, a per-expert and a per-chunk overhead and
+        an attention efficiency (arrays broadcast)."""
+        per_step = np.asarray(seq) * self.seqs + np.asarray(chunk) * self.chunks
+        effective = np.asarray(layer) + per_step / self.layers + np.asarray(expert) * self.experts
         return self.at(effective, np.asarray(attention))
 
 
@@ -189,18 +201,23 @@ def surface(
     logs = {m: np.zeros(shape) for m in METRICS}
     if progress is not None:
         progress(f"simulating {pt.name} on the {shape[0]} x {shape[1]} grid")
+    per_step: list[tuple[float, float]] = []
     for i, overhead in enumerate(GRID["layer_overhead_s"]):
         for j, attention in enumerate(GRID["attention_efficiency"]):
-            pred = simulate(
+            pred, held = _simulate_run(
                 pt,
                 {"layer_overhead_s": overhead, "attention_efficiency": attention,
-                 "seq_overhead_s": 0.0},
+                 "seq_overhead_s": 0.0, "chunk_overhead_s": 0.0},
                 dep,
             )  # fmt: skip
+            per_step.append(held)
             for m in METRICS:
                 logs[m][i, j] = math.log(max(pred.value(m), 1e-9))
+    seqs, chunks = (float(v) for v in np.mean(per_step, axis=0))
+    if dep.prefill is not None:  # steps of two pools: the decode pool's steady batch
+        seqs, chunks = steady_batch(dep), 0.0
     return Surface(
-        logs, seqs=steady_batch(dep), layers=dep.model.layers, experts=steady_experts(dep)
+        logs, seqs=seqs, layers=dep.model.layers, experts=steady_experts(dep), chunks=chunks
     )
 
 
@@ -228,6 +245,7 @@ def _front_latency(
             params["seq_overhead_s"],
             params["attention_efficiency"],
             params["expert_overhead_s"],
+            params["chunk_overhead_s"],
         )
         gaps.append(max(pt.measured.ttft_ms - math.exp(float(at["ttft_ms"])), 0.0) / 1000.0)
     low, high = FIT_BOUNDS["front_latency_s"]
@@ -237,12 +255,13 @@ def _front_latency(
 # -- the hierarchical fit ------------------------------------------------------------------
 #
 # Unknowns, all logs, as a hierarchy vendor -> engine -> GPU: per vendor v a per-layer,
-# a per-sequence and a per-expert overhead and an attention efficiency;
+# a per-sequence and a per-expert overhead, an attention efficiency and a per-chunk factor
+# on the per-sequence overhead (host work on the same host: a slow host is slow at both);
 # per (vendor, engine) a factor on each overhead (centred on the engine's prior factor); per
 # GPU g a factor on the per-layer overhead and on the attention efficiency (centre 1). A
 # point on (g of v, e):
 #   layer = exp(L[v] + k[v/e] + l[g]),  seq = exp(S[v] + s[v/e]),  attention = exp(A[v] + a[g]),
-#   expert = exp(E[v]).
+#   expert = exp(E[v]),  chunk = seq x exp(c[v]).
 # The per-expert overhead is the vendor's alone, shared by its engines and GPUs (they run
 # the same vendor kernel libraries for routed experts): it is told apart from the per-layer
 # one by how many experts each point's ranks run per layer (none for a dense model, 512
@@ -259,6 +278,7 @@ _BOUNDS = {  # of each unknown's value (not its log)
     "attention": FIT_BOUNDS["attention_efficiency"],
     "seq": (1e-8, FIT_BOUNDS["seq_overhead_s"][1]),
     "expert": (1e-9, FIT_BOUNDS["expert_overhead_s"][1]),
+    "chunk": (1e-8, FIT_BOUNDS["chunk_overhead_s"][1]),
 }
 
 
@@ -298,6 +318,7 @@ class _Model:
         seq = log("S", vendor, ven.seq_overhead_s.log_value) + log(
             "s", pair, eng.seq_factor.log_value if eng else 0.0
         )
+        chunk = seq + log("c", vendor, self.priors.chunk_factor.log_value)
         attention = log("A", vendor, ven.attention_efficiency.log_value) + log("a", gpu, 0.0)
         expert = log("E", vendor, ven.expert_overhead_s.log_value)
         return {
@@ -305,6 +326,7 @@ class _Model:
             "attention_efficiency": _clip(math.exp(attention), "attention"),
             "seq_overhead_s": _clip(math.exp(seq), "seq"),
             "expert_overhead_s": _clip(math.exp(expert), "expert"),
+            "chunk_overhead_s": _clip(math.exp(chunk), "chunk"),
         }
 
     def logs_of(self, point: str) -> tuple[tuple[str, str], ...]:
@@ -312,7 +334,7 @@ class _Model:
         pair = f"{vendor}/{engine}"
         return (
             ("L", vendor), ("k", pair), ("l", gpu), ("S", vendor), ("s", pair),
-            ("A", vendor), ("a", gpu), ("E", vendor),
+            ("A", vendor), ("a", gpu), ("E", vendor), ("c", vendor),
         )  # fmt: skip
 
 
@@ -334,6 +356,7 @@ def _build_model(points: Sequence[MeasuredPoint], deps: dict[str, SimDeployment]
     att = _log_bounds("attention")
     seq = _log_bounds("seq")
     expert = _log_bounds("expert")
+    factor = math.log(_BOUNDS["chunk"][1] / _BOUNDS["seq"][0])
     gpu_l = math.log(priors.gpu_spread["layer_overhead_s"])
     gpu_a = math.log(priors.gpu_spread["attention_efficiency"])
     for pt in points:
@@ -353,6 +376,8 @@ def _build_model(points: Sequence[MeasuredPoint], deps: dict[str, SimDeployment]
             (("a", gpu), 0.0, gpu_a, att[0] - att[1], att[1] - att[0]),
             (("E", vendor), ven.expert_overhead_s.log_value, ven.expert_overhead_s.log_sd,
              *expert),
+            (("c", vendor), priors.chunk_factor.log_value, priors.chunk_factor.log_sd,
+             -factor, factor),
         ]  # fmt: skip
         for key, centre, sd, low, high in specs:
             unknowns.setdefault(key, _Unknown(centre, centre, sd, low, high))
@@ -372,11 +397,13 @@ def _point_loss(
     attention = np.exp(logs[("A", vendor)] + logs[("a", gpu)])
     seq = np.exp(logs[("S", vendor)] + logs[("s", pair)])
     expert = np.exp(logs[("E", vendor)])
+    chunk = seq * np.exp(logs[("c", vendor)])
     at = surf.at_params(
         np.clip(layer, *_BOUNDS["layer"]),
         np.clip(seq, *_BOUNDS["seq"]),
         np.clip(attention, *_BOUNDS["attention"]),
         np.clip(expert, *_BOUNDS["expert"]),
+        np.clip(chunk, *_BOUNDS["chunk"]),
     )
     sd = math.log(model.priors.measurement_spread)
     loss = np.zeros_like(np.asarray(values, dtype=float))

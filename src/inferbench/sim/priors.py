@@ -51,6 +51,7 @@ class Priors(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     measurement_spread: float = Field(gt=1)
+    chunk_factor: Prior  # the per-chunk overhead over the per-sequence one
     gpu_spread: dict[str, float]
     vendors: dict[str, VendorPriors]
     engines: dict[str, EnginePriors]
