@@ -68,6 +68,7 @@ def params_for(cal: Calibration, dep: SimDeployment) -> dict[str, float]:
         "seq_overhead_s": base.seq_overhead_s,
         "attention_efficiency": base.attention_efficiency,
         "expert_overhead_s": base.expert_overhead_s,
+        "chunk_overhead_s": base.chunk_overhead_s,
         "front_latency_s": base.front_latency_s,
     }
     entry = cal.entry_for(dep.gpu, dep.engine)
@@ -90,6 +91,7 @@ def _log_errors(
             params["seq_overhead_s"],
             params["attention_efficiency"],
             params["expert_overhead_s"],
+            params["chunk_overhead_s"],
         )
         tput = float(at["tok_s_gpu"]) - math.log(pt.measured.tok_s_gpu)
         inter = pt.measured.interactivity
