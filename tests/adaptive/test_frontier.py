@@ -6,7 +6,14 @@ import math
 
 import numpy as np
 
-from inferbench.adaptive.frontier import Point, best_at, frontier, frontier_gap, probability_above
+from inferbench.adaptive.frontier import (
+    Point,
+    best_at,
+    frontier,
+    frontier_epsilon,
+    frontier_gap,
+    probability_above,
+)
 
 STAIRS = frontier([Point(100, 1000), Point(50, 3000), Point(20, 5000), Point(40, 2000)])
 
@@ -62,3 +69,15 @@ def test_frontier_gap() -> None:
     assert math.isclose(frontier_gap(truth, got), 0.1)
     # the most interactive true point missed and nothing as interactive measured: 100%
     assert frontier_gap(truth, [Point(50, 3000), Point(20, 5000)]) == 1.0
+
+
+def test_frontier_epsilon_covers_both_axes() -> None:
+    truth = [Point(500, 4000), Point(400, 12000), Point(200, 27000)]
+    assert frontier_epsilon(truth, truth) == 0.0
+    # a twin a little less interactive: the strict gap is 100%, the epsilon its 2%
+    twin = [Point(490, 4000), Point(400, 12000), Point(200, 27000)]
+    assert frontier_gap(truth, twin) == 1.0
+    assert abs(frontier_epsilon(truth, twin) - 500 / 490 + 1) < 1e-12
+    # the worst true point sets it: 27,000 tok/s recovered only as 20,000
+    assert abs(frontier_epsilon(truth, [*truth[:2], Point(200, 20000)]) - 0.35) < 1e-12
+    assert frontier_epsilon(truth, []) == float("inf")

@@ -89,3 +89,20 @@ def frontier_gap(truth: Sequence[Point], recovered: Sequence[Point]) -> float:
         if p.tok_s_gpu > 0
     ]
     return max(gaps, default=0.0)
+
+
+def frontier_epsilon(truth: Sequence[Point], recovered: Sequence[Point]) -> float:
+    """The multiplicative epsilon indicator less one: the smallest e such that every true
+    frontier point is within a factor 1 + e, on both axes at once, of some recovered point
+    (0: the same frontier; inf: nothing recovered). Unlike `frontier_gap` a point a little
+    more interactive than anything recovered costs that little, not 100%."""
+    got = frontier(recovered)
+    worst = 0.0
+    for p in frontier(truth):
+        best = min(
+            (max(p.tok_s_gpu / q.tok_s_gpu, p.interactivity / q.interactivity) for q in got
+             if q.tok_s_gpu > 0 and q.interactivity > 0),
+            default=math.inf,
+        )  # fmt: skip
+        worst = max(worst, best - 1.0)
+    return worst

@@ -22,7 +22,9 @@ import numpy as np
 from inferbench.adaptive.candidates import Candidate, FrontierKey
 from inferbench.adaptive.frontier import Point, best_at, frontier, probability_above
 from inferbench.adaptive.model import PointModel
+from inferbench.adaptive.residual import MIN_POINTS, correct
 from inferbench.adaptive.uncertainty import (
+    FLOOR,
     PRIOR,
     HeldOutCache,
     HeldOutErrors,
@@ -41,12 +43,21 @@ class AdaptiveSettings:
     tolerance: float = 0.03  # the band: measured frontier x (1 + tolerance)
     per_round: int = 1  # points measured per frontier per round
     max_points: int | None = None  # stop after this many measurements (then: budget)
+    # correct each unmeasured prediction by the kriged residuals of measured points the
+    # simulator predicts alike (residual.py), its spread from that correction's held-out error
+    local: bool = False
+    # the tolerance band scales the frontier's interactivity too, not only its throughput
+    # (near-duplicates of a frontier point, measured with noise, are then near it)
+    both_axes: bool = False
+    noise: float = FLOOR  # run-to-run noise of one measurement (log sd), the least `local` assumes
 
     def __post_init__(self) -> None:
         if not 0.5 <= self.confidence < 1:
             raise ValueError("confidence must be in [0.5, 1)")
         if self.tolerance < 0 or self.per_round < 1:
             raise ValueError("tolerance must be >= 0 and per_round >= 1")
+        if self.noise <= 0:
+            raise ValueError("noise must be > 0")
 
     @property
     def z(self) -> float:
@@ -194,6 +205,9 @@ class AdaptivePlanner:
                 PointState(c, pred, errors.spread(c.gpu, c.engine), Status.OPEN, 1.0, 1.0,
                            measured.get(c.key))
             )  # fmt: skip
+        if self.settings.local:
+            for members in groups.values():
+                _correct_locally(states, members, self.settings.noise)
         budget_left = (
             None if self.settings.max_points is None else self.settings.max_points - len(points)
         )
@@ -232,7 +246,14 @@ class AdaptivePlanner:
         log_i = np.log([states[i].predicted.interactivity for i in open_idx])
         s_t = np.asarray([states[i].spread.tok_s_gpu for i in open_idx])
         s_i = np.asarray([states[i].spread.interactivity for i in open_idx])
-        above = probability_above(stairs, log_t, log_i, s_t, s_i, self.settings.tolerance)
+        tol = self.settings.tolerance
+        if self.settings.both_axes:
+            # the band is the frontier scaled on both axes: a point within the tolerance of a
+            # measured one in interactivity as well as throughput is near it
+            band = [Point(p.interactivity * (1 + tol), p.tok_s_gpu) for p in stairs]
+            above = probability_above(band, log_t, log_i, s_t, s_i, tol)
+        else:
+            above = probability_above(stairs, log_t, log_i, s_t, s_i, tol)
         beyond = probability_above(stairs, log_t, log_i, s_t, s_i, 0.0)
         picks: list[tuple[float, float, int]] = []
         for i in members:
@@ -256,6 +277,54 @@ class AdaptivePlanner:
                 picks.append((round(pa, 3), margin, i))
         picks.sort(reverse=True)
         return picks[: self.settings.per_round]
+
+
+def _correct_locally(states: list[PointState], members: list[int], noise: float) -> None:
+    """Shift one frontier's unmeasured predictions by the kriged residuals of its measured
+    points, per (GPU, engine) pair, in the predictions' log coordinates (residual.py)."""
+    by_pair: dict[tuple[str, str], list[int]] = {}
+    for i in members:
+        by_pair.setdefault(states[i].candidate.pair, []).append(i)
+    for idxs in by_pair.values():
+        seen = [i for i in idxs if states[i].measured is not None]
+        todo = [i for i in idxs if states[i].measured is None]
+        if len(seen) < MIN_POINTS or not todo:
+            continue
+
+        def at(i: int) -> tuple[float, float]:
+            pred = states[i].predicted
+            return math.log(pred.tok_s_gpu), math.log(pred.interactivity)
+
+        fixes = {}
+        for metric in ("tok_s_gpu", "interactivity"):
+            residuals = [
+                math.log(getattr(states[i].measured, metric)) - math.log(
+                    states[i].predicted.value(metric))
+                for i in seen
+            ]  # fmt: skip
+            prior = max(getattr(states[i].spread, metric) for i in todo)
+            fix = correct([at(i) for i in seen], residuals, [at(i) for i in todo], prior, noise)
+            if fix is None:
+                break
+            fixes[metric] = fix
+        if len(fixes) < 2:
+            continue
+        t, n = fixes["tok_s_gpu"], fixes["interactivity"]
+        source = (
+            f"kriged residuals of {len(seen)} measured points (length {t.length:g}/{n.length:g},"
+            f" noise {t.noise:g}/{n.noise:g}, held-out widening x{t.widen:.2f}/x{n.widen:.2f})"
+        )
+        for k, i in enumerate(todo):
+            pred = states[i].predicted
+            states[i] = _replace(
+                states[i],
+                predicted=Prediction(
+                    pred.tok_s_gpu * math.exp(t.shift[k]),
+                    pred.interactivity * math.exp(n.shift[k]),
+                    pred.ttft_ms,
+                ),
+                spread=Spread(max(float(t.sd[k]), FLOOR), max(float(n.sd[k]), FLOOR), source),
+            )
 
 
 def _replace(st: PointState, **changes: object) -> PointState:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferbench.adaptive.candidates import Candidate, sim_deployment
-from inferbench.adaptive.frontier import Point, frontier_gap
+from inferbench.adaptive.frontier import Point, frontier_epsilon, frontier_gap
 from inferbench.adaptive.model import PointModel, SimModel
 from inferbench.adaptive.planner import (
     AdaptivePlanner,
@@ -26,6 +26,14 @@ from inferbench.adaptive.planner import (
 from inferbench.sim.calibrate import MeasuredPoint
 from inferbench.sim.calibration import Calibration, load_calibration
 from inferbench.sim.deployment import SimDeployment
+
+# The settings of the real-engine check: issue 30 asks for the frontier within 10%; the band
+# covers both axes and the residuals are kriged (the grid's settings are near-duplicates, see
+# docs/adaptive.md); the run-to-run noise is an estimate from the duplicate settings of the
+# CPU vLLM grids measured for it (benchmarks/adaptive_real_vllm.py prints it per grid).
+REAL_ENGINE = AdaptiveSettings(
+    confidence=0.95, tolerance=0.10, local=True, both_axes=True, noise=0.05
+)
 
 
 def candidates_from_points(
@@ -66,6 +74,7 @@ class Replay:
     measured: int
     points: int
     frontier_error: float  # the worst frontier's largest throughput gap to the full grid's
+    frontier_epsilon: float  # the worst frontier's epsilon indicator (both axes) less one
 
     @property
     def fraction(self) -> float:
@@ -97,14 +106,15 @@ def replay(
     )
     final = run_adaptive(planner, lambda chosen: {c.key: truth[c.key] for c in chosen})
     got = {p.candidate.key for p in final.points if p.measured is not None}
-    worst = 0.0
+    worst = epsilon = 0.0
     for key in {c.frontier for c in candidates}:
         members = [c for c in candidates if c.frontier == key]
         full = [Point(truth[c.key].interactivity, truth[c.key].tok_s_gpu) for c in members]
         seen = [Point(truth[c.key].interactivity, truth[c.key].tok_s_gpu)
                 for c in members if c.key in got]  # fmt: skip
         worst = max(worst, frontier_gap(full, seen))
-    return Replay(final, len(got), len(candidates), worst)
+        epsilon = max(epsilon, frontier_epsilon(full, seen))
+    return Replay(final, len(got), len(candidates), worst, epsilon)
 
 
 def read_points(path: Path) -> list[MeasuredPoint]:
