@@ -151,7 +151,9 @@ def test_projection_measures_what_the_prior_cannot_settle() -> None:
     assert final.count(Status.MEASURED) == sum(len(r) for r in rounds)
 
 
-@pytest.mark.parametrize("bad", [{"confidence": 1.0}, {"tolerance": -0.1}, {"per_round": 0}])
+@pytest.mark.parametrize(
+    "bad", [{"confidence": 1.0}, {"tolerance": -0.1}, {"per_round": 0}, {"noise": 0.0}]
+)
 def test_settings_are_checked(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         AdaptiveSettings(**bad)  # type: ignore[arg-type]
@@ -203,3 +205,23 @@ def test_replay_over_a_fully_measured_grid() -> None:
     done = replay(grid, AdaptiveSettings(tolerance=0.03), model=model)
     assert done.points == len(candidates) and 0 < done.measured < done.points
     assert done.frontier_error <= 0.03
+
+
+def test_local_correction_kriges_the_skipped_points_of_a_measured_pair() -> None:
+    """With `local`, an unmeasured point of a pair with measured neighbours is predicted from
+    their residuals (its spread says so), and the sweep still recovers the frontier."""
+    candidates, sims, model = _setup()
+    truth = _truth()
+    settings = AdaptiveSettings(confidence=0.95, tolerance=0.03, local=True, both_axes=True)
+    planner = AdaptivePlanner(candidates, sims, model, load_calibration("default"), settings)
+
+    final = run_adaptive(planner, lambda chosen: {c.key: truth[c.key] for c in chosen})
+
+    assert final.done
+    kriged = [p for p in final.points if p.skipped and "kriged" in p.spread.source]
+    assert kriged
+    for p in kriged:  # within its interval: the correction's spread is honest here
+        low, high = p.interval(settings.z, "tok_s_gpu")
+        assert low <= truth[p.candidate.key].tok_s_gpu <= high
+    measured = {p.candidate.key for p in final.points if p.status is Status.MEASURED}
+    assert _gap(candidates, truth, measured) <= settings.tolerance
