@@ -7,11 +7,11 @@ test_vllm_sim_calibrate.py, so this costs seconds. The planner sees a point's fi
 when it chooses to measure it (`adaptive/replay.py`), with the real-engine settings
 (`REAL_ENGINE`: 95% confidence, 10% tolerance on both axes, kriged residuals).
 
-What is asserted is what held on all six grids replayed offline for it (docs/adaptive.md):
+What is asserted is what held on all seven grids replayed for it (docs/adaptive.md):
 the recovered frontier within the tolerance of the full grid's on both axes (epsilon
 indicator: 0-8% there), and the skipped points' figures inside their 95% intervals (all 38
 there). Issue 30's target (at most a third of the points) is printed, not asserted: it was
-not met, 12-19 of the 20 points were measured (docs/adaptive.md says why).
+not met, 12-20 of the 20 points were measured (docs/adaptive.md says why).
 """
 
 from __future__ import annotations
