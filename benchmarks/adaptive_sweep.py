@@ -18,7 +18,7 @@ measured points; the worst frontier and the median frontier. Target (issue 30): 
 seeds of the worst frontier's error within 5% while measuring at most 20% of the points.
 
     .venv/bin/python benchmarks/adaptive_sweep.py --tree DIR [--seeds 5] [--jobs 2]
-        [--confidence 0.95] [--tolerance 0.03] [--perturb 0.6] [--noise 0.02]
+        [--confidence 0.95] [--tolerance 0.03] [--perturb 0.6] [--noise 0.02] [--local]
 """
 
 from __future__ import annotations
@@ -228,6 +228,9 @@ def main() -> int:
     parser.add_argument("--tolerance", type=float, default=0.03)
     parser.add_argument("--perturb", type=float, default=0.6)
     parser.add_argument("--noise", type=float, default=0.02)
+    parser.add_argument(
+        "--local", action="store_true", help="kriged residual correction (AdaptiveSettings.local)"
+    )
     parser.add_argument("--limit", type=int, default=None, help="first N points only (quick)")
     args = parser.parse_args()
     if args.tree is None and os.environ.get(TREE_ENV):
@@ -245,7 +248,9 @@ def main() -> int:
         f"(agentic, eval-only, or not costed)"
     )
     model = CoarseModel(coarse_tables(candidates, args.cache, args.jobs), deps)
-    settings = AdaptiveSettings(confidence=args.confidence, tolerance=args.tolerance)
+    settings = AdaptiveSettings(
+        confidence=args.confidence, tolerance=args.tolerance, local=args.local
+    )
     _STUDY.update(candidates=candidates, deps=deps, model=model, settings=settings, args=args)
     seeds = range(args.seeds)
     rows: list[dict[str, float]] = []
