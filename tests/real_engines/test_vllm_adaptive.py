@@ -5,11 +5,11 @@ The grid is the session's `tiny_grid_measurement` (4 servers x concurrency 1/2/4
 point as if its server had its core alone), already measured for
 test_vllm_sim_calibrate.py, so this costs seconds. The planner sees a point's figures only
 when it chooses to measure it (`adaptive/replay.py`), with the real-engine settings
-(`REAL_ENGINE`: 95% confidence, 10% tolerance on both axes, kriged residuals).
+(`REAL_ENGINE`: 95% confidence, 10% tolerance on both axes, kriged residuals, 10% noise).
 
 What is asserted is what held on all seven grids replayed for it (docs/adaptive.md):
 the recovered frontier within the tolerance of the full grid's on both axes (epsilon
-indicator: 0-8% there), and the skipped points' figures inside their 95% intervals (all 38
+indicator: 0-8% there), and the skipped points' figures inside their 95% intervals (all 44
 there). Issue 30's target (at most a third of the points) is printed, not asserted: it was
 not met, 12-20 of the 20 points were measured (docs/adaptive.md says why).
 """

@@ -32,7 +32,7 @@ from inferbench.sim.deployment import SimDeployment
 # docs/adaptive.md); the run-to-run noise is an estimate from the duplicate settings of the
 # CPU vLLM grids measured for it (benchmarks/adaptive_real_vllm.py prints it per grid).
 REAL_ENGINE = AdaptiveSettings(
-    confidence=0.95, tolerance=0.10, local=True, both_axes=True, noise=0.05
+    confidence=0.95, tolerance=0.10, local=True, both_axes=True, noise=0.10
 )
 
 
