@@ -7,11 +7,12 @@ test_vllm_sim_calibrate.py, so this costs seconds. The planner sees a point's fi
 when it chooses to measure it (`adaptive/replay.py`), with the real-engine settings
 (`REAL_ENGINE`: 95% confidence, 10% tolerance on both axes, kriged residuals, 10% noise).
 
-What is asserted is what held on all seven grids replayed for it (docs/adaptive.md):
-the recovered frontier within the tolerance of the full grid's on both axes (epsilon
-indicator: 0-8% there), and the skipped points' figures inside their 95% intervals (all 44
-there). Issue 30's target (at most a third of the points) is printed, not asserted: it was
-not met, 12-20 of the 20 points were measured (docs/adaptive.md says why).
+What is asserted is what held on all seven grids replayed for it (docs/adaptive.md), with
+room for one runner's noise: the recovered frontier within 1.5x the tolerance of the full
+grid's on both axes (epsilon indicator: 0-8% there), and at most a quarter of the skipped
+points' figures outside their 95% intervals (none of 44 there). Issue 30's target (at most
+a third of the points) is printed, not asserted: it was not met, 12-20 of the 20 points
+were measured (docs/adaptive.md says why).
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def test_adaptive_replay_recovers_the_full_grids_frontier(
         f"{done.frontier_epsilon:.1%}, skipped figures outside their interval: {outside}/"
         f"{errors}\n{report}"
     )
-    assert done.frontier_epsilon <= settings.tolerance, report
+    # each settled point is within the tolerance at 95% confidence, so across a grid's
+    # settled points one may exceed it a little; 1.5x still fails a planner that skips a
+    # frontier point (the simulation study's gap reads 100% then)
+    assert done.frontier_epsilon <= 1.5 * settings.tolerance, report
     # at 95% one figure in twenty may fall outside; more than a quarter is a dishonest spread
     assert outside <= max(1, errors // 4), report
