@@ -13,26 +13,14 @@ from typing import Any
 
 import pytest
 
-from inferbench.catalog import Precision, load_catalog
+from inferbench.catalog import load_catalog
 from inferbench.sim.calibrate import Measured, MeasuredPoint, deployment, fit, predict, simulate
 from inferbench.sim.estimate import estimate
 from inferbench.sim.holdout import prepare
 from inferbench.sim.inputs import Overrides, from_job_data
-from inferbench.sim.perf import EfficiencyParams, Parallelism, RankBatch, StepModel
+from inferbench.sim.perf import EfficiencyParams, RankBatch
 
-TINY = "inferbench/tiny-llama"
-
-
-def _step(model: str, gpu: str, eff: EfficiencyParams) -> StepModel:
-    cat = load_catalog()
-    return StepModel(
-        cat.model(model),
-        cat.gpu(gpu),
-        Parallelism(tp=1),
-        precision=Precision.BF16,
-        kv_precision=Precision.BF16,
-        eff=eff,
-    )
+from .stepmodels import TINY, step_model
 
 
 def _job(conc: int, budget: int, seqs: int = 16) -> dict[str, Any]:
@@ -47,8 +35,8 @@ def _job(conc: int, budget: int, seqs: int = 16) -> dict[str, Any]:
 def test_a_prefill_chunk_pays_the_per_sequence_and_the_per_chunk_overhead() -> None:
     base = EfficiencyParams(layer_overhead_s=50e-6)
     host = base.model_copy(update={"seq_overhead_s": 20e-6, "chunk_overhead_s": 100e-6})
-    plain = _step("meta-llama/Llama-3.1-8B-Instruct", "h100", base)
-    costly = _step("meta-llama/Llama-3.1-8B-Instruct", "h100", host)
+    plain = step_model("meta-llama/Llama-3.1-8B-Instruct", "h100", base)
+    costly = step_model("meta-llama/Llama-3.1-8B-Instruct", "h100", host)
     mixed = [
         RankBatch(
             prefill_tokens=61,

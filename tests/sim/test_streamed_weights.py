@@ -7,29 +7,17 @@ from __future__ import annotations
 
 import pytest
 
-from inferbench.catalog import Precision, load_catalog
-from inferbench.sim.perf import EfficiencyParams, Parallelism, RankBatch, StepModel
+from inferbench.catalog import load_catalog
+from inferbench.sim.perf import EfficiencyParams, RankBatch
 
-TINY = "inferbench/tiny-llama"
-
-
-def _step(model: str, gpu: str, eff: EfficiencyParams) -> StepModel:
-    cat = load_catalog()
-    return StepModel(
-        cat.model(model),
-        cat.gpu(gpu),
-        Parallelism(tp=1),
-        precision=Precision.BF16,
-        kv_precision=Precision.BF16,
-        eff=eff,
-    )
+from .stepmodels import TINY, step_model
 
 
-def test_an_untied_embedding_is_held_but_not_streamed_every_step() -> None:
+def test_an_untied_embedding_is_held_but_not_streamed_everystep_model() -> None:
     cat = load_catalog()
     tiny, cpu = cat.model(TINY), cat.gpu("cpu")
     assert tiny.tied_embeddings is False
-    step = _step(TINY, "cpu", EfficiencyParams(step_overhead_s=0.0, layer_overhead_s=0.0))
+    step = step_model(TINY, "cpu", EfficiencyParams(step_overhead_s=0.0, layer_overhead_s=0.0))
     # the KV pool is sized after every weight ...
     assert step.weight_bytes_per_gpu == pytest.approx(tiny.params_b * 1e9 * 2)
     # ... but a one-sequence decode step reads the layers and the LM head, not the input table
@@ -39,5 +27,5 @@ def test_an_untied_embedding_is_held_but_not_streamed_every_step() -> None:
     one = [RankBatch(decode_seqs=1, decode_ctx_tokens=100)]
     assert step.step_time(one) == pytest.approx((streamed + kv) / bandwidth, rel=1e-6)
     # a model whose table is not recorded as untied streams all of its dense weights
-    llama = _step("meta-llama/Llama-3.1-8B-Instruct", "h100", step.eff)
+    llama = step_model("meta-llama/Llama-3.1-8B-Instruct", "h100", step.eff)
     assert llama._dense_read_bytes == llama.dense_weight_bytes
