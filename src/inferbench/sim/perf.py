@@ -509,9 +509,13 @@ class StepModel:
                     )
             if t > slowest:
                 slowest = t
+        return slowest * self.par.pp + self._overhead_time(batches, worker_tokens)
+
+    def _overhead_time(self, batches: list[RankBatch], worker_tokens: float) -> float:
+        """A step's time beyond its rooflines: the fixed part, the per-sequence part and the
+        per-expert part (paid in every pipeline stage)."""
         return (
-            slowest * self.par.pp
-            + self.eff.step_overhead_s
+            self.eff.step_overhead_s
             + self._seq_time(batches)
             + self.expert_fixed_time(worker_tokens) * self.par.pp
         )
@@ -585,12 +589,7 @@ class StepModel:
                 )
             if t > slowest:
                 slowest = t
-        return (
-            slowest * self.par.pp
-            + self.eff.step_overhead_s
-            + self._seq_time(batches)
-            + self.expert_fixed_time(worker_tokens) * self.par.pp
-        )
+        return slowest * self.par.pp + self._overhead_time(batches, worker_tokens)
 
     def _spec_step_time(self, batches: list[RankBatch]) -> float:
         spec = self.spec
@@ -602,11 +601,7 @@ class StepModel:
         pp = self.par.pp
         # the per-sequence and per-expert parts are paid per verification step, like the
         # fixed part
-        overhead = (
-            self.eff.step_overhead_s
-            + self._seq_time(batches)
-            + self.expert_fixed_time(worker_tokens) * pp
-        )
+        overhead = self._overhead_time(batches, worker_tokens)
         times = [self.rank_times(b, worker_tokens) for b in batches]
         whole = max(t[0] for t in times) * pp + overhead
         decode = max(t[1] for t in times) * pp
