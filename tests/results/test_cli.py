@@ -146,6 +146,37 @@ def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
     assert ttft[3] == "regression" and 0 < ttft[4] < ttft[2] < ttft[5]
 
 
+def test_compare_json_has_every_change_with_its_interval(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    base = write_run_dir(tmp_path / "runs", "base", failed_job=False)
+    head = write_run_dir(tmp_path / "runs", "head", failed_job=False)
+    results = "fp-disagg-1/results/conc64.json"
+    write_json(base / results, sa_bench_requests(300, seed=1, conc=64))
+    write_json(head / results, sa_bench_requests(300, seed=2, slow=1.5, conc=64))
+    assert run_cli("results", "ingest", str(base), str(head), "--db", db).code == 0
+    args = ("results", "compare", "base", "head", "--db", db, "--format", "json")
+    res = run_cli(*args, "--fail-on-regression")
+    assert res.code == 1, res  # the gate still gates; stdout is the document alone
+    doc = json.loads(res.out)
+    assert doc["schema"] == "inferbench.compare/1" and doc["threshold"] == 0.05
+    assert doc["counts"] == {"regression": 1, "improvement": 0, "noise": 0, "unjudged": 1}
+    (judged,) = [p for p in doc["points"] if p["verdict"] == "regression"]
+    assert "conc 64" in judged["point"] and judged["repeats"] == [1, 1]
+    ttft = next(d for d in judged["deltas"] if d["metric"] == "ttft_median")
+    low, high = ttft["interval"]
+    assert ttft["verdict"] == "regression" and 0.05 < low < ttft["change"] < high
+    assert ttft["samples"] == [300, 300] and ttft["higher_is_better"] is False
+    # the markdown table reads the same change
+    md = run_cli("results", "compare", "base", "head", "--db", db, "--format", "markdown")
+    assert f"{ttft['change']:+.1%} [{low:+.1%}, {high:+.1%}]" in md.out
+    # a point without samples has changes but no intervals
+    (summary,) = [p for p in doc["points"] if p["verdict"] == "unjudged"]
+    assert all(d["interval"] is None for d in summary["deltas"])
+    assert doc["evals"] is None
+    bad = run_cli("results", "compare", "base", "head", "--db", db, "--format", "yaml")
+    assert bad.code == 2 and "table, markdown or json" in bad.err
+
+
 def test_report_command(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     run_cli("results", "ingest", str(write_run_dir(tmp_path / "runs")), "--db", db)

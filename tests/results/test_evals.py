@@ -88,6 +88,14 @@ def test_evals_are_ingested_with_the_jobs_identity_and_compared(
     assert exc.value.code == 1
     out = capsys.readouterr().out
     assert "1 accuracy regressions" in out
+    with pytest.raises(SystemExit) as exc:  # the JSON document carries the same verdict
+        main(["results", "compare", "base", "head", "--db", db, "--format", "json"])
+    assert exc.value.code == 0
+    evals = json.loads(capsys.readouterr().out)["evals"]
+    assert evals["regressions"] == 1 and evals["rule"] == "outside 1.96 x stderr"
+    (d,) = evals["deltas"]
+    assert d["task"] == "gsm8k" and d["verdict"] == "regression"
+    assert d["change"] == pytest.approx(-0.05)
     with pytest.raises(SystemExit) as exc:
         main(["results", "list", "--db", db, "--run", "base"])
     assert exc.value.code == 0

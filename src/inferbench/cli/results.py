@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
@@ -22,6 +23,9 @@ from inferbench.results.store import (
     Store,
     open_store,
 )
+
+if TYPE_CHECKING:
+    from inferbench.results.evalcompare import EvalComparison
 
 results_app = typer.Typer(
     help="Store, list, export and compare benchmark results.", no_args_is_help=True
@@ -316,7 +320,9 @@ def compare(
     resamples: int = typer.Option(
         1000, "--resamples", min=100, max=100_000, help="bootstrap draws (seeded)"
     ),
-    fmt: str = typer.Option("table", "--format", help="table or markdown"),
+    fmt: str = typer.Option(
+        "table", "--format", help="table, markdown, or json (every change with its interval)"
+    ),
     at: float | None = typer.Option(
         None,
         "--at",
@@ -338,15 +344,20 @@ def compare(
     from inferbench.results.compare import check_noise, check_threshold, compare_selectors
     from inferbench.results.noise import NoiseModel
 
-    if fmt not in ("table", "markdown"):
-        raise InputError(f"unknown --format {fmt!r}", hint="use table or markdown")
+    if fmt not in ("table", "markdown", "json"):
+        raise InputError(f"unknown --format {fmt!r}", hint="use table, markdown or json")
     check_threshold(threshold)  # a bad value is named before the store is opened
     noise = check_noise(
         NoiseModel(confidence=confidence, min_samples=min_samples, resamples=resamples)
     )
     store = open_store(db, create=False)
     cmp = compare_selectors(store, base, head, threshold=threshold, at=at, noise=noise)
-    if fmt == "markdown":
+    acc, rule = _eval_comparison(store, base, head, accuracy_z, accuracy_drop)
+    if fmt == "json":
+        from inferbench.results.compare_json import comparison_document
+
+        sys.stdout.buffer.write(comparison_document(cmp, acc, eval_rule=rule))
+    elif fmt == "markdown":
         typer.echo(comparison_markdown(cmp), nl=False)
     else:
         table = Table(
@@ -375,23 +386,29 @@ def compare(
         )
         for pair in cmp.at:
             typer.echo(at_sentence(pair))
-    acc = _compare_evals(store, base, head, accuracy_z, accuracy_drop, fmt)
-    if fail_on_regression and (cmp.count("regression") or acc):
+    if acc is not None and fmt != "json":
+        _print_evals(acc, rule, base, head, fmt)
+    acc_regressions = acc.count("regression") if acc is not None else 0
+    if fail_on_regression and (cmp.count("regression") or acc_regressions):
         raise typer.Exit(1)
 
 
-def _compare_evals(
-    store: Store, base: str, head: str, z: float, min_drop: float | None, fmt: str
-) -> int:
-    """Print the accuracy comparison, if both sides have evals; returns its regressions."""
+def _eval_comparison(
+    store: Store, base: str, head: str, z: float, min_drop: float | None
+) -> tuple[EvalComparison | None, str]:
+    """The accuracy comparison (None unless both sides have evals) and its rule."""
     from inferbench.results.compare import parse_selector
     from inferbench.results.evalcompare import compare_evals
 
+    rule = f"drop > {min_drop:g}" if min_drop is not None else f"outside {z:g} x stderr"
     b, h = store.evals(parse_selector(base)), store.evals(parse_selector(head))
     if not b or not h:
-        return 0
-    cmp = compare_evals(b, h, z=z, min_drop=min_drop)
-    rule = f"drop > {min_drop:g}" if min_drop is not None else f"outside {z:g} x stderr"
+        return None, rule
+    return compare_evals(b, h, z=z, min_drop=min_drop), rule
+
+
+def _print_evals(cmp: EvalComparison, rule: str, base: str, head: str, fmt: str) -> None:
+    """The accuracy comparison as a markdown section or a table."""
     if fmt == "markdown":
         lines = [f"\n### Accuracy ({rule})\n", "| verdict | eval | base | head | change |"]
         lines.append("|---|---|---|---|---|")
@@ -415,7 +432,6 @@ def _compare_evals(
             )
         Console().print(table)
         typer.echo(f"{cmp.count('regression')} accuracy regressions")
-    return cmp.count("regression")
 
 
 _PREDICTED_COLUMNS = (
