@@ -13,6 +13,10 @@ starts the real vLLM CPU build on the tiny model of tests/real_engines (the vLLM
 (`--slow-max-num-seqs`) for the slowed runs. On any other engine, start two servers
 yourself and pass them (`--base-url`, `--slow-base-url`) with `--model`.
 
+Each run is `--repeats` measurements of its points (3 on `--vllm`), which `results compare`
+resamples as clusters, so differences between whole runs of an unchanged engine widen the
+intervals the gate judges.
+
 `--paired` measures a fresh base right before each rerun and each slowed run, with both
 servers up (ABAB on one machine, as a CI job that measures the base commit and the head back
 to back): each run is gated against its own base, so a drift that lasts minutes (the engine,
@@ -21,6 +25,7 @@ one base measured first.
 
     .venv/bin/python benchmarks/regression_gate.py [--reruns 20] [--slowed 10] [--factor 1.1]
     .venv/bin/python benchmarks/regression_gate.py --vllm --reruns 10 --slowed 10 [--paired]
+        [--repeats 3] [--num-prompts 96]
 """
 
 from __future__ import annotations
@@ -29,7 +34,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import signal
 import subprocess
 import sys
@@ -121,36 +125,32 @@ def measure(args: argparse.Namespace, url: str, run_id: str, work: Path, db: str
 
 def gate(
     args: argparse.Namespace, run_id: str, db: str, base: str = "base"
-) -> tuple[int, list[str]]:
-    """`results compare BASE RUN --fail-on-regression`: its exit code and tripped metrics."""
-    cmd = [*CLI, "results", "compare", base, run_id, "--db", db, "--format", "markdown"]
+) -> tuple[int, list[str], float | None]:
+    """`results compare BASE RUN --fail-on-regression`: its exit code, the tripped metrics
+    (`metric: change [interval]`) and the closest any judged interval came to the
+    tolerance on the harmful side (points of change; negative: beyond it)."""
+    cmd = [*CLI, "results", "compare", base, run_id, "--db", db, "--format", "json"]
     cmd += ["--fail-on-regression", "--threshold", str(args.threshold)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"compare failed: {proc.stderr}")
-    return proc.returncode, _tripped(proc.stdout)
-
-
-def _tripped(markdown: str) -> list[str]:
-    """`metric: change [interval]` of each bold (regressed) cell of the markdown table."""
-    header: list[str] = []
-    out = []
-    for line in markdown.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) > 2 and cells[1] == "point":
-            header = cells
-        elif header and line.startswith("| 🔴"):
-            out += [
-                f"{header[k]}: {cell.strip('*').split('(', 1)[-1].rstrip(')')}"
-                for k, cell in enumerate(cells)
-                if cell.startswith("**") and k < len(header)
-            ]
-            # metrics without a column (p90s) are named in the point's cell, bold when worse
-            out += [
-                f"{name.strip()}: {change}"
-                for name, change in re.findall(r"([^(;]+?) \*\*[^*]*?\(([^)]*)\)\*\*", cells[1])
-            ]
-    return out
+    doc = json.loads(proc.stdout)
+    tripped: list[str] = []
+    closest: float | None = None
+    for point in doc["points"]:
+        conc = point["point"].rsplit(" ", 1)[-1]
+        for d in point["deltas"]:
+            if d["interval"] is None:
+                continue
+            low, high = d["interval"]
+            worse = -high if d["higher_is_better"] else low  # harmful side's nearer bound
+            margin = args.threshold - worse
+            closest = margin if closest is None else min(closest, margin)
+            if d["verdict"] == "regression":
+                tripped.append(
+                    f"{d['label']} c{conc}: {d['change']:+.1%} [{low:+.1%}, {high:+.1%}]"
+                )
+    return proc.returncode, tripped, closest
 
 
 def main() -> int:
@@ -165,8 +165,10 @@ def main() -> int:
     parser.add_argument("--isl", type=int, default=256)
     parser.add_argument("--osl", type=int, default=64)
     parser.add_argument("--concurrency", help="default 8,16 (sim), 16 (--vllm)")
-    parser.add_argument("--num-prompts", type=int, help="default 64 (sim), 192 (--vllm)")
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--num-prompts", type=int, help="per repeat: default 64 (sim), 96 (--vllm)")
+    parser.add_argument(
+        "--repeats", type=int, help="bench --repeats of each run: default 1 (sim), 3 (--vllm)"
+    )
     parser.add_argument("--threshold", type=float, default=0.05)
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument(
@@ -190,7 +192,10 @@ def main() -> int:
         parser.error("--slow-max-num-seqs must be below --max-num-seqs (it is the slowdown)")
     # the tiny model on a CPU is fast: longer points keep one slow second from deciding
     args.concurrency = args.concurrency or ("16" if args.vllm else "8,16")
-    args.num_prompts = args.num_prompts or (192 if args.vllm else 64)
+    args.num_prompts = args.num_prompts or (96 if args.vllm else 64)
+    # A real engine's runs differ by more than their requests do (a run's TTFT can lock into
+    # one regime for half of it): three repeats a run let the comparison see that spread.
+    args.repeats = args.repeats or (3 if args.vllm else 1)
     work = Path(tempfile.mkdtemp(prefix="gate-"))
     args.work = work
     db = f"sqlite:///{work / 'results.sqlite'}"
@@ -199,13 +204,23 @@ def main() -> int:
     caught: list[str] = []
     missed: list[str] = []
 
+    margins: list[float] = []  # per identical rerun: its judged intervals' closest approach
+
     def judge(run_id: str, base: str, slowed: bool) -> None:
-        code, tripped = gate(args, run_id, db, base)
+        code, tripped, closest = gate(args, run_id, db, base)
         if slowed:
             (caught if code else missed).append(run_id)
-        elif code:
-            alarms.append((run_id, tripped))
-        print(f"{run_id} vs {base}: gate {'FAILED' if code else 'passed'} {tripped}", flush=True)
+        else:
+            if closest is not None:
+                margins.append(closest)
+            if code:
+                alarms.append((run_id, tripped))
+        near = (
+            f" (closest interval {closest:+.1%} from the tolerance)" if closest is not None else ""
+        )
+        print(
+            f"{run_id} vs {base}: gate {'FAILED' if code else 'passed'}{near} {tripped}", flush=True
+        )
 
     if args.paired:
         # A fresh base right before each run, both servers up: a drift of the engine or the
@@ -241,6 +256,9 @@ def main() -> int:
         "slowed": args.slowed,
         "caught": len(caught),
         "missed": missed,
+        # how near the reruns' intervals came to the tolerance (points; below 0: an alarm)
+        "rerun_margin_min": round(min(margins), 4) if margins else None,
+        "rerun_margin_median": round(sorted(margins)[len(margins) // 2], 4) if margins else None,
         "factor": args.factor,
         "concurrency": args.concurrency,
         "num_prompts": args.num_prompts,
