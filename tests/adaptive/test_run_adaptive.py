@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.adaptive.planner import AdaptiveSettings
 from inferbench.adaptive.session import AdaptiveOptions, execute_adaptive
 from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.runner import RunRequest, RunSummary, execute_run
@@ -96,6 +97,28 @@ def test_plan_adaptive_prints_the_first_round_and_a_projection(tmp_path: Path) -
     assert "not planned: llama3.1-8b-bf16-h200-vllm-agentic" in out.stdout
     assert "projection (every measurement on its prediction" in out.stdout
     assert not (tmp_path / "runs").exists()
+
+
+def test_plan_adaptive_takes_the_real_engine_settings(tmp_path: Path) -> None:
+    args = ("plan", "--adaptive", "--root", str(EXAMPLES), "--model-prefix", "llama3.1-8b")
+    out = _cli(*args, "--run-noise", "0.1", "--local-correction", "--both-axes", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    line = out.stdout.replace("\n", " ")
+    assert "frontier x 1.03 on both axes" in line and "kriged residuals" in line
+    assert "run noise at least 0.1)" in line
+    out = _cli(*args, "--run-noise", "0", cwd=tmp_path)
+    assert out.returncode == 2 and "--run-noise" in out.stderr
+
+
+def test_adaptive_options_keep_their_settings_across_a_resume() -> None:
+    opts = AdaptiveOptions(run_noise=0.1, local_correction=True, both_axes=True)
+    again = AdaptiveOptions.from_dict(json.loads(json.dumps(opts.as_dict())))
+    assert again == opts
+    s = again.settings()
+    assert (s.noise, s.local, s.both_axes) == (0.1, True, True)
+    # a run.json written before these options resumes with the defaults
+    old = AdaptiveOptions.from_dict({"confidence": 0.9, "tolerance": 0.05}).settings()
+    assert (old.noise, old.local, old.both_axes) == (AdaptiveSettings().noise, False, False)
 
 
 def test_adaptive_flag_errors_are_one_line(tmp_path: Path) -> None:

@@ -48,13 +48,20 @@ class AdaptiveOptions:
     per_round: int = 1
     max_points: int | None = None
     calibration: str | None = None  # the base calibration (None: the packaged default)
+    run_noise: float | None = None  # the least run-to-run noise assumed (None: the floor)
+    local_correction: bool = False  # kriged residuals of measured look-alikes
+    both_axes: bool = False  # the tolerance band on interactivity too
 
     def settings(self) -> AdaptiveSettings:
+        extra = {"noise": self.run_noise} if self.run_noise is not None else {}
         return AdaptiveSettings(
             confidence=self.confidence,
             tolerance=self.tolerance,
             per_round=self.per_round,
             max_points=self.max_points,
+            local=self.local_correction,
+            both_axes=self.both_axes,
+            **extra,
         )
 
     def as_dict(self) -> dict[str, object]:

@@ -48,6 +48,28 @@ class AdaptiveFlags:
         int | None,
         typer.Option("--max-points", min=1, help="--adaptive: measure at most N points."),
     ] = None
+    run_noise: Annotated[
+        float | None,
+        typer.Option(
+            "--run-noise", min=0.001, max=1.0, help="--adaptive: run-to-run noise of one "
+            "measurement (log sd, 0.05: 5%) the planner assumes at least (default 0.02; "
+            "measure it with repeats of one point).",
+        ),
+    ] = None  # fmt: skip
+    local_correction: Annotated[
+        bool,
+        typer.Option(
+            "--local-correction", help="--adaptive: shift each prediction by the residuals "
+            "of measured points the simulator predicts alike (kriged; docs/adaptive.md).",
+        ),
+    ] = False  # fmt: skip
+    both_axes: Annotated[
+        bool,
+        typer.Option(
+            "--both-axes", help="--adaptive: the tolerance band scales the frontier's "
+            "interactivity too, not only its throughput (near-duplicate settings settle).",
+        ),
+    ] = False  # fmt: skip
     calibration: Annotated[
         str | None,
         typer.Option(
@@ -69,6 +91,9 @@ class AdaptiveFlags:
             per_round=self.per_round,
             max_points=self.max_points,
             calibration=self.calibration,
+            run_noise=self.run_noise,
+            local_correction=self.local_correction,
+            both_axes=self.both_axes,
         )
 
 
@@ -137,8 +162,10 @@ def render_assessment(
             f"({a.gpu_hours_saved / full:.0%})",
             markup=False,
         )
+    band = f"{1 + s.tolerance:g}" + (" on both axes" if s.both_axes else "")
+    spread = "held-out error" + (", kriged residuals" if s.local else "")
     console.print(
-        f"skipped = P(above the measured frontier x {1 + s.tolerance:g}) < "
-        f"{1 - s.confidence:.2g}; intervals are {s.confidence:.0%} (spread: held-out error)",
+        f"skipped = P(above the measured frontier x {band}) < {1 - s.confidence:.2g}; "
+        f"intervals are {s.confidence:.0%} (spread: {spread}; run noise at least {s.noise:g})",
         markup=False,
     )
