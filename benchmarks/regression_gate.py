@@ -215,12 +215,7 @@ def main() -> int:
                 margins.append(closest)
             if code:
                 alarms.append((run_id, tripped))
-        near = (
-            f" (closest interval {closest:+.1%} from the tolerance)" if closest is not None else ""
-        )
-        print(
-            f"{run_id} vs {base}: gate {'FAILED' if code else 'passed'}{near} {tripped}", flush=True
-        )
+        print(_verdict_line(run_id, base, code, tripped, None if slowed else closest), flush=True)
 
     if args.paired:
         # A fresh base right before each run, both servers up: a drift of the engine or the
@@ -276,6 +271,13 @@ def main() -> int:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     ok = not alarms and len(caught) * 10 >= 9 * args.slowed
     return 0 if ok else 1
+
+
+def _verdict_line(
+    run_id: str, base: str, code: int, tripped: list[str], margin: float | None
+) -> str:
+    near = "" if margin is None else f" (its intervals stayed {margin:.1%} or more inside)"
+    return f"{run_id} vs {base}: gate {'FAILED' if code else 'passed'}{near} {tripped}"
 
 
 @contextmanager
