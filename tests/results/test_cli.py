@@ -96,15 +96,21 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
     assert res.code == 2
 
 
-def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
+def _slow_head(tmp_path: Path) -> str:
+    """A store with runs `base` and `head`: conc64 with 300 requests each side, head 50%
+    slower; conc128 summaries only (no samples). Returns its URL."""
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
     base = write_run_dir(tmp_path / "runs", "base", failed_job=False)
     head = write_run_dir(tmp_path / "runs", "head", failed_job=False)
-    # conc64 with 300 requests each side, head 50% slower; conc128 summaries only
     results = "fp-disagg-1/results/conc64.json"
     write_json(base / results, sa_bench_requests(300, seed=1, conc=64))
     write_json(head / results, sa_bench_requests(300, seed=2, slow=1.5, conc=64))
     assert run_cli("results", "ingest", str(base), str(head), "--db", db).code == 0
+    return db
+
+
+def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
+    db = _slow_head(tmp_path)
     md = run_cli("results", "compare", "base", "head", "--db", db, "--format", "markdown")
     assert md.code == 0 and "| 🔴 |" in md.out and "95% bootstrap interval" in md.out
     gate = run_cli("results", "compare", "base", "head", "--db", db, "--fail-on-regression")
@@ -147,13 +153,7 @@ def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
 
 
 def test_compare_json_has_every_change_with_its_interval(tmp_path: Path) -> None:
-    db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    base = write_run_dir(tmp_path / "runs", "base", failed_job=False)
-    head = write_run_dir(tmp_path / "runs", "head", failed_job=False)
-    results = "fp-disagg-1/results/conc64.json"
-    write_json(base / results, sa_bench_requests(300, seed=1, conc=64))
-    write_json(head / results, sa_bench_requests(300, seed=2, slow=1.5, conc=64))
-    assert run_cli("results", "ingest", str(base), str(head), "--db", db).code == 0
+    db = _slow_head(tmp_path)
     args = ("results", "compare", "base", "head", "--db", db, "--format", "json")
     res = run_cli(*args, "--fail-on-regression")
     assert res.code == 1, res  # the gate still gates; stdout is the document alone
