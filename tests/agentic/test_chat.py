@@ -36,6 +36,17 @@ def tokenizer(tmp_path: Path, write_tokenizer: Callable[..., Path]) -> Path:
     return write_tokenizer(tmp_path / "tok") / "tokenizer.json"
 
 
+def test_text_of_ids_never_draws_a_special_token(tokenizer: Path) -> None:
+    # ids past the base vocabulary, where the tokenizer's special tokens sit: each must still
+    # give one word, so a prompt's text starts with the text of its own first ids
+    text = TextOfIds(tokenizer)
+    ids = np.arange(17_570, 17_600, dtype=np.int32)  # 26**3 + 1 words, then the markers
+    words = text(ids).split()
+    assert len(words) == len(ids) and "<s>" not in words
+    for n in (1, 7, 8, 29):
+        assert text(ids[:n]).split() == words[:n]
+
+
 def test_chat_mode_sends_the_conversation_as_messages(tmp_path: Path, tokenizer: Path) -> None:
     traces = load_traces(_write(tmp_path, TRACE))
     with recording_server() as srv:

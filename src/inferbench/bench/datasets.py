@@ -152,8 +152,14 @@ def _shared_prefix_prompt(spec: SharedPrefixWorkload, index: int, seed: int) -> 
 def text_of_length(
     tok: Any, ids: np.ndarray, target: int, rng: np.random.Generator
 ) -> tuple[str, int]:
-    """Decode ids to text and re-encode until the text is `target` tokens (best effort)."""
-    vocab = max(2, int(tok.get_vocab_size()))
+    """Decode ids to text and re-encode until the text is `target` tokens (best effort).
+
+    Ids are taken modulo the base vocabulary, without the added (special) tokens, as
+    sa-bench takes them modulo `tokenizer.vocab_size`: a special token decodes to nothing,
+    so one drawn would shorten the text and its tail would be redrawn, and a prompt would
+    no longer start with the text of its own first ids (a shared prefix, sent twice, must
+    be the same text both times)."""
+    vocab = max(2, int(tok.get_vocab_size(with_added_tokens=False)))
     current = [int(i) % vocab for i in ids]
     best_text, best_len = "", -1
     for _ in range(12):
