@@ -138,18 +138,14 @@ def gate(
     tripped: list[str] = []
     closest: float | None = None
     for point in doc["points"]:
-        conc = point["point"].rsplit(" ", 1)[-1]
         for d in point["deltas"]:
-            if d["interval"] is None:
+            if d["margin"] is None:  # not judged
                 continue
-            low, high = d["interval"]
-            worse = -high if d["higher_is_better"] else low  # harmful side's nearer bound
-            margin = args.threshold - worse
-            closest = margin if closest is None else min(closest, margin)
+            closest = d["margin"] if closest is None else min(closest, d["margin"])
             if d["verdict"] == "regression":
-                tripped.append(
-                    f"{d['label']} c{conc}: {d['change']:+.1%} [{low:+.1%}, {high:+.1%}]"
-                )
+                low, high = d["interval"]
+                change = f"{d['change']:+.1%} [{low:+.1%}, {high:+.1%}]"
+                tripped.append(f"{d['label']} c{point['concurrency']}: {change}")
     return proc.returncode, tripped, closest
 
 

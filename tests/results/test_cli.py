@@ -166,12 +166,15 @@ def test_compare_json_has_every_change_with_its_interval(tmp_path: Path) -> None
     low, high = ttft["interval"]
     assert ttft["verdict"] == "regression" and 0.05 < low < ttft["change"] < high
     assert ttft["samples"] == [300, 300] and ttft["higher_is_better"] is False
+    assert ttft["margin"] == pytest.approx(0.05 - low) and judged["concurrency"] == 64
+    tput = next(d for d in judged["deltas"] if d["metric"] == "total_tput_per_gpu")
+    assert tput["margin"] == pytest.approx(0.05 + tput["interval"][1])  # harm is a drop
     # the markdown table reads the same change
     md = run_cli("results", "compare", "base", "head", "--db", db, "--format", "markdown")
     assert f"{ttft['change']:+.1%} [{low:+.1%}, {high:+.1%}]" in md.out
     # a point without samples has changes but no intervals
     (summary,) = [p for p in doc["points"] if p["verdict"] == "unjudged"]
-    assert all(d["interval"] is None for d in summary["deltas"])
+    assert all(d["interval"] is None and d["margin"] is None for d in summary["deltas"])
     assert doc["evals"] is None
     bad = run_cli("results", "compare", "base", "head", "--db", db, "--format", "yaml")
     assert bad.code == 2 and "table, markdown or json" in bad.err

@@ -191,16 +191,7 @@ def compare_payload(cmp: Comparison | None, series: SeriesTable) -> dict[str, An
         "counts": {v: cmp.count(v) for v in VERDICTS},
         "only_base": [_short(r) for r in cmp.only_base],
         "only_head": [_short(r) for r in cmp.only_head],
-        "at": [
-            {
-                "series": a.key.label(),
-                "at": a.target,
-                "base": a.base,
-                "head": a.head,
-                "ratio": a.ratio,
-            }
-            for a in cmp.at
-        ],
+        "at": [a.as_dict() for a in cmp.at],
         "markdown": comparison_markdown(cmp),
     }
 

@@ -94,6 +94,16 @@ class Delta:
     interval: Interval | None = None  # of `change`, at the comparison's confidence
     samples: tuple[int, int] = (0, 0)  # requests behind the interval, base and head
 
+    def margin(self, threshold: float) -> float | None:
+        """How far the interval's harmful end stays inside the tolerance (in the change's
+        units; below 0: a regression); None when the change was not judged."""
+        if self.interval is None:
+            return None
+        worse_low, _ = harm_bounds(
+            self.interval.low, self.interval.high, higher_is_better=self.metric.higher_is_better
+        )
+        return threshold - worse_low
+
     def interval_text(self) -> str:
         """`[-1.2%, +3.4%]`, or why there is none (`n=12/40`)."""
         if self.interval is not None:
@@ -151,12 +161,17 @@ def verdict_of(change: float, *, higher_is_better: bool, threshold: float) -> Ve
     return verdict_between(change, change, higher_is_better=higher_is_better, threshold=threshold)
 
 
+def harm_bounds(low: float, high: float, *, higher_is_better: bool) -> tuple[float, float]:
+    """An interval of a change as harm (positive: worse), its ends in order."""
+    return (-high, -low) if higher_is_better else (low, high)
+
+
 def verdict_between(
     low: float, high: float, *, higher_is_better: bool, threshold: float
 ) -> Verdict:
     """A change whose interval is [low, high]: a regression or an improvement only when the
     whole interval lies beyond the tolerance in that direction."""
-    worse_low, worse_high = (-high, -low) if higher_is_better else (low, high)
+    worse_low, worse_high = harm_bounds(low, high, higher_is_better=higher_is_better)
     if worse_low > threshold:
         return "regression"
     if worse_high < -threshold:

@@ -3,18 +3,20 @@
     {"schema": "inferbench.compare/1", "base": "run-a", "head": "run-b",
      "threshold": 0.05, "confidence": 0.95,
      "counts": {"regression": 0, "improvement": 1, "noise": 3, "unjudged": 0},
-     "points": [{"point": "...", "verdict": "noise", "repeats": [3, 3],
+     "points": [{"point": "...", "concurrency": 16, "verdict": "noise", "repeats": [3, 3],
                  "deltas": [{"metric": "total_tput_per_gpu", "label": "tok/s/GPU",
                              "higher_is_better": true, "base": 100.0, "head": 101.0,
                              "change": 0.01, "interval": [-0.02, 0.04],
-                             "samples": [288, 288], "verdict": "noise"}, ...]}],
+                             "samples": [288, 288], "verdict": "noise",
+                             "margin": 0.03}, ...]}],
      "only_base": [...], "only_head": [...], "at": [...], "evals": {...} | null}
 
 What a CI job gating on a change reads instead of scraping the table: every metric's change
-with its interval (so how close a change came to the tolerance is visible, not only whether
-it crossed it). `change` is relative (head / base - 1), except the failure rate's, which is
-in absolute points. Keys are only added within a schema version; a renamed or removed key
-gets a new `schema`.
+with its interval, and its `margin`: how far the interval's harmful end stays inside the
+tolerance (negative: a regression; null: not judged), so how close a change came to failing
+the gate is visible, not only whether it did. `change` is relative (head / base - 1),
+except the failure rate's, which is in absolute points. Keys are only added within a schema
+version; a renamed or removed key gets a new `schema`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from inferbench.results.evalcompare import EvalComparison
 SCHEMA = "inferbench.compare/1"
 
 
-def _delta(d: Delta) -> dict[str, Any]:
+def _delta(d: Delta, threshold: float) -> dict[str, Any]:
     return {
         "metric": d.metric.name,
         "label": d.metric.label,
@@ -40,15 +42,17 @@ def _delta(d: Delta) -> dict[str, Any]:
         "interval": [d.interval.low, d.interval.high] if d.interval is not None else None,
         "samples": list(d.samples),
         "verdict": d.verdict,
+        "margin": d.margin(threshold),
     }
 
 
-def _point(p: PointDelta) -> dict[str, Any]:
+def _point(p: PointDelta, threshold: float) -> dict[str, Any]:
     return {
         "point": p.label,
+        "concurrency": p.head.identity.concurrency,
         "verdict": p.verdict,
         "repeats": list(p.repeats),
-        "deltas": [_delta(d) for d in p.deltas],
+        "deltas": [_delta(d, threshold) for d in p.deltas],
     }
 
 
@@ -86,19 +90,10 @@ def comparison_document(
         "confidence": cmp.noise.confidence,
         "min_samples": cmp.noise.min_samples,
         "counts": {v: cmp.count(v) for v in VERDICTS},
-        "points": [_point(p) for p in cmp.points],
+        "points": [_point(p, cmp.threshold) for p in cmp.points],
         "only_base": [point_label(r) for r in cmp.only_base],
         "only_head": [point_label(r) for r in cmp.only_head],
-        "at": [
-            {
-                "series": a.key.label(),
-                "interactivity": a.target,
-                "base": a.base,
-                "head": a.head,
-                "ratio": a.ratio,
-            }
-            for a in cmp.at
-        ],
+        "at": [a.as_dict() for a in cmp.at],
         "evals": _evals(acc, eval_rule),
     }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)

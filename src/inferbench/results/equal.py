@@ -34,6 +34,16 @@ class PairAt:
     def ratio(self) -> float:
         return self.head / self.base if self.base else math.inf
 
+    def as_dict(self) -> dict[str, float | str]:
+        """The pair as the report's page data and `results compare --format json` carry it."""
+        return {
+            "series": self.key.label(),
+            "at": self.target,
+            "base": self.base,
+            "head": self.head,
+            "ratio": self.ratio,
+        }
+
 
 def frontier_range(curve: Curve) -> tuple[float, float]:
     xs = [curve.x[k] for k in curve.frontier]
