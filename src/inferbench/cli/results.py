@@ -148,6 +148,7 @@ _POINT_COLUMNS = (
     ("run_id", "run", 5),
     ("model_prefix", "model", KEEP),
     ("hardware", "hw", KEEP),
+    ("planned_hardware", "planned", KEEP),  # the entry's hardware, measured on other
     ("framework", "fw", 3),
     ("precision", "prec", 4),
     ("isl", "isl", 2),
@@ -207,7 +208,8 @@ def list_cmd(
         return
     runs = sorted({str(r["run_id"]) for r in rows})
     skip = {"run_id"} if len(runs) == 1 else set()  # one run goes in the title instead
-    for key in ("failure_rate", "official"):  # shown only when some row says something
+    # shown only when some row says something
+    for key in ("failure_rate", "official", "planned_hardware"):
         if not any(r[key] for r in rows):
             skip.add(key)
     title = f"{len(rows)} points" + (f" of run {runs[0]}" if len(runs) == 1 else "")

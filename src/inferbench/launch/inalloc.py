@@ -12,17 +12,19 @@ import sys
 from pathlib import Path
 
 from inferbench.fsio import atomic_write_text
+from inferbench.launch.accelerator import detect_accelerator
 from inferbench.launch.benchpoint import bench_point_runner
 from inferbench.launch.local import run_local
 from inferbench.launch.nodeport import on_free_port
 from inferbench.launch.plan import Plan
-from inferbench.launch.rundir import JobDir
+from inferbench.launch.rundir import JobDir, record_accelerator
 from inferbench.launch.slurm import INALLOC_RESULT
 from inferbench.launch.stop import STOP_FILE, StopRequest
 
 
 def main(argv: list[str]) -> int:
     job_dir = JobDir(Path(argv[0]).resolve())
+    record_accelerator(job_dir, detect_accelerator())  # this node's, where the engine runs
     # the port the login node wrote may be taken here (another job on this node)
     plan = on_free_port(Plan.model_validate_json(job_dir.plan_json.read_text()))
     todo = [p for p in plan.bench.points if not job_dir.result_file(p.concurrency).is_file()]

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench import __version__
 from inferbench.bench.naming import point_stem
+from inferbench.core.accelerator import Accelerator
 from inferbench.engines.registry import env_prefixes
 from inferbench.errors import InputError, Location, validation_summary
 from inferbench.fsio import atomic_write_text
@@ -209,8 +210,12 @@ def write_run_info(run: RunDir, info: RunInfo) -> None:
     atomic_write_text(run.run_json, info.model_dump_json(indent=2) + "\n")
 
 
-def environment_record(extra: dict[str, str] | None = None) -> dict[str, object]:
-    """`env.json`: versions and the relevant environment, secret values redacted."""
+def environment_record(
+    extra: dict[str, str] | None = None, accelerator: Accelerator | None = None
+) -> dict[str, object]:
+    """`env.json`: versions, the accelerator the engine runs on (None: not known here, e.g.
+    Slurm's nodes until the allocation records theirs) and the relevant environment, secret
+    values redacted."""
     redact = Redactor.from_env(os.environ)
     env = {
         k: REDACTED if looks_secret(k) else redact(v)
@@ -224,9 +229,21 @@ def environment_record(extra: dict[str, str] | None = None) -> dict[str, object]
         "host": socket.gethostname(),
         # raw nvidia-smi power logs are stamped in this zone, without saying so
         "timezone": host_zone(),
+        "accelerator": accelerator.model_dump(mode="json") if accelerator else None,
         "environment": env,
         **(extra or {}),
     }
+
+
+def record_accelerator(job_dir: JobDir, accelerator: Accelerator) -> None:
+    """Set `env.json`'s accelerator where the engine runs (inside a Slurm allocation: the
+    node's, not the login node's)."""
+    try:
+        data = json.loads(read_file(job_dir.env_json, MAX_RUN_FILE_BYTES))
+    except (InputError, ValueError):
+        data = None
+    record = data if isinstance(data, dict) else environment_record()
+    write_json(job_dir.env_json, {**record, "accelerator": accelerator.model_dump(mode="json")})
 
 
 def write_json(path: Path, data: object) -> None:

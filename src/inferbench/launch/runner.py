@@ -19,10 +19,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from inferbench.core.accelerator import Accelerator
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InferbenchError
 from inferbench.fsio import WriteFailed, atomic_write_text
+from inferbench.launch.accelerator import detect_accelerator
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.execute import ExecResult, Executor
 from inferbench.launch.lock import run_lock
@@ -168,7 +170,10 @@ def _attempt(
         result = ExecResult(status=JobStatus.PLAN_ERROR, reason=exc.render())
         return _outcome(result, None, attempt, started, request)
     atomic_write_text(job_dir.plan_json, plan.to_json())
-    write_json(job_dir.env_json, environment_record({"backend": str(request.backend)}))
+    write_json(
+        job_dir.env_json,
+        environment_record({"backend": str(request.backend)}, _accelerator_here(request)),
+    )
     done = set(state.job(dep.fingerprint).finished)
     todo = [p for p in plan.bench.points if p.concurrency not in done]
     events.job_started(dep, attempt, len(todo))
@@ -184,6 +189,12 @@ def _attempt(
     result = request.executor.execute(plan, job_dir, todo, on_point, on_submitted, request.stop)
     result.timings_s.setdefault("total", time.monotonic() - t0)
     return _outcome(result, plan, attempt, started, request)
+
+
+def _accelerator_here(request: RunRequest) -> Accelerator | None:
+    """The local backend runs the engine on this machine: its accelerator. Slurm's engine runs
+    on the allocation's node, which records its own (`inalloc`); srtctl's nodes record none."""
+    return detect_accelerator() if request.backend is Backend.LOCAL else None
 
 
 def _cut_short(dep: Deployment, state: StateFile, request: RunRequest, started: str) -> Outcome:

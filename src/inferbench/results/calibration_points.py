@@ -15,10 +15,12 @@ def point_from_record(rec: Record, name: str) -> MeasuredPoint:
     """One stored point as a sweep job (InferenceX names) with the engine flags it ran with
     (`sim-flags`) and what was measured."""
     ident = rec.identity
+    # measured on other hardware than the entry's: the runner names the entry's, not that
+    runner = None if rec.provenance.planned_hardware else ident.runner
     job: dict[str, Any] = {
         "model": ident.model,
         "precision": ident.precision,
-        "runner": ident.runner or ident.hardware_decode,
+        "runner": runner or ident.hardware_decode,
         "framework": ident.framework,
         "conc": ident.concurrency,
         "isl": ident.isl,

@@ -35,6 +35,9 @@ def flat_row(stored: StoredRecord) -> dict[str, Any]:
         "precision": i.precision,
         "framework": i.framework,
         "hardware": i.hardware(),
+        # measured on other hardware than the entry names: the entry's, and what it ran on
+        "planned_hardware": p.planned_hardware,
+        "accelerator": p.accelerator.describe() if p.accelerator else None,
         "image": i.image,
         "topology": i.topology(),
         "gpus": i.total_gpus,

@@ -34,6 +34,7 @@ class SeriesKey:
     disagg: bool = False
     spec_decoding: str = "none"
     agentic: str = ""  # an agentic replay's kind, e.g. "synth kv-dram-vllm-native" (else "")
+    planned: str = ""  # the entry's hardware, when measured on other (`hardware`) instead
 
     def variant(self) -> str:
         """What tells apart series of one hardware, framework and precision: `hw fw prec`
@@ -45,6 +46,8 @@ class SeriesKey:
             words.append(self.spec_decoding)
         if self.agentic:
             words.append(f"agentic {self.agentic}")
+        if self.planned:
+            words.append(f"(entry {self.planned})")
         return " ".join(words)
 
     def label(self) -> str:
@@ -72,6 +75,7 @@ def series_key(r: Record) -> SeriesKey:
         i.disagg,
         i.spec_decoding,
         agentic_kind(i.dataset),
+        r.provenance.planned_hardware or "",
     )
 
 

@@ -17,6 +17,10 @@ clear message instead of being half-understood.
   v5  provenance.engine_flags: the engine flags the job carried (its `sim-flags`,
       `kv-cache-dtype`, `max-model-len`), so a point read back can be simulated with the
       flags it ran with (optional)
+  v6  provenance.accelerator: what the engine ran on (env.json's, when the run recorded
+      it) and provenance.planned_hardware: the entry's hardware when the point was measured
+      on other hardware (the identity then names the measured one: `cpu` for vLLM's CPU
+      build running an h200 entry), both optional
 """
 
 from __future__ import annotations
@@ -32,11 +36,12 @@ from pydantic import Field, ValidationError
 
 from inferbench.bench.agentic.block import AgenticBlock
 from inferbench.config.topology import topology_label
+from inferbench.core.accelerator import Accelerator
 from inferbench.core.model import FrozenModel
 from inferbench.engines.layout import WorkerLayout
 from inferbench.errors import InputError, Location
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 PoolRole = Literal["worker", "prefill", "decode"]
 FlagValue = str | int | float | bool
@@ -149,6 +154,10 @@ class Provenance(FrozenModel):
     repeat: int = Field(default=1, ge=1)  # measurement k of the point in this run (--repeats)
     # the engine flags the job carried (vLLM spelling, as a sweep job's `sim-flags`), when any
     engine_flags: dict[str, FlagValue] | None = None
+    accelerator: Accelerator | None = None  # what the engine ran on, when the run recorded it
+    # the hardware the entry names, when the point was measured on other hardware (the
+    # identity's is the measured one, so the point never joins the entry's series)
+    planned_hardware: str | None = None
 
 
 class RecordStats(FrozenModel):

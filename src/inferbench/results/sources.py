@@ -34,6 +34,7 @@ from inferbench.results.benchfile import BenchFile, load_json_object, read_bench
 from inferbench.results.build import build_record
 from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.identity import identity_from_job, nest
+from inferbench.results.measured import SIMULATED, measured_identity, recorded_accelerator
 from inferbench.results.names import identity_from_name
 from inferbench.results.power import read_power_csv
 from inferbench.results.record import Identity, Provenance, Record
@@ -213,10 +214,17 @@ def _with_power(
     return bench
 
 
-def _recorded_zone(env_json: Path) -> tzinfo | None:
+def _env_record(env_json: Path) -> dict[str, Any]:
     try:
-        return recorded_zone(_optional_json(env_json))
-    except InputError:  # a damaged env.json costs the zone, not the job's points
+        return _optional_json(env_json)
+    except InputError:  # a damaged env.json costs the zone and accelerator, not the points
+        return {}
+
+
+def _recorded_zone(env: Mapping[str, Any]) -> tzinfo | None:
+    try:
+        return recorded_zone(env)
+    except InputError:  # a damaged zone costs the zone, not the job's points
         return None
 
 
@@ -227,8 +235,9 @@ def _job_points(
         job = load_json_object(job_dir / "job.json")
         outcome = _optional_json(job_dir / "outcome.json")
         run = _optional_json(job_dir.parent / "run.json")
+        env = _env_record(job_dir / "env.json")
         # the zone raw nvidia-smi logs of this job were stamped in (None: read as local)
-        zone = _recorded_zone(job_dir / "env.json")
+        zone = _recorded_zone(env)
     except InputError as exc:
         yield Point(job_dir, error=exc)
         return
@@ -252,6 +261,9 @@ def _job_points(
         "commit": _opt(_first(job, "commit") or _first(run, "commit", "git_commit", "git-commit")),
         "engine_flags": engine_flags(job),
     }
+    accelerator = recorded_accelerator(env)
+    if provenance["engine"] != SIMULATED:  # the simulator's points were measured on nothing
+        provenance["accelerator"] = accelerator
     if outcome:
         yield StoredOutcome(
             run_id=run_id,
@@ -277,7 +289,11 @@ def _job_points(
         if not job_identity:
             where = Location(job_dir / "job.json")
             fields = {**job, **(agentic_fields(job, bench) if bench else {})}
-            job_identity.append(identity_from_job(fields, concurrency=conc, location=where))
+            planned = identity_from_job(fields, concurrency=conc, location=where)
+            measured, provenance["planned_hardware"] = measured_identity(
+                planned, accelerator, provenance["engine"]
+            )
+            job_identity.append(measured)
         return job_identity[0].model_copy(update={"concurrency": conc})
 
     for name in sorted(names):
@@ -291,8 +307,9 @@ def _job_points(
         ) -> tuple[Record, PointSamples | None]:
             bench = _with_power(results, names, file.stem, read_bench_file(file), zone)
             times = _point_times(bench)
+            identity = identity_for(conc, bench)  # first: it settles planned_hardware
             prov = Provenance(**{**provenance, **times}, source=str(file), repeat=repeat)
-            return build_record(identity_for(conc, bench), prov, bench), bench.samples
+            return build_record(identity, prov, bench), bench.samples
 
         yield _safe(file, make)
     for name in sorted(n for n in names if _EVAL_FILE.match(n)):
@@ -301,10 +318,9 @@ def _job_points(
         def make_eval(file: Path = file) -> EvalRecord:
             result = read_eval_result(file)
             times = {"started_at": result.started_at, "ended_at": result.finished_at}
+            identity = identity_for(result.spec.concurrency)  # first: see make
             prov = Provenance(**{**provenance, **times}, source=str(file))
-            return EvalRecord(
-                identity=identity_for(result.spec.concurrency), provenance=prov, result=result
-            )
+            return EvalRecord(identity=identity, provenance=prov, result=result)
 
         yield _safe(file, make_eval)
 
