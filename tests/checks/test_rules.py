@@ -38,6 +38,10 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
     "IB305": [(MASTER, "tp: 8\n              ep: 8", "tp: 8\n              ep: 1")],
     "IB308": [(RECIPE, "osl: 1024", "osl: 2048")],
     "IB309": [(RECIPE, "max-num-seqs: 1024", "max-num-seqss: 1024")],
+    # no golden AL file for the model (examples/ has no golden_al_distribution/): a warning
+    "IB310": [(MASTER, '"CONFIG_FILE=recipes/vllm/minimax-m3',
+               '"SYNTHETIC_ACCEPTANCE_LENGTH=2.78"\n                - "SYNTHETIC_ACCEPTANCE=true"'
+               '\n                - "CONFIG_FILE=recipes/vllm/minimax-m3')],
     "IB402": [(CLUSTER, "runners: [b200, b200-multinode]", "runners: [b200]")],
     "IB403": [(RECIPE, "gpus_per_node: 8", "gpus_per_node: 16")],
     "IB404": [(RECIPE, "gpu_type: b200", "gpu_type: h200")],

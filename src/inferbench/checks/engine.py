@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.checks import result_cache
+from inferbench.checks.acceptance import AcceptanceSetting, collect_acceptance
 from inferbench.checks.collect import Collector, Subjects, iter_recipe_uses
 from inferbench.checks.finding import Finding
 from inferbench.checks.registry import (
@@ -18,6 +19,7 @@ from inferbench.checks.registry import (
     select_rules,
 )
 from inferbench.checks.report import CheckOptions, CheckReport
+from inferbench.checks.script_acceptance import script_settings
 from inferbench.checks.subjects import (
     BaseView,
     ChangelogSubject,
@@ -41,6 +43,7 @@ from inferbench.config.srt_slurm_refs import SrtSlurmSources
 from inferbench.config.srtctl_loader import use_srtctl
 from inferbench.config.yamlio import parse_yaml
 from inferbench.errors import ConfigError, InputError, Location
+from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
 
 def check_tree(
@@ -126,6 +129,18 @@ def check_project(
     return CheckReport(project.root, tuple(findings), tuple(r.id for r in rules))
 
 
+def _acceptance_settings(project: Project, subjects: Subjects) -> list[AcceptanceSetting]:
+    """Master settings, recipe environments and single-node scripts that pin synthetic
+    acceptance (a malformed golden file: ConfigError, as for any tree file)."""
+    golden = project.golden_al()
+    found = list(collect_acceptance(subjects.deployments, golden))
+    for path in project.single_node_scripts():
+        shown = path.relative_to(project.root).as_posix()
+        text = read_text_file(path, MAX_CONFIG_BYTES, error=ConfigError, errors="replace")
+        found += script_settings(path, text, golden, shown)
+    return found
+
+
 def _subjects_for(
     kind: type, subjects: Subjects, project: Project, base: BaseView | None
 ) -> list[tuple[Any, Location | Callable[[], Location]]]:
@@ -151,6 +166,8 @@ def _subjects_for(
         return [(c, c.cluster.locate()) for c in subjects.clusters]
     if kind is ImageUse:
         return [(i, i.location) for i in subjects.images]
+    if kind is AcceptanceSetting:
+        return [(s, s.location) for s in _acceptance_settings(project, subjects)]
     if kind is ChangelogSubject:
         if project.changelog is None:
             return []

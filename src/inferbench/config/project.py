@@ -46,6 +46,7 @@ from inferbench.fsread import MAX_CONFIG_BYTES, check_regular, present, read_tex
 if TYPE_CHECKING:
     from inferbench.config.changelog import Changelog
     from inferbench.config.cluster import ClusterFile
+    from inferbench.config.golden_al import GoldenSet
     from inferbench.config.launcher import LauncherTable
 
 CONFIG_FILE_NAME = "inferbench.toml"
@@ -84,6 +85,13 @@ class ProjectLayout(FrozenModel):
     recipe_prefix: str = Field(default="recipes/", alias="recipe-prefix")
     launchers: tuple[str, ...] = ("runners/launch_*.sh",)
     clusters: tuple[str, ...] = ("clusters/*.yaml",)
+    # golden acceptance lengths of speculative decoding, and the scripts that may pin one
+    golden_al: tuple[str, ...] = Field(
+        default=("golden_al_distribution/*.yaml",), alias="golden-al"
+    )
+    single_node_scripts: tuple[str, ...] = Field(
+        default=("benchmarks/single_node/**/*.sh",), alias="single-node-scripts"
+    )
     # Frameworks whose CONFIG_FILE is not an srt-slurm recipe: framework prefix -> the folder
     # it names a file in (InferenceX's llm-d launcher reads llm-d-recipes/<CONFIG_FILE>).
     foreign_recipes: dict[str, str] = Field(
@@ -93,7 +101,15 @@ class ProjectLayout(FrozenModel):
     engine_args: tuple[EngineArgsRule, ...] = Field(default=(), alias="engine-args")
 
     @field_validator(
-        "masters", "deprecated", "runners", "changelog", "recipes", "launchers", "clusters"
+        "masters",
+        "deprecated",
+        "runners",
+        "changelog",
+        "recipes",
+        "launchers",
+        "clusters",
+        "golden_al",
+        "single_node_scripts",
     )
     @classmethod
     def _inside_tree(cls, value: str | tuple[str, ...]) -> str | tuple[str, ...]:
@@ -269,6 +285,15 @@ class Project:
         return None
 
     # --- clusters ----------------------------------------------------------------
+    def golden_al(self) -> GoldenSet:
+        """The golden acceptance-length curves (`layout.golden_al`; ConfigError on a bad one)."""
+        from inferbench.config.golden_al import load_golden
+
+        return load_golden(_glob(self.root, self.layout.golden_al))
+
+    def single_node_scripts(self) -> list[Path]:
+        return _glob(self.root, self.layout.single_node_scripts)
+
     def clusters_for_runner(self, runner_label: str) -> list[ClusterFile]:
         return [c for c in self.clusters.values() if c.cluster.serves(runner_label)]
 

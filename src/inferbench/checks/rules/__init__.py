@@ -9,6 +9,7 @@ from inferbench.checks.rules import (  # noqa: F401  (imported to register their
     cluster,
     deployment,
     engine_flags,
+    golden_al,
     images,
     master,
     naming,
