@@ -166,7 +166,6 @@ def _router_both(e: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda e: e.pop("kv-p2p-transfer"), "needs kv-p2p-transfer"),
         (lambda e: space_of(e).update({"kv-p2p-transfer": "nixl"}), "both at the top"),
         (_router_both, "router is set both"),
         (lambda e: space_of(e)["prefill"].update({"hardware": "b200"}), "both prefill and decode"),
@@ -177,10 +176,6 @@ def _router_both(e: dict[str, Any]) -> None:
             "single-node search-space entry",
         ),
         (lambda e: e.update({"kv-p2p-transfer": ""}), "at least 1 character"),
-        (
-            lambda e: space_of(e)["prefill"].update({"additional-settings": ["NOEQUALS"]}),
-            "KEY=VALUE",
-        ),
         (
             lambda e: space_of(e)["prefill"].update({"additional-settings": ["A=1", "A=2"]}),
             "set twice",
@@ -361,13 +356,25 @@ def test_an_empty_master_file_is_refused(write: WriteFile) -> None:
     assert err.value.hint is not None
 
 
-@pytest.mark.parametrize("model", ["[/][bold]x[/]", "a b/c", "/models/llama", "org/../x", ""])
-def test_model_must_be_a_hugging_face_id(write: WriteFile, model: str) -> None:
+@pytest.mark.parametrize("model", ["", "  ", "org/\x07bell", "x" * 4097])
+def test_model_must_name_something(write: WriteFile, model: str) -> None:
     text = ENTRY_YAML.replace("conc-strat", "conc-start")
-    text = text.replace("model: meta-llama/Llama-3.1-8B-Instruct", f"model: {model!r}")
+    text = text.replace("model: meta-llama/Llama-3.1-8B-Instruct", f"model: {json.dumps(model)}")
     with pytest.raises(ConfigError) as err:
         load_master_file(write("configs/a-master.yaml", text))
     assert err.value.location.key == "llama.model"
+
+
+@pytest.mark.parametrize(
+    "model", ["/models/llama", "./weights/llama", "hf:meta-llama/Llama-3.1-8B", "a b/c"]
+)
+def test_model_takes_what_inferencex_takes(write: WriteFile, model: str) -> None:
+    """A local path, `hf:org/name`, any text: InferenceX's generator passes the string on
+    (`check` reports a form that is none of id, hf:id, path: IB153)."""
+    text = ENTRY_YAML.replace("conc-strat", "conc-start")
+    text = text.replace("model: meta-llama/Llama-3.1-8B-Instruct", f"model: {model!r}")
+    (config,) = load_master_file(write("configs/a-master.yaml", text))
+    assert config.entry.model == model
 
 
 def test_master_config_locates_inside_entry(write: WriteFile) -> None:
@@ -387,9 +394,24 @@ def test_unknown_key_hint_uses_the_right_union_member(tmp_path: Path) -> None:
     assert "dcp-size" not in err.value.hint
 
 
-def test_an_older_format_is_refused_by_name(tmp_path: Path) -> None:
-    """`seq-len-configs` (InferenceX before 2026-05-01) is named, not a list of unknown keys."""
+def test_the_older_seq_len_configs_format_is_read_as_scenarios(tmp_path: Path) -> None:
+    """`seq-len-configs` (InferenceX before 2026-05-01, upstream #1201) is what
+    `scenarios: {fixed-seq-len: ...}` became: read item for item, located where written."""
     old = copy.deepcopy(SINGLE)
     old["seq-len-configs"] = old.pop("scenarios")["fixed-seq-len"]
-    with pytest.raises(ConfigError, match="'seq-len-configs' is an older master-config format"):
+    assert load(tmp_path / "old", old).entry == load(tmp_path / "new", SINGLE).entry
+    config = load(tmp_path / "old", old)
+    at = config.locate(("scenarios", "fixed-seq-len", 0, "isl"))
+    lines = config.file.read_text().splitlines()
+    assert at.line is not None and lines[at.line - 1].strip().startswith('"isl"')
+
+
+def test_an_older_format_error_is_located_in_the_file(tmp_path: Path) -> None:
+    old = copy.deepcopy(SINGLE)
+    old["seq-len-configs"] = old.pop("scenarios")["fixed-seq-len"]
+    old["seq-len-configs"][0]["search-space"][0]["tpp"] = 4
+    with pytest.raises(ConfigError, match="unknown key 'tpp'") as err:
         load(tmp_path, old)
+    line = err.value.location.line
+    lines = (tmp_path / "configs" / "x-master.yaml").read_text().splitlines()
+    assert line is not None and '"tpp"' in lines[line - 1]

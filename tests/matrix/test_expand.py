@@ -188,14 +188,20 @@ def test_recipe_paths_match_the_project_resolver() -> None:
         assert resolve(ref) == expected
 
 
-def test_recipe_reference_escaping_the_tree_is_a_config_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reference", ["recipes/../../../etc/passwd", "/etc/passwd"])
+def test_recipe_reference_escaping_the_tree_is_swept_without_its_file(
+    tmp_path: Path, reference: str
+) -> None:
+    """InferenceX's generator passes such a CONFIG_FILE on: the job is swept as written, no
+    file resolved for it, and `check` reports it (IB202 config-file-outside-tree)."""
     from inferbench.config.project import load_project
-    from inferbench.errors import ConfigError
     from inferbench.matrix.expand import expand_project
 
     write_masters(tmp_path)
     master = tmp_path / "configs" / "nvidia-master.yaml"
-    master.write_text(master.read_text().replace("recipes/x.yaml", "recipes/../../../etc/passwd"))
-    with pytest.raises(ConfigError, match="outside") as info:
-        expand_project(load_project(tmp_path), SweepFilters(node_type="multi-node"))
-    assert info.value.location.line is not None
+    master.write_text(master.read_text().replace("recipes/x.yaml", reference))
+    filters = SweepFilters(node_type="multi-node", scenario_types=("fixed-seq-len",))
+    jobs = expand_project(load_project(tmp_path), filters)
+    written = [j.resolved_settings for j in jobs if j.resolved_settings]
+    mine = [s for s in written if s.env.get("CONFIG_FILE") == f"{reference}:override_a"]
+    assert mine and all(s.config_file is None for s in mine)

@@ -19,7 +19,7 @@ from inferbench.config.base import FrozenModel, RuleViolation
 from inferbench.config.settings import AdditionalSettings, RecipeRef
 from inferbench.config.validate import validate_doc
 from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml, parse_path
-from inferbench.core.hfid import check_model_id
+from inferbench.core.hfid import check_model_reference
 from inferbench.core.limits import MAX_CONCURRENCY, MAX_ENGINE_INT, MAX_TOKENS
 from inferbench.engines.layout import WorkerLayout, worker_layout
 from inferbench.errors import ConfigError, Location
@@ -31,6 +31,8 @@ SpecDecoding = Literal["mtp", "draft_model", "none"]
 KvP2PTransfer = Annotated[str, Field(min_length=1)]
 ScenarioType = Literal["fixed-seq-len", "agentic-coding"]
 PositiveInt = Annotated[int, Field(ge=1, le=MAX_ENGINE_INT)]
+# `tp: 0` is read, as InferenceX's generator reads it (`tp: int`); `check` reports it (IB150)
+Width = Annotated[int, Field(ge=0, le=MAX_ENGINE_INT)]
 # Bounded here so that 2**64 or 2**63 is a finding of `check` and an error of `sweep`, never
 # a number that overflows a JSON writer or expands into 62 points of --max-num-seqs 2**62.
 Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
@@ -85,7 +87,7 @@ class MasterWorkerBlock(_MasterModel):
     """A `prefill:` or `decode:` block of a multinode search-space entry."""
 
     num_worker: int = Field(alias="num-worker", ge=0, le=MAX_ENGINE_INT)
-    tp: PositiveInt
+    tp: Width
     ep: PositiveInt
     dp_attn: bool = Field(alias="dp-attn")
     pp: PositiveInt = 1
@@ -191,7 +193,7 @@ class _KvOffload(_MasterModel):
 
 
 class SingleNodeSearchSpace(_Concurrency):
-    tp: PositiveInt
+    tp: Width
     ep: PositiveInt = 1
     pp: PositiveInt = 1
     dcp_size: PositiveInt = Field(default=1, alias="dcp-size")
@@ -334,11 +336,13 @@ class MasterEntry(_MasterModel):
 
     @field_validator("model")
     @classmethod
-    def _model_id(cls, value: str) -> str:
+    def _model_reference(cls, value: str) -> str:
         try:
-            return check_model_id(value)
+            return check_model_reference(value)
         except ValueError as exc:
-            raise RuleViolation(str(exc), hint="give the model's Hugging Face id") from None
+            raise RuleViolation(
+                str(exc), hint="give the model's Hugging Face id (org/name) or a local path"
+            ) from None
 
     def search_spaces(self) -> Iterator[SearchSpacePoint]:
         """Every search-space entry of every scenario, in file order."""
@@ -396,12 +400,8 @@ class MasterEntry(_MasterModel):
                 at=(*path, "kv-p2p-transfer"),
                 hint="keep one of the two",
             )
-        if self.disagg and not (self.kv_p2p_transfer or space.kv_p2p_transfer):
-            raise RuleViolation(
-                "disagg: true needs kv-p2p-transfer (at the top or on every entry)",
-                at=path,
-                hint="add kv-p2p-transfer: nixl",
-            )
+        # `disagg: true` without kv-p2p-transfer is read: InferenceX's generator required it
+        # only from upstream #2096 (2026-07-13) on; `check` reports it (IB152)
 
     def router_for(self, space: AnySearchSpace) -> MasterRouter | None:
         return self.router or space.router
@@ -450,6 +450,7 @@ def load_master_file(path: Path, errors: list[ConfigError] | None = None) -> lis
             location=doc.locate(),
             hint="write `<config-key>:` lines, each with image, model, runner, ... under it",
         )
+    doc = current_format(doc)
     configs: list[MasterConfig] = []
     for key in doc.data:
         try:
@@ -476,30 +477,35 @@ def _load_entry(doc: PositionedDoc, key: Any) -> MasterConfig:
             location=doc.locate((key,)),
             hint="indent image, model, runner, ... under the config key",
         )
-    _refuse_old_format(doc, key)
     entry = validate_doc(doc, MasterEntry, path=(key,))
     return MasterConfig(key=key, entry=entry, doc=doc)
 
 
-# Keys of master-entry formats InferenceX's own generator no longer reads: what they were
-# replaced by, and since when.
-_OLD_FORMATS = {
-    "seq-len-configs": (
-        "scenarios: {fixed-seq-len: [...]} (InferenceX's format since 2026-05-01, upstream #1201)"
-    ),
-}
+# InferenceX's master format before `scenarios:` (upstream #1201, 2026-05-01): the entry's
+# `seq-len-configs:` list is what `scenarios: {fixed-seq-len: [...]}` became, item for item.
+_SEQ_LEN_CONFIGS = "seq-len-configs"
 
 
-def _refuse_old_format(doc: PositionedDoc, key: str) -> None:
-    data = doc.data[key]
-    for old, new in _OLD_FORMATS.items():
-        if old in data and "scenarios" not in data:
-            raise ConfigError(
-                f"{old!r} is an older master-config format that InferenceX itself no longer"
-                " reads; this version of inferbench reads only its current one",
-                location=doc.locate((key, old)),
-                hint=f"write {new}",
-            )
+def current_format(doc: PositionedDoc) -> PositionedDoc:
+    """`doc` with every entry in the older format read as the current one (the key where
+    `scenarios` stands; positions kept where the file wrote them)."""
+    if not isinstance(doc.data, dict) or not any(
+        isinstance(v, dict) and _SEQ_LEN_CONFIGS in v and "scenarios" not in v
+        for v in doc.data.values()
+    ):
+        return doc
+    data = dict(doc.data)
+    for key, value in doc.data.items():
+        if isinstance(value, dict) and _SEQ_LEN_CONFIGS in value and "scenarios" not in value:
+            entry = {
+                ("scenarios" if k == _SEQ_LEN_CONFIGS else k): (
+                    {"fixed-seq-len": v} if k == _SEQ_LEN_CONFIGS else v
+                )
+                for k, v in value.items()
+            }
+            data[key] = entry
+            doc = doc.moved(data, (key, _SEQ_LEN_CONFIGS), (key, "scenarios", "fixed-seq-len"))
+    return doc
 
 
 _TOP_LEVEL_KEY = re.compile(

@@ -1,4 +1,9 @@
-"""The runner registry, `configs/runners.yaml`: labels -> runner names, GPU hardware facts."""
+"""The runner registry, `configs/runners.yaml`: labels -> runner names, GPU hardware facts.
+
+Two layouts are read, as InferenceX's generator read them at the time: `labels:` (and
+`hardware:`) since InferenceX's AgentX v1.0 (upstream #1970, 2026-07-02), and before it the
+flat file, each top-level key a label and its value the list of machines (no hardware facts).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from inferbench.config.base import FrozenModel, RuleViolation
-from inferbench.config.validate import validate_doc
-from inferbench.config.yamlio import PositionedDoc, load_yaml
+from inferbench.config.validate import config_error_from, validate_doc
+from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml
 from inferbench.errors import ConfigError, Location
 
 # A runner label is a GitHub `runs-on` label and a machine name becomes RUNNER_NAME, which
@@ -38,7 +43,11 @@ class RunnerRegistry(FrozenModel):
                     f"runner label {label!r} is not a plain name", at=(label,), hint=_NAME_HINT
                 )
             if not names:
-                raise ValueError(f"label {label!r} lists no runner")
+                raise RuleViolation(
+                    f"label {label!r} lists no runner",
+                    at=(label,),
+                    hint="list the label's machines under it, or remove the label",
+                )
             for index, name in enumerate(names):
                 if not _NAME.match(name):
                     raise RuleViolation(
@@ -70,13 +79,23 @@ class Runners:
 
     registry: RunnerRegistry
     doc: PositionedDoc
+    flat: bool = False  # the layout from before `labels:` (labels at the top level)
 
     @property
     def file(self) -> Path:
         return self.doc.file
 
     def locate_label(self, label: str) -> Location:
-        return self.doc.locate(("labels", label))
+        return self.doc.locate((label,) if self.flat else ("labels", label))
+
+
+_REGISTRY_KEYS = frozenset(("labels", "hardware"))
+
+
+def is_flat(data: dict[object, object]) -> bool:
+    """The flat layout: no `labels:` or `hardware:`, every top-level key a label. (A file
+    that has either key is the newer layout, and its other keys are unknown keys.)"""
+    return bool(data) and not _REGISTRY_KEYS & set(data)
 
 
 def load_runners(path: Path) -> Runners:
@@ -87,4 +106,16 @@ def load_runners(path: Path) -> Runners:
             location=doc.locate(),
             hint="write `labels:` mapping each runner label to a list of machines",
         )
-    return Runners(registry=validate_doc(doc, RunnerRegistry), doc=doc)
+    if not is_flat(doc.data):
+        return Runners(registry=validate_doc(doc, RunnerRegistry), doc=doc)
+    try:
+        registry = RunnerRegistry.model_validate({"labels": doc.data})
+    except ValidationError as exc:
+
+        def in_file(at: KeyPath) -> Location:  # the file has no `labels:` level
+            return doc.locate(at[1:] if at[:1] == ("labels",) else at)
+
+        raise config_error_from(
+            exc, doc, RunnerRegistry, data={"labels": doc.data}, locator=in_file
+        ) from None
+    return Runners(registry=registry, doc=doc, flat=True)

@@ -1,6 +1,8 @@
 """`additional-settings`: the `KEY=VALUE` strings a master worker block exports to the launcher.
 
-Known keys are typed; any other key is kept, in order, as passthrough.
+Known keys are typed; any other key is kept, in order, as passthrough. An item that is not
+`KEY=VALUE` is kept in `raw` only: InferenceX's generator passes it on as written, so it is a
+finding of `check` (IB151), not a reason to refuse a sweep.
 """
 
 from __future__ import annotations
@@ -62,11 +64,25 @@ class AdditionalSettings(FrozenModel):
 
     def get(self, key: str) -> str | None:
         """The value exported for `key` (known or passthrough), as a string."""
-        for item in self.raw:
-            name, _, value = item.partition("=")
-            if name.strip() == key:
-                return value.strip()
+        for name, value in self.pairs():
+            if name == key:
+                return value
         return None
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every well-formed `KEY=VALUE` item, in order, as (KEY, VALUE)."""
+        return [pair for pair in map(key_value, self.raw) if pair is not None]
+
+    def malformed(self) -> list[tuple[int, str]]:
+        """The items that are not `KEY=VALUE`, with their index."""
+        return [(i, item) for i, item in enumerate(self.raw) if key_value(item) is None]
+
+
+def key_value(item: str) -> tuple[str, str] | None:
+    """`"KEY=VALUE"` -> (KEY, VALUE), stripped; None when `item` is not of that form."""
+    name, sep, value = item.partition("=")
+    name = name.strip()
+    return (name, value.strip()) if sep and _KEY.match(name) else None
 
 
 def parse_settings(items: list[Any]) -> dict[str, Any]:
@@ -80,16 +96,14 @@ def parse_settings(items: list[Any]) -> dict[str, Any]:
                 at=(index,),
                 hint='quote it: - "KEY=VALUE"',
             )
-        name, sep, value = item.partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep or not _KEY.match(name):
-            raise RuleViolation(
-                f"{item!r} is not KEY=VALUE", at=(index,), hint='write - "CONFIG_FILE=recipes/..."'
-            )
+        out["raw"].append(item)
+        pair = key_value(item)
+        if pair is None:
+            continue  # passed on as written (InferenceX's generator does): `check` reports it
+        name, value = pair
         if name in seen:
             raise RuleViolation(f"{name} is set twice", at=(index,), hint="keep one of the two")
         seen.add(name)
-        out["raw"].append(item)
         field = _KNOWN.get(name)
         if field is None:
             out["passthrough"].append((name, value))

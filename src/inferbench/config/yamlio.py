@@ -31,6 +31,7 @@ nvidia-master.yaml expands to about 21,000 nodes).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import marshal
 import os
@@ -167,6 +168,12 @@ def _encode(part: str | int) -> tuple[str, ...]:
     return (_KEY + part,)
 
 
+def _cut(encoded: str, parts: int) -> int:
+    """The length of the first `parts` parts of an encoded key path."""
+    marks = [i for i, c in enumerate(encoded) if c in (_KEY, _INDEX)]
+    return marks[parts] if parts < len(marks) else len(encoded)
+
+
 def _decode(prefix: str) -> KeyPath:
     """The key path of an encoded position prefix."""
     parts: list[str | int] = []
@@ -229,6 +236,32 @@ class PositionedDoc:
             if not encoded:
                 return False
         return True
+
+    def _encoded(self, path: KeyPath) -> str | None:
+        encoded = ""
+        for part in path:
+            step = next((c for c in _encode(part) if encoded + c in self.positions), None)
+            if step is None:
+                return None
+            encoded += step
+        return encoded
+
+    def moved(self, data: Any, source: KeyPath, target: KeyPath) -> PositionedDoc:
+        """This document holding `data`, where the value written at `source` now sits at
+        `target` (an older format read as the current one): a key path under `target` is
+        located where the file wrote it under `source`."""
+        old = self._encoded(source)
+        if old is None:
+            return dataclasses.replace(self, data=data)
+        new = "".join(_KEY + p if isinstance(p, str) else _INDEX + str(p) for p in target)
+        positions = dict(self.positions)
+        for key, packed in self.positions.items():
+            if key.startswith(old):
+                positions.setdefault(new + key[len(old) :], packed)
+        # the levels `target` adds (e.g. `scenarios:`) are located at the old key
+        for depth in range(1, len(target)):
+            positions.setdefault(new[: _cut(new, depth)], self.positions[old])
+        return dataclasses.replace(self, data=data, positions=positions)
 
     def _walk(self, path: KeyPath, *, value: bool) -> tuple[int | None, int | None]:
         positions = self.positions

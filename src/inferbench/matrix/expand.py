@@ -62,7 +62,9 @@ class NodeHardware:
 
 
 HardwareLookup = Callable[[str], NodeHardware | None]
-RecipeResolver = Callable[[str], str]  # CONFIG_FILE path as written -> tree-relative path
+# CONFIG_FILE path as written -> tree-relative path; None for one that leaves the tree (InferenceX
+# passes it on; `check` reports it, IB2xx config-file-outside-tree)
+RecipeResolver = Callable[[str], str | None]
 
 
 @dataclass(frozen=True)
@@ -351,9 +353,8 @@ def _resolved_settings(
 ) -> ResolvedSettings:
     env: dict[str, str] = {}
     for block in (space.prefill, space.decode):
-        for item in block.additional_settings.raw:
-            name, _, value = item.partition("=")
-            env.setdefault(name.strip(), value.strip())
+        for name, value in block.additional_settings.pairs():
+            env.setdefault(name, value)
     config_file = space.config_file
     eval_path, eval_selector = _split_ref(env.get("EVAL_CONFIG_FILE"))
     try:
@@ -460,13 +461,16 @@ def project_context(project: Project) -> ExpandContext:
     recipes = PurePosixPath(project.layout.recipes)
     prefix = project.layout.recipe_prefix
 
-    def resolve(reference: str) -> str:
+    def resolve(reference: str) -> str | None:
         # Lexically, as `Project.resolve_recipe` maps it (prefix -> recipe folder) but without
         # its realpath and stat calls, a third of a sweep's time on a 500-recipe tree; anything
         # that would leave the tree goes through it for its error.
         relative = posixpath.normpath(reference.removeprefix(prefix))
         if relative.startswith(("/", "../")) or relative in ("..", ".") or recipes.is_absolute():
-            path = project.resolve_recipe(reference).path
+            try:
+                path = project.resolve_recipe(reference).path
+            except ConfigError:
+                return None
             return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
         return (recipes / relative).as_posix()
 

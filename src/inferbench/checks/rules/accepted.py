@@ -1,0 +1,109 @@
+"""Values InferenceX's generator accepts but that are wrong: `sweep` reads them as the
+generator does (its jobs stay field-equal), and `check` names them here, each with its fix.
+
+(A CONFIG_FILE that is absolute or leaves the recipe tree is the same kind of value; it is
+IB202 config-file-outside-tree.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferbench.checks.finding import Severity
+from inferbench.checks.registry import Problem, rule
+from inferbench.checks.subjects import MasterSubject
+from inferbench.config.master import MultiNodeSearchSpace
+from inferbench.core.hfid import model_form
+
+
+@rule(
+    "IB150",
+    "tp-zero",
+    Severity.ERROR,
+    MasterSubject,
+    "every worker has a tensor-parallel width of 1 or more (`tp: 0` starts no engine)",
+)
+def tp_zero(subject: MasterSubject) -> Iterator[Problem]:
+    config = subject.config
+    for point in config.entry.search_spaces():
+        space = point.space
+        if isinstance(space, MultiNodeSearchSpace):
+            for role, block in (("prefill", space.prefill), ("decode", space.decode)):
+                if block.tp == 0:
+                    yield Problem(
+                        f"{role} tp is 0: no engine starts with no GPU",
+                        config.locate((*point.path, role, "tp")),
+                        hint="set tp to the engine's tensor-parallel width (1 or more)",
+                    )
+        elif space.tp == 0:
+            yield Problem(
+                "tp is 0: no engine starts with no GPU",
+                config.locate((*point.path, "tp")),
+                hint="set tp to the engine's tensor-parallel width (1 or more)",
+            )
+
+
+@rule(
+    "IB151",
+    "setting-not-key-value",
+    Severity.ERROR,
+    MasterSubject,
+    "every additional setting is a `KEY=VALUE` string (the launcher exports it as written)",
+)
+def setting_not_key_value(subject: MasterSubject) -> Iterator[Problem]:
+    config = subject.config
+    for point in config.entry.search_spaces():
+        space = point.space
+        if not isinstance(space, MultiNodeSearchSpace):
+            continue
+        for role, block in (("prefill", space.prefill), ("decode", space.decode)):
+            for index, item in block.additional_settings.malformed():
+                yield Problem(
+                    f"additional setting {item!r} is not KEY=VALUE (the launcher would export"
+                    " it as written)",
+                    config.locate((*point.path, role, "additional-settings", index)),
+                    hint='write - "NAME=value" (NAME of letters, digits and _)',
+                )
+
+
+@rule(
+    "IB152",
+    "disagg-without-kv-transfer",
+    Severity.ERROR,
+    MasterSubject,
+    "a disaggregated entry names its KV transfer engine (`kv-p2p-transfer`), at the top or "
+    "on every search-space entry (InferenceX's generator requires it since 2026-07-13)",
+)
+def disagg_without_kv_transfer(subject: MasterSubject) -> Iterator[Problem]:
+    config = subject.config
+    entry = config.entry
+    if not entry.disagg or entry.kv_p2p_transfer:
+        return
+    for point in entry.search_spaces():
+        space = point.space
+        if isinstance(space, MultiNodeSearchSpace) and not space.kv_p2p_transfer:
+            yield Problem(
+                "disagg: true but no kv-p2p-transfer for this entry (InferenceX's generator"
+                " refuses it since upstream #2096)",
+                config.locate(point.path),
+                hint="add kv-p2p-transfer: nixl (the engine that moves KV from prefill to"
+                " decode) at the top of the entry",
+            )
+
+
+@rule(
+    "IB153",
+    "model-not-a-reference",
+    Severity.WARNING,
+    MasterSubject,
+    "the model is a Hugging Face id, `hf:<id>` or a local path (/..., ./..., ~/...)",
+)
+def model_not_a_reference(subject: MasterSubject) -> Iterator[Problem]:
+    model = subject.config.entry.model
+    if model_form(model) == "other":
+        yield Problem(
+            f"model {model!r} is neither a Hugging Face id, hf:<id>, nor a local path",
+            subject.config.locate(("model",)),
+            hint="write org/name (e.g. deepseek-ai/DeepSeek-R1-0528), hf:org/name, or an"
+            " absolute path to the model folder",
+        )
