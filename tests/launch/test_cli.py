@@ -11,6 +11,8 @@ import pytest
 
 from inferbench.cli.main import main
 
+from .script_tree import write_tree
+
 EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
 
 
@@ -191,3 +193,20 @@ def test_request_timeout_reaches_every_point_and_its_client(cli: Cli, tmp_path: 
         out = cli(*args, "--dry-run", "--request-timeout", bad, cwd=tmp_path)
         assert out.returncode == 2 and "--request-timeout" in out.stderr, out.stderr
         assert "fix:" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_engine_over_a_trees_script_says_so(cli: Cli, tmp_path: Path, engine: str) -> None:
+    write_tree(tmp_path / "tree")
+    script = "benchmarks/single_node/fixed_seq_len/llama_fp8_gpua.sh"
+    out = cli("plan", "*", "--root", str(tmp_path / "tree"), "--engine", engine, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert f"warning: the tree has {script} for this job, which InferenceX runs" in out.stderr
+    assert f"--engine {engine} starts {engine} with inferbench's flags instead" in out.stderr
+    assert f"## script {script}" not in out.stdout  # inferbench's own launch, as it says
+    # without --engine the script runs; --engine sim and --no-tree-script say nothing
+    plain = cli("plan", "*", "--root", str(tmp_path / "tree"), cwd=tmp_path)
+    assert f"## script {script}" in plain.stdout and "warning" not in plain.stderr
+    for flag in ("--engine=sim", "--no-tree-script"):
+        quiet = cli("plan", "*", "--root", str(tmp_path / "tree"), flag, cwd=tmp_path)
+        assert quiet.returncode == 0 and "warning" not in quiet.stderr, quiet.stderr

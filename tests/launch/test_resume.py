@@ -7,7 +7,9 @@ import socket
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from inferbench.cli.run import render_summary
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InputError
@@ -122,6 +124,13 @@ def test_a_stop_request_finishes_the_point_and_leaves_the_rest_to_resume(tmp_pat
     assert resumed.ok and resumed.points_left == 0
     state = RunState.model_validate_json(resumed.run.state_json.read_text())
     assert all(sorted(j.finished) == [1, 2] for j in state.jobs.values())
+    # the resumed job ran one point, yet both are done: the summary counts both
+    assert [len(o.points) for _, o in resumed.outcomes] == [1, 2]
+    assert resumed.points_ok == {d.fingerprint: 2 for d in deps}
+    console = Console(record=True, width=120)
+    render_summary(resumed, console)
+    rows = [line for line in console.export_text().splitlines() if "completed" in line]
+    assert len(rows) == 2 and all(" 2/2 " in row for row in rows), rows
 
 
 def test_resume_reruns_infrastructure_failures_not_configuration_failures(tmp_path: Path) -> None:

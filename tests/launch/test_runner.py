@@ -12,7 +12,7 @@ from inferbench.launch.deployment import Deployment, deployment_from_dicts
 from inferbench.launch.local import LocalExecutor, LocalOptions
 from inferbench.launch.plan import Backend, Plan
 from inferbench.launch.rundir import JobDir
-from inferbench.launch.runner import RunRequest, execute_run
+from inferbench.launch.runner import RunEvents, RunRequest, execute_run
 from inferbench.launch.state import RunState
 
 from .conftest import http_point, job_dict, server_plan
@@ -178,3 +178,22 @@ def test_run_json_names_the_trees_commit(tmp_path: Path) -> None:
     sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     summary = execute_run(_request(tree, _deps(1), _healthy))
     assert json.loads(summary.run.run_json.read_text())["commit"] == sha.strip()
+
+
+def test_the_run_hands_each_plan_to_its_events_before_starting(tmp_path: Path) -> None:
+    seen: list[tuple[str, tuple[str, ...]]] = []
+
+    class Events(RunEvents):
+        def planned(self, dep: Deployment, plan: Plan) -> None:
+            seen.append((dep.fingerprint, plan.warnings))
+
+        def job_started(self, dep: Deployment, attempt: int, todo: int) -> None:
+            assert seen and seen[-1][0] == dep.fingerprint  # the plan came first
+
+    def warned(dep: Deployment, job_dir: JobDir) -> Plan:
+        plan = _healthy(dep, job_dir)
+        return plan.model_copy(update={"warnings": ("the tree has a script for this job",)})
+
+    deps = _deps(2)
+    assert execute_run(_request(tmp_path, deps, warned), Events()).ok
+    assert seen == [(d.fingerprint, ("the tree has a script for this job",)) for d in deps]

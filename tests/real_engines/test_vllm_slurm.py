@@ -2,7 +2,8 @@
 (`.ci/services/20-slurm.sh`): the real vLLM starts inside the allocation, the points are
 measured there, and when the job ends nothing is left running or queued.
 
-Skipped with a reason where `sinfo` does not answer (as the other slurm tests)."""
+Skipped with a reason where `sinfo` does not answer; under CI=true, which installs Slurm,
+it runs and fails instead (`services.needs_service`, as the other slurm tests)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 from runcli import finish, queue_drained, slurm_answers, start, state, the_run
 
+from services import needs_service
+
 from .conftest import ENGINE, ingest, nothing_left, server_logs
 from .vllm_cpu import KV_CACHE_GIB, TinyModel, listening, vllm_tree
 
@@ -22,7 +25,7 @@ pytestmark = [
     pytest.mark.slurm,
     pytest.mark.integration,
     pytest.mark.slow,
-    pytest.mark.skipif(not slurm_answers(), reason="no Slurm: sinfo does not answer"),
+    needs_service(not slurm_answers(), "no Slurm: sinfo does not answer"),
 ]
 SLURM_PORT = 8000  # the port the plan names; the allocation moves to a free one
 

@@ -23,7 +23,7 @@ from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InputError, Location
 from inferbench.launch.deployment import Deployment
-from inferbench.launch.plan import Backend, Engine
+from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.runner import RunEvents, RunRequest, RunSummary, execute_run
 from inferbench.launch.stop import StopRequest, graceful_sigint
 
@@ -42,6 +42,12 @@ class _Progress(RunEvents):
         self.progress = progress
         self.task = progress.add_task("jobs", total=total)
 
+    def planned(self, dep: Deployment, plan: Plan) -> None:
+        for warning in plan.warnings:
+            self.progress.console.print(
+                f"  {escape(_label(dep))}: [yellow]warning[/] {escape(warning)}"
+            )
+
     def job_started(self, dep: Deployment, attempt: int, todo: int) -> None:
         extra = f" (attempt {attempt})" if attempt > 1 else ""
         self.progress.update(self.task, description=f"{_label(dep)}{extra}: {todo} points")
@@ -50,7 +56,7 @@ class _Progress(RunEvents):
         mark = "[green]ok[/]" if point.ok else f"[red]failed[/] {escape(point.reason[:100])}"
         self.progress.console.print(f"  {escape(_label(dep))} conc {point.concurrency}: {mark}")
 
-    def job_finished(self, dep: Deployment, outcome: Outcome) -> None:
+    def job_finished(self, dep: Deployment, outcome: Outcome, points_ok: int) -> None:
         self.progress.advance(self.task)
 
 
@@ -68,6 +74,10 @@ class _Lines(RunEvents):
     def _state(self) -> None:
         self.lines.state(f"{self.head}: running, {self.todo} points to do")
 
+    def planned(self, dep: Deployment, plan: Plan) -> None:
+        for warning in plan.warnings:
+            self.lines.say(f"{_label(dep)}: warning: {warning}")
+
     def job_started(self, dep: Deployment, attempt: int, todo: int) -> None:
         self.started += attempt == 1
         extra = f" (attempt {attempt})" if attempt > 1 else ""
@@ -81,9 +91,9 @@ class _Lines(RunEvents):
         self.todo = max(0, self.todo - 1)
         self._state()
 
-    def job_finished(self, dep: Deployment, outcome: Outcome) -> None:
-        ok = sum(p.ok for p in outcome.points)
-        self.lines.say(f"{_label(dep)}: {outcome.status} ({ok}/{len(dep.concurrencies)} ok)")
+    def job_finished(self, dep: Deployment, outcome: Outcome, points_ok: int) -> None:
+        total = len(dep.concurrencies)
+        self.lines.say(f"{_label(dep)}: {outcome.status} ({points_ok}/{total} ok)")
         self.lines.state(f"{self.started}/{self.total} jobs started")
 
 
@@ -119,7 +129,7 @@ def render_summary(summary: RunSummary, console: Console = _console) -> None:
             _label(dep),
             dep.fingerprint[:12],
             Text(str(outcome.status), style=style),
-            f"{sum(p.ok for p in outcome.points)}/{len(dep.concurrencies)}",
+            f"{summary.points_ok.get(dep.fingerprint, 0)}/{len(dep.concurrencies)}",
             _evals_cell(evals),
             str(outcome.attempt),
             outcome.reason[:120],

@@ -51,11 +51,15 @@ from inferbench.launch.storage import is_storage_error, storage_error
 class RunEvents:
     """Progress hooks for a renderer; the library itself never prints."""
 
+    def planned(self, dep: Deployment, plan: Plan) -> None:
+        """The job's plan, before anything starts (its warnings are for the user)."""
+
     def job_started(self, dep: Deployment, attempt: int, todo: int) -> None: ...
 
     def point_done(self, dep: Deployment, point: PointOutcome) -> None: ...
 
-    def job_finished(self, dep: Deployment, outcome: Outcome) -> None: ...
+    def job_finished(self, dep: Deployment, outcome: Outcome, points_ok: int) -> None:
+        """`points_ok`: the job's points with a passing result, earlier attempts' included."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,9 @@ class RunSummary:
     stopped_early: bool = False
     interrupted: bool = False  # stopped on request (Ctrl-C): `--resume` continues it
     points_left: int = 0  # points a resume would run
+    # fingerprint -> the job's points with a passing result, over all attempts and resumes
+    # (an outcome's own points are only those its attempt ran)
+    points_ok: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -170,6 +177,7 @@ def _attempt(
         result = ExecResult(status=JobStatus.PLAN_ERROR, reason=exc.render())
         return _outcome(result, None, attempt, started, request)
     atomic_write_text(job_dir.plan_json, plan.to_json())
+    events.planned(dep, plan)
     write_json(
         job_dir.env_json,
         environment_record({"backend": str(request.backend)}, _accelerator_here(request)),
@@ -222,8 +230,15 @@ def _run_one(
         retry = outcome.retryable and tries <= request.retries
         if not retry or request.stop.requested:
             state.job_finished(dep.fingerprint, outcome.status)
-            events.job_finished(dep, outcome)
+            events.job_finished(dep, outcome, points_ok(dep, state))
             return outcome
+
+
+def points_ok(dep: Deployment, state: StateFile) -> int:
+    """The job's concurrencies with a result that passed its gate, whichever attempt (or
+    resume) measured them."""
+    job = state.job(dep.fingerprint)
+    return len(set(dep.concurrencies) & (set(job.finished) - set(job.failed)))
 
 
 def _points_left(deployments: Sequence[Deployment], state: StateFile) -> int:
@@ -290,6 +305,7 @@ def _run_all(
             continue
         outcome = _run_one(dep, run, state, request, events)
         summary.outcomes.append((dep, outcome))
+        summary.points_ok[dep.fingerprint] = points_ok(dep, state)
         if outcome.status is JobStatus.INTERRUPTED:
             summary.interrupted = True
             return

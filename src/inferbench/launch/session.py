@@ -151,9 +151,27 @@ def planner_for(
         if pick_ports and real and popts.port is None:
             popts = replace(popts, port=free_port(popts.host))
         local = local_plan(dep, engine, popts)
+        if engine is not None and real and popts.tree_script and project is not None:
+            local = _script_passed_over(local, dep, project, engine)
         return local if popts.sim_realtime else virtual_plan(local)
 
     return plan
+
+
+def _script_passed_over(plan: Plan, dep: Deployment, project: Project, engine: Engine) -> Plan:
+    """`--engine` launches the engine with inferbench's flags; where the tree has a script for
+    the job (what InferenceX runs), the plan says so instead of falling back silently."""
+    from inferbench.launch.treescript.planning import choose_script
+
+    labels = project.runners.registry.labels if project.runners is not None else {}
+    choice = choose_script(dep, project.root, labels)
+    if choice is None:
+        return plan
+    warning = (
+        f"the tree has {choice.script} for this job, which InferenceX runs; --engine {engine} "
+        f"starts {engine} with inferbench's flags instead (run without --engine to use the script)"
+    )
+    return plan.model_copy(update={"warnings": (*plan.warnings, warning)})
 
 
 def tree_script_plan(
