@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -51,11 +52,14 @@ def check_tree(
     options: CheckOptions | None = None,
     *,
     lookup: result_cache.Lookup | None = None,
+    as_base: bool = False,
 ) -> CheckReport:
     """Load the tree at `root` (ConfigError/InputError on unreadable input) and check it.
 
     A result of an earlier run on the same bytes is taken from the result cache
     (`result_cache`); `lookup` is that cache's answer when the caller asked it already.
+    `as_base`: the tree is `options.base` itself (the base side of `check --base`, written
+    out of git): it is checked as a tree with no change since that base, without git.
     """
     options = options or CheckOptions()
     sources = SrtSlurmSources(options.srt_slurm_paths) if options.srt_slurm_paths else None
@@ -67,8 +71,13 @@ def check_tree(
     use_srtctl(options.srtctl)
     try:
         project = load_project(root).read_all()  # a bad file is exit 2, not a rule crash
-        base = read_base_view(project, options.base) if options.base else None
+        base = None
+        if options.base is not None:
+            view = own_base_view if as_base else read_base_view
+            base = view(project, options.base)
         report = check_project(project, rules, options, base, sources)
+        if base is not None:
+            report = dataclasses.replace(report, changed=base.changed_files)
     finally:
         use_srtctl(False)
     if lookup.key is not None:
@@ -79,21 +88,38 @@ def check_tree(
 def read_base_view(project: Project, rev: str) -> BaseView:
     """The changelog and master entries at `rev`, and the files changed since (via git)."""
     changelog_path = project.root / project.layout.changelog
-    paths = [changelog_path, *project.master_files]
-    base = read_base(project.root, rev, paths)
+    base = read_base(project.root, rev, [changelog_path, *project.master_files])
+    return _base_view(project, rev, base.text, base.changed)
+
+
+def own_base_view(project: Project, rev: str) -> BaseView:
+    """The tree as its own base `rev`: its changelog and master entries, nothing changed."""
+
+    def text(path: Path) -> str | None:
+        if not path.is_file():
+            return None
+        return read_text_file(path, MAX_CONFIG_BYTES, errors="replace")
+
+    return _base_view(project, rev, text, frozenset())
+
+
+def _base_view(
+    project: Project, rev: str, text_at: Callable[[Path], str | None], changed: frozenset[Path]
+) -> BaseView:
+    changelog_path = project.root / project.layout.changelog
     changelog = None
-    text = base.text(changelog_path)
+    text = text_at(changelog_path)
     if text is not None:
         changelog = _at_base(rev, lambda: parse_changelog(text, changelog_path))
     master_data: dict[str, Any] = {}
     for path in project.master_files:
-        master_text = base.text(path)
+        master_text = text_at(path)
         if master_text is None:
             continue
         data = _at_base(rev, lambda t=master_text, p=path: parse_yaml(t, p).data)  # type: ignore[misc]
         if isinstance(data, dict):
             master_data.update(data)
-    return BaseView(rev, changelog, master_data, base.changed, changelog_text=text)
+    return BaseView(rev, changelog, master_data, changed, changelog_text=text)
 
 
 def _at_base(rev: str, load: Callable[[], Any]) -> Any:

@@ -58,17 +58,23 @@ def summary_line(findings: Sequence[Finding]) -> str:
     return f"{counts} in {_plural(files, 'file')}."
 
 
+def finding_lines(finding: Finding, base: Path | None = None, label: str = "") -> list[str]:
+    """`file:line:col: ID severity slug: message [key]` (after `label`), and its fix line."""
+    f = finding
+    key = f" [{f.key}]" if f.key else ""
+    where = _where(f, base)
+    lines = [f"{label}{where}: {f.rule} {f.severity.value} {f.slug}: {f.message}{key}"]
+    if f.hint:
+        lines.append(f"    fix: {f.hint}")
+    return lines
+
+
 def render_text(findings: Sequence[Finding], base: Path | None = None) -> str:
     """One line per finding (`file:line:col: ID severity slug: message`), fix hints, then one
     summary line: the counts and, when several rules fired, the most frequent ones."""
     from inferbench.checks.statistics import most_frequent
 
-    lines: list[str] = []
-    for f in findings:
-        key = f" [{f.key}]" if f.key else ""
-        lines.append(f"{_where(f, base)}: {f.rule} {f.severity.value} {f.slug}: {f.message}{key}")
-        if f.hint:
-            lines.append(f"    fix: {f.hint}")
+    lines = [line for f in findings for line in finding_lines(f, base)]
     summary = summary_line(findings)
     rules = len({f.rule for f in findings})
     if 1 < rules < len(findings):  # a rule that fired many times is the first thing to read
@@ -110,6 +116,24 @@ GITHUB_ANNOTATIONS_PER_LEVEL = 10
 _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
+def github_annotation(f: Finding, base: Path | None = None) -> str:
+    """One workflow command: `::error file=F,line=L,col=C,title=T::message` (and fix)."""
+    props: list[str] = []
+    if f.file is not None:
+        props.append(f"file={_escape_property(display_path(f.file, base))}")
+    if f.line is not None:
+        props.append(f"line={f.line}")
+    if f.column is not None:
+        props.append(f"col={f.column}")
+    props.append(f"title={_escape_property(f'{f.rule} {f.slug}')}")
+    message = f.message + (f"\nfix: {f.hint}" if f.hint else "")
+    return f"::{_GITHUB_LEVEL[f.severity]} {','.join(props)}::{_escape_data(message)}"
+
+
+def github_notice(text: str) -> str:
+    return f"::notice title=inferbench check::{_escape_data(text)}"
+
+
 def render_github(
     findings: Sequence[Finding],
     base: Path | None = None,
@@ -125,16 +149,7 @@ def render_github(
             left_out += 1
             continue
         shown[f.severity] = shown.get(f.severity, 0) + 1
-        props: list[str] = []
-        if f.file is not None:
-            props.append(f"file={_escape_property(display_path(f.file, base))}")
-        if f.line is not None:
-            props.append(f"line={f.line}")
-        if f.column is not None:
-            props.append(f"col={f.column}")
-        props.append(f"title={_escape_property(f'{f.rule} {f.slug}')}")
-        message = f.message + (f"\nfix: {f.hint}" if f.hint else "")
-        out.append(f"::{_GITHUB_LEVEL[f.severity]} {','.join(props)}::{_escape_data(message)}")
+        out.append(github_annotation(f, base))
     if findings:
         summary = summary_line(findings)
         if left_out:
@@ -142,7 +157,7 @@ def render_github(
                 f" {left_out} more not annotated (GitHub shows {limit} per level); "
                 "run `inferbench check` for the full report."
             )
-        out.append(f"::notice title=inferbench check::{_escape_data(summary)}")
+        out.append(github_notice(summary))
     return "".join(line + "\n" for line in out)
 
 

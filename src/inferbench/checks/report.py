@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from inferbench.checks.finding import Finding, Severity
+
+
+class FailOn(StrEnum):
+    """Which findings decide the exit code when there is a base (`--fail-on`)."""
+
+    NEW = "new"  # the change's own: a tree's old debt does not fail its pull requests
+    ANY = "any"  # every finding, as without a base
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,8 @@ class CheckReport:
     root: Path
     findings: tuple[Finding, ...]
     rules: tuple[str, ...]  # ids of the rules that ran
+    # with --base: the files under the tree changed since the base (edited, new, deleted)
+    changed: frozenset[Path] | None = None
 
     @property
     def errors(self) -> int:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import typer
 
 from inferbench.checks import result_cache
+from inferbench.checks.finding import Finding
 from inferbench.checks.render import RENDERERS
-from inferbench.checks.report import CheckOptions
+from inferbench.checks.report import CheckOptions, CheckReport, FailOn
 from inferbench.checks.statistics import STATISTICS_RENDERERS
 from inferbench.errors import InputError
 
@@ -16,6 +18,53 @@ from inferbench.errors import InputError
 def _split(values: list[str] | None) -> tuple[str, ...]:
     """`--select A,B --select C` -> (A, B, C)."""
     return tuple(part.strip() for v in values or [] for part in v.split(",") if part.strip())
+
+
+def _refuse_clashes(base: str | None, baseline: Path | None, write: Path | None) -> None:
+    if base is not None and baseline is not None:
+        raise InputError(
+            "--base and --baseline both name what to judge the change against",
+            hint="pass one: --base REV with git history, --baseline FILE without",
+        )
+    if write is not None and (base is not None or baseline is not None):
+        raise InputError(
+            "--write-baseline records the tree as it is, not a change against a base",
+            hint="drop --base/--baseline when recording a baseline",
+        )
+
+
+def _renderer(output_format: str, statistics: bool) -> Callable[[Sequence[Finding], Path], str]:
+    renderer = RENDERERS.get(output_format)
+    if renderer is None:
+        raise InputError(
+            f"unknown --format {output_format!r}", hint="use one of: " + ", ".join(RENDERERS)
+        )
+    if statistics:
+        renderer = STATISTICS_RENDERERS.get(output_format)
+        if renderer is None:
+            raise InputError(
+                f"--statistics prints {' or '.join(STATISTICS_RENDERERS)}, not {output_format}",
+                hint="drop --statistics for GitHub annotations (they end with the summary)",
+            )
+    return renderer
+
+
+def _check(where: Path, options: CheckOptions) -> CheckReport:
+    # an unchanged tree's result comes from the cache without importing the checks at all
+    lookup = result_cache.lookup(where, options)
+    if lookup.report is not None:
+        return lookup.report
+    from inferbench.checks.engine import check_tree
+
+    return check_tree(where, options, lookup=lookup)
+
+
+def _write_baseline(path: Path, report: CheckReport, options: CheckOptions) -> None:
+    from inferbench.checks.baseline import Baseline, write_baseline
+
+    recorded = Baseline.of(report, options)
+    write_baseline(path, recorded)
+    typer.echo(f"Recorded {len(recorded.findings)} findings in {path}.", err=True)
 
 
 def _list_rules() -> None:
@@ -39,7 +88,29 @@ def check(
     tree: Path | None = typer.Argument(None, help="Benchmark tree (default: --root or .)."),
     root: Path | None = typer.Option(None, "--root", help="Benchmark tree root."),
     base: str | None = typer.Option(
-        None, "--base", help="Git revision to compare the changelog and changed configs against."
+        None,
+        "--base",
+        help="Git revision to judge the change against (and read the changelog at): findings "
+        "are new, fixed or pre-existing, and only new ones fail the run (see --fail-on).",
+    ),
+    baseline: Path | None = typer.Option(
+        None,
+        "--baseline",
+        help="Judge the change against findings recorded with --write-baseline (where no git "
+        "base exists), as --base does.",
+    ),
+    write_baseline: Path | None = typer.Option(
+        None,
+        "--write-baseline",
+        help="Record this tree's findings in FILE for a later --baseline; exit 0 once written.",
+    ),
+    show_all: bool = typer.Option(
+        False, "--all", help="With --base/--baseline: list pre-existing findings too."
+    ),
+    fail_on: FailOn = typer.Option(
+        FailOn.NEW,
+        "--fail-on",
+        help="With --base/--baseline: fail on new findings only, or on any (as without a base).",
     ),
     output_format: str = typer.Option("text", "--format", help="text, json or github."),
     strict: bool = typer.Option(False, "--strict", help="Warnings fail the run too."),
@@ -66,24 +137,14 @@ def check(
     ),
 ) -> None:
     """Check a benchmark tree: exit 0 clean, 1 on error findings (or warnings with --strict),
-    2 on unreadable input."""
+    2 on unreadable input. With --base or --baseline, only the change's new findings count."""
     if list_rules:
         _list_rules()
         return
     if tree is not None and root is not None and tree.resolve() != root.resolve():
         raise InputError(f"two trees given ({tree} and --root {root})", hint="pass only one")
-    renderer = RENDERERS.get(output_format)
-    if renderer is None:
-        raise InputError(
-            f"unknown --format {output_format!r}", hint="use one of: " + ", ".join(RENDERERS)
-        )
-    if statistics:
-        renderer = STATISTICS_RENDERERS.get(output_format)
-        if renderer is None:
-            raise InputError(
-                f"--statistics prints {' or '.join(STATISTICS_RENDERERS)}, not {output_format}",
-                hint="drop --statistics for GitHub annotations (they end with the summary)",
-            )
+    _refuse_clashes(base, baseline, write_baseline)
+    renderer = _renderer(output_format, statistics)
     options = CheckOptions(
         base=base,
         srt_slurm=tuple(srt_slurm) if srt_slurm else None,
@@ -92,17 +153,25 @@ def check(
         srtctl=srtctl,
     )
     where = tree or root or Path(".")
-    # an unchanged tree's result comes from the cache without importing the checks at all
-    lookup = result_cache.lookup(where, options)
-    report = lookup.report
-    if report is None:
-        from inferbench.checks.engine import check_tree
+    if base is not None or baseline is not None:
+        from inferbench.checks.delta import check_change
+        from inferbench.checks.render_delta import DELTA_RENDERERS
 
-        report = check_tree(where, options, lookup=lookup)
-    # paths relative to the tree's root: what a reader of the tree (and GitHub, whose
-    # annotations name files from the repository root) expects
-    typer.echo(renderer(report.findings, report.root), nl=False)
-    code = report.exit_code(strict=strict)
+        report, delta = check_change(where, options, baseline=baseline)
+        if statistics:
+            typer.echo(renderer(report.findings, report.root), nl=False)
+        else:
+            typer.echo(DELTA_RENDERERS[output_format](delta, report.root, show_all), nl=False)
+        code = delta.exit_code(report, strict=strict, fail_on=fail_on)
+    else:
+        report = _check(where, options)
+        # paths relative to the tree's root: what a reader of the tree (and GitHub, whose
+        # annotations name files from the repository root) expects
+        typer.echo(renderer(report.findings, report.root), nl=False)
+        if write_baseline is not None:
+            _write_baseline(write_baseline, report, options)
+            return
+        code = report.exit_code(strict=strict)
     if code:
         # SystemExit, not typer.Exit: the root app runs with standalone_mode=False, where
         # click returns typer.Exit's code instead of exiting with it.

@@ -20,7 +20,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +43,10 @@ class GitBase:
 
 
 def _git(
-    args: Sequence[str], cwd: Path, stdin: bytes | None = None
+    args: Sequence[str],
+    cwd: Path,
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     exe = shutil.which("git")
     if exe is None:
@@ -59,14 +62,20 @@ def _git(
             stderr=subprocess.PIPE,
             check=False,
             timeout=60,
+            env=None if env is None else {**os.environ, **env},
         )
         out.seek(0)
         return subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), proc.stderr)
 
 
-def _git_out(args: Sequence[str], cwd: Path, stdin: bytes | None = None) -> bytes:
+def _git_out(
+    args: Sequence[str],
+    cwd: Path,
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+) -> bytes:
     """The stdout of a git command that must succeed."""
-    proc = _git(args, cwd, stdin)
+    proc = _git(args, cwd, stdin, env)
     if proc.returncode != 0:
         raise ExternalToolError(f"git {args[0]} failed: {proc.stderr.decode().strip()}")
     return proc.stdout
@@ -217,3 +226,30 @@ def read_texts(root: Path, rev: str, paths: Sequence[Path]) -> tuple[str, dict[P
     commit = _commit(top, rev)
     inside = [p for p in paths if p.resolve().is_relative_to(top)]
     return commit, _blobs(top, commit, inside)
+
+
+def export_tree(root: Path, rev: str, dest: Path) -> str:
+    """Write the tree under `root` as it was at `rev` into the empty folder `dest` (files,
+    symlinks and executable bits as a checkout gives them) and return the commit.
+
+    A private index (`GIT_INDEX_FILE`) is filled from the base and checked out under `dest`
+    as a prefix: the repository's own index, working tree and worktree list stay untouched,
+    and the repository's filters apply as in a checkout (unlike `git archive`, no
+    `export-ignore` drops a file).
+    """
+    root = root.resolve()
+    top = _toplevel(root)
+    commit = _commit(top, rev)
+    rel = root.relative_to(top).as_posix()
+    treeish = f"{commit}:" if rel == "." else f"{commit}:{rel}"  # `<commit>:` is its root
+    if _git(["cat-file", "-t", treeish], top).stdout.strip() != b"tree":
+        raise InputError(
+            f"{rel} does not exist at git base {rev!r}",
+            hint="pass a base that holds the tree, or --baseline FILE recorded without git",
+        )
+    with tempfile.TemporaryDirectory(prefix="inferbench-index-") as scratch:
+        env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
+        _git_out(["read-tree", treeish], top, env=env)
+        prefix = f"{dest.resolve()}{os.sep}"
+        _git_out(["checkout-index", "--all", "--force", f"--prefix={prefix}"], top, env=env)
+    return commit
