@@ -64,8 +64,9 @@ def sa_bench(conc: int = 16, **overrides: Any) -> dict[str, Any]:
 
 
 def sa_bench_requests(n: int, *, seed: int, slow: float = 1.0, conc: int = 16) -> dict[str, Any]:
-    """sa-bench's per-request lists (`--save-detailed`) for `n` requests of 64 output
-    tokens, and the summary fields they give; `slow` scales every latency."""
+    """sa-bench's per-request lists (`--save-detailed`) for `n` requests of 1000 prompt and
+    64 output tokens (a job of isl 1024, osl 64: `write_run_dir(..., osl=64)`), and the
+    summary fields they give; `slow` scales every latency."""
     rng = np.random.default_rng(seed)
     ttft = rng.lognormal(np.log(0.05), 0.15, n) * slow  # s
     tpot = rng.lognormal(np.log(0.01), 0.1, n) * slow
@@ -100,8 +101,9 @@ def write_json(path: Path, obj: object) -> Path:
     return path
 
 
-def disagg_job() -> dict[str, Any]:
-    """A multinode disaggregated job in InferenceX field names: 1P(tp4) + 2D(DEP8)."""
+def disagg_job(isl: int = 1024, osl: int = 1024) -> dict[str, Any]:
+    """A multinode disaggregated job in InferenceX field names: 1P(tp4) + 2D(DEP8); its
+    lengths are those `sa_bench` (and, with osl 64, `sa_bench_requests`) measured."""
     return {
         "image": "docker.io/lmsysorg/sglang:v0.5.2-cu129",
         "model": "deepseek-ai/DeepSeek-R1-0528",
@@ -109,11 +111,11 @@ def disagg_job() -> dict[str, Any]:
         "precision": "fp8",
         "framework": "dynamo-sglang",
         "runner": "gb200-multinode",
-        "isl": 8192,
-        "osl": 1024,
+        "isl": isl,
+        "osl": osl,
         "spec-decoding": "none",
         "conc": [64, 128],
-        "exp-name": "dsr1_8k1k",
+        "exp-name": "dsr1_1k1k" if osl == 1024 else f"dsr1_1k_osl{osl}",
         "disagg": True,
         "prefill": {"num-worker": 1, "tp": 4, "ep": 4, "dp-attn": False},
         "decode": {"num-worker": 2, "tp": 8, "ep": 8, "dp-attn": True},
@@ -121,7 +123,9 @@ def disagg_job() -> dict[str, Any]:
     }
 
 
-def write_run_dir(root: Path, run_id: str = "run-1", *, failed_job: bool = True) -> Path:
+def write_run_dir(
+    root: Path, run_id: str = "run-1", *, failed_job: bool = True, osl: int = 1024
+) -> Path:
     """A run directory in the run engineer's layout, one disagg job with two points."""
     run = root / run_id
     write_json(
@@ -136,7 +140,7 @@ def write_run_dir(root: Path, run_id: str = "run-1", *, failed_job: bool = True)
         },
     )
     job = run / "fp-disagg-1"
-    write_json(job / "job.json", disagg_job())
+    write_json(job / "job.json", disagg_job(osl=osl))
     write_json(
         job / "outcome.json",
         {
@@ -157,7 +161,7 @@ def write_run_dir(root: Path, run_id: str = "run-1", *, failed_job: bool = True)
         bad = run / "fp-broken"
         write_json(
             bad / "job.json",
-            {**disagg_job(), "fingerprint": "fp-broken", "exp-name": "dsr1_8k1k_broken"},
+            {**disagg_job(osl=osl), "fingerprint": "fp-broken", "exp-name": "dsr1_1k1k_broken"},
         )
         write_json(
             bad / "outcome.json", {"status": "failed", "attempt": 3, "reason": "decode worker OOM"}

@@ -100,11 +100,13 @@ def _slow_head(tmp_path: Path) -> str:
     """A store with runs `base` and `head`: conc64 with 300 requests each side, head 50%
     slower; conc128 summaries only (no samples). Returns its URL."""
     db = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    base = write_run_dir(tmp_path / "runs", "base", failed_job=False)
-    head = write_run_dir(tmp_path / "runs", "head", failed_job=False)
+    base = write_run_dir(tmp_path / "runs", "base", failed_job=False, osl=64)
+    head = write_run_dir(tmp_path / "runs", "head", failed_job=False, osl=64)
     results = "fp-disagg-1/results/conc64.json"
     write_json(base / results, sa_bench_requests(300, seed=1, conc=64))
     write_json(head / results, sa_bench_requests(300, seed=2, slow=1.5, conc=64))
+    for run in (base, head):  # the summary-only point, at the job's 64 output tokens a request
+        write_json(run / "fp-disagg-1/results/conc128.json", sa_bench(128, total_output_tokens=256))
     assert run_cli("results", "ingest", str(base), str(head), "--db", db).code == 0
     return db
 

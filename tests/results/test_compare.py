@@ -20,8 +20,11 @@ def two_runs(tmp_path: Path, *, slow: float = 1.0, n: int = 400, head_repeats: i
     """Two runs of one job: conc 64 as `requests` draws it (head `slow`er), and conc 128
     and 256 with sa-bench summaries only (no per-request lists: not judged)."""
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    base = write_run_dir(tmp_path / "runs", "base", failed_job=False)
-    head = write_run_dir(tmp_path / "runs", "head", failed_job=False)
+    base = write_run_dir(tmp_path / "runs", "base", failed_job=False, osl=64)
+    head = write_run_dir(tmp_path / "runs", "head", failed_job=False, osl=64)
+    summary = {"total_output_tokens": 4 * 64}  # the job's 64 output tokens a request
+    base128 = sa_bench(128, total_token_throughput=900.0, **summary)  # as write_run_dir
+    write_json(base / "fp-disagg-1" / "results" / "conc128.json", base128)
     write_json(
         base / "fp-disagg-1" / "results" / "conc64.json", sa_bench_requests(n, seed=100, conc=64)
     )
@@ -29,8 +32,8 @@ def two_runs(tmp_path: Path, *, slow: float = 1.0, n: int = 400, head_repeats: i
     for k in range(1, head_repeats + 1):
         name = "conc64.json" if k == 1 else f"conc64_r{k}.json"
         write_json(results / name, sa_bench_requests(n, seed=1 + k, slow=slow, conc=64))
-    write_json(results / "conc128.json", sa_bench(128, total_token_throughput=480.0))
-    write_json(results / "conc256.json", sa_bench(256))
+    write_json(results / "conc128.json", sa_bench(128, total_token_throughput=480.0, **summary))
+    write_json(results / "conc256.json", sa_bench(256, **summary))
     ingest_paths([base, head], url)
     return url
 

@@ -23,7 +23,7 @@ def test_filters_and_get(db_url: str, tmp_path: Path) -> None:
     with open_store(db_url) as store:
         assert store.count() == 4
         assert len(store.query(RecordFilter(run_id="run-2"))) == 2
-        assert len(store.query(RecordFilter(model_prefix="dsr1", isl=8192, osl=1024))) == 4
+        assert len(store.query(RecordFilter(model_prefix="dsr1", isl=1024, osl=1024))) == 4
         assert store.query(RecordFilter(precision="fp4")) == []
         first = store.query()[0]
         got = store.get(first.id)

@@ -158,6 +158,7 @@ _POINT_COLUMNS = (
     ("total_tput_per_gpu", "tok/s/gpu", KEEP),
     ("interactivity_median", "tok/s/user", KEEP),
     ("failure_rate", "failed", 1),
+    ("valid", "valid", 1),
     ("official", "official", 7),
 )
 _EVAL_COLUMNS = (
@@ -212,8 +213,16 @@ def list_cmd(
     for key in ("failure_rate", "official", "planned_hardware"):
         if not any(r[key] for r in rows):
             skip.add(key)
+    if all(r["valid"] for r in rows):
+        skip.add("valid")
     title = f"{len(rows)} points" + (f" of run {runs[0]}" if len(runs) == 1 else "")
     _print_rows(title, _POINT_COLUMNS, skip, rows[:limit] if limit else rows)
+    invalid = [str(r["id"]) for r in rows if not r["valid"]]
+    if invalid:
+        typer.echo(
+            f"{len(invalid)} invalid (never drawn or compared; `results show ID` or --format"
+            f" json says why): {', '.join(invalid[:10])}{' ...' if len(invalid) > 10 else ''}"
+        )
     if evals:
         for e in evals:
             e["status"] = "simulated" if e["simulated"] else e["status"]
@@ -342,9 +351,16 @@ def compare(
     ),
 ) -> None:
     """Per-point deltas between two sets of results (regressions first), and accuracy."""
+    from inferbench.core.printable import printable
     from inferbench.report.markdown import at_sentence, change_text, comparison_markdown
-    from inferbench.results.compare import check_noise, check_threshold, compare_selectors
+    from inferbench.results.compare import (
+        check_noise,
+        check_threshold,
+        compare_selectors,
+        point_label,
+    )
     from inferbench.results.noise import NoiseModel
+    from inferbench.results.validity import validity_of
 
     if fmt not in ("table", "markdown", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table, markdown or json")
@@ -386,6 +402,9 @@ def compare(
             f"(fewer than {min_samples} samples); "
             f"{len(cmp.only_base)} only in base, {len(cmp.only_head)} only in head"
         )
+        for side, r in cmp.invalid:
+            reasons = "; ".join(validity_of(r).reasons)
+            typer.echo(printable(f"left out, invalid in {side}: {point_label(r)}: {reasons}"))
         for pair in cmp.at:
             typer.echo(at_sentence(pair))
     if acc is not None and fmt != "json":

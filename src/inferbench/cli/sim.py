@@ -575,6 +575,9 @@ def serve_cmd(
     fault_drop_rate: float = typer.Option(
         0.0, "--fault-drop-rate", help="Share of streams dropped mid-way."
     ),
+    fault_empty_rate: float = typer.Option(
+        0.0, "--fault-empty-rate", help="Share of requests answered with no generated token."
+    ),
     slow_start: float = typer.Option(
         0.0, "--slow-start", help="Seconds before /health answers 200."
     ),
@@ -607,6 +610,7 @@ def serve_cmd(
             "fault_error_rate": "--fault-error-rate",
             "fault_stall_rate": "--fault-stall-rate",
             "fault_drop_rate": "--fault-drop-rate",
+            "fault_empty_rate": "--fault-empty-rate",
             "slow_start_s": "--slow-start",
             "crash_after": "--crash-after",
             "seed": "--seed",
@@ -617,6 +621,7 @@ def serve_cmd(
         fault_error_rate=fault_error_rate,
         fault_stall_rate=fault_stall_rate,
         fault_drop_rate=fault_drop_rate,
+        fault_empty_rate=fault_empty_rate,
         slow_start_s=slow_start,
         crash_after=crash_after,
         seed=seed,

@@ -17,6 +17,7 @@ from inferbench.results.compare import (
     compare_stored,
 )
 from inferbench.results.store import DEFAULT_DB_URL, RecordFilter, Store, open_store
+from inferbench.results.validity import split_valid, validity_of
 
 __all__ = ["ReportPaths", "build_report"]
 
@@ -68,8 +69,12 @@ def build_report(
     out = Path(output_dir)
     table = load_prices(prices)
     with open_store(db_url, create=False) as store:
-        latest = [s.record for s in store.latest_per_point()]
-        history = [(key, s.record) for key, s in store.history(HISTORY_PER_POINT)]
+        latest, invalid = split_valid(s.record for s in store.latest_per_point())
+        history = [
+            (key, s.record)
+            for key, s in store.history(HISTORY_PER_POINT)
+            if validity_of(s.record).valid
+        ]
         inputs = DashboardInputs(
             latest=latest,
             outcomes=store.outcomes(),
@@ -82,6 +87,7 @@ def build_report(
             threshold=threshold,
             evals=store.evals(),
             predicted=store.predicted(),
+            invalid=invalid,
         )
     dash = render_dashboard(inputs)
     dashboard = out / "index.html"

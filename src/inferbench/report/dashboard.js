@@ -123,6 +123,9 @@
     o.failures.forEach(function (f) { list.appendChild(el("li", {}, f)); });
     document.getElementById("failed-box").hidden = o.failures.length === 0;
     if (o.failures.length) document.getElementById("failed-box").open = true;
+    var invalid = document.getElementById("invalid-points");
+    D.invalid.forEach(function (t) { invalid.appendChild(el("li", {}, t)); });
+    document.getElementById("invalid-box").hidden = D.invalid.length === 0;
   }
 
   // ---- controls ----

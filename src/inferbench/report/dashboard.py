@@ -24,7 +24,7 @@ from inferbench.core.outcome import StoredOutcome
 from inferbench.report.agentic import agentic_payload
 from inferbench.report.evals import evals_html, evals_payload
 from inferbench.report.history import compare_payload, history_payload
-from inferbench.report.outcomes import outcomes_payload
+from inferbench.report.outcomes import MAX_LISTED, outcomes_payload
 from inferbench.report.payload import (
     SeriesTable,
     Strings,
@@ -36,11 +36,12 @@ from inferbench.report.payload import (
     thin,
 )
 from inferbench.report.prices import PriceTable
-from inferbench.results.compare import Comparison
+from inferbench.results.compare import Comparison, point_label
 from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.predicted import PredictedPoint
 from inferbench.results.record import Record
 from inferbench.results.samples import PointSamples
+from inferbench.results.validity import validity_of
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class DashboardInputs:
     # per-request samples of the history's records, by natural key (`Store.samples`)
     history_samples: Mapping[str, PointSamples] = field(default_factory=dict)
     predicted: Sequence[PredictedPoint] = ()  # adaptive runs' skipped points (not measured)
+    invalid: Sequence[Record] = ()  # latest points that failed a validity gate: listed, not drawn
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,17 @@ def dashboard_data(inputs: DashboardInputs) -> dict[str, Any]:
         "evals": evals_payload(inputs.evals),
         "agentic": agentic_payload(inputs.latest, series),
         "predicted": predicted_payload(inputs.predicted),
+        "invalid": invalid_payload(inputs.invalid),
         "strings": strings.items,
     }
+
+
+def invalid_payload(records: Sequence[Record]) -> list[str]:
+    """One line per invalid point (`results.validity`): which point, which run, and why."""
+    return [
+        f"{r.provenance.run_id} {point_label(r)}: {'; '.join(validity_of(r).reasons)}"
+        for r in records[:MAX_LISTED]
+    ]
 
 
 def predicted_payload(points: Sequence[PredictedPoint]) -> list[dict[str, Any]]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from inferbench.results.compare import Comparison, Delta, PointDelta, verdict_of
+from inferbench.core.printable import printable
+from inferbench.results.compare import Comparison, Delta, PointDelta, point_label, verdict_of
 from inferbench.results.equal import PairAt
+from inferbench.results.validity import validity_of
 
 _ICON = {"regression": "🔴", "improvement": "🟢", "noise": "⚪", "unjudged": "❔"}
 _SHOWN = (
@@ -82,6 +84,14 @@ def comparison_markdown(cmp: Comparison, *, max_rows: int = 60) -> str:
         lines.append(
             f"{len(cmp.only_base)} points only in base (missing from head), "
             f"{len(cmp.only_head)} only in head."
+        )
+    if cmp.invalid:
+        lines.append(
+            f"{len(cmp.invalid)} invalid points left out (never compared as valid): "
+            + "; ".join(
+                printable(f"{side} {point_label(r)}: {', '.join(validity_of(r).reasons)}")
+                for side, r in cmp.invalid[:max_rows]
+            )
         )
     if cmp.points:
         header = [d.metric.label for d in cmp.points[0].deltas if d.metric.name in _SHOWN]

@@ -8,6 +8,7 @@ from inferbench.errors import InputError, Location
 from inferbench.results.benchfile import REPLACE_HINT, BenchFile
 from inferbench.results.derived import energy_per_token, per_gpu_throughput
 from inferbench.results.record import Derived, Energy, Identity, Metrics, Provenance, Record
+from inferbench.results.validity import judge_point
 
 
 def derive(identity: Identity, metrics: Metrics, bench: BenchFile | None = None) -> Derived:
@@ -62,13 +63,25 @@ def derive(identity: Identity, metrics: Metrics, bench: BenchFile | None = None)
 
 
 def build_record(identity: Identity, provenance: Provenance, bench: BenchFile) -> Record:
+    block = bench.point.inferbench if bench.point is not None else None
+    if block is not None:  # the client knows what it asked: fixed lengths, no EOS stop
+        fixed = block.workload.kind in ("random", "shared_prefix") and block.request.ignore_eos
+        lengths = block.lengths
+    else:  # plain sa-bench: random prompts with --ignore-eos, as InferenceX runs it
+        fixed, lengths = identity.dataset == "random", None
     try:
         return Record(
             identity=identity,
             provenance=provenance,
             metrics=bench.metrics,
             derived=derive(identity, bench.metrics, bench),
-            agentic=bench.point.inferbench.agentic if bench.point is not None else None,
+            agentic=block.agentic if block is not None else None,
+            validity=judge_point(
+                identity,
+                bench.metrics,
+                lengths=lengths,
+                fixed_lengths=fixed and (block is None or block.agentic is None),
+            ),
         )
     except ValidationError as exc:
         first = exc.errors()[0]

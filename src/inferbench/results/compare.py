@@ -34,8 +34,10 @@ from inferbench.results.noise import (
 from inferbench.results.record import Record
 from inferbench.results.samples import PointSamples
 from inferbench.results.store import RecordFilter, Store, StoredRecord
+from inferbench.results.validity import validity_of
 
 Verdict = Literal["regression", "improvement", "noise", "unjudged"]
+Side = Literal["base", "head"]
 VERDICTS: tuple[Verdict, ...] = ("regression", "improvement", "noise", "unjudged")
 
 _REQUEST_FIELDS = ("ttft_ms", "e2el_ms", "tokens")
@@ -147,6 +149,8 @@ class Comparison:
     only_head: tuple[Record, ...]
     at: tuple[PairAt, ...] = ()  # per series, tok/s/GPU at equal interactivity
     noise: NoiseModel = NoiseModel()
+    # points left out because they are invalid (`results.validity`), each with its side
+    invalid: tuple[tuple[Side, Record], ...] = ()
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for p in self.points if p.verdict == verdict)
@@ -279,6 +283,10 @@ def _by_point(records: Sequence[Record]) -> dict[str, list[Record]]:
     return out
 
 
+def _invalid(side: Side, records: Sequence[Record]) -> list[tuple[Side, Record]]:
+    return [(side, r) for r in records if not validity_of(r).valid]
+
+
 def compare_records(
     base: Sequence[Record],
     head: Sequence[Record],
@@ -295,6 +303,10 @@ def compare_records(
     interactivity `at` (a round middle value when None)."""
     noise = noise or NoiseModel()
     samples = samples or {}
+    invalid = (*_invalid("base", base), *_invalid("head", head))
+    left_out = {id(r) for _, r in invalid}
+    base = [r for r in base if id(r) not in left_out]
+    head = [r for r in head if id(r) not in left_out]
     b_map, h_map = _by_point(base), _by_point(head)
     points = []
     for key in sorted(b_map.keys() & h_map.keys()):
@@ -314,6 +326,7 @@ def compare_records(
         only_head=tuple(h_last[k] for k in sorted(h_last.keys() - b_last.keys())),
         at=tuple(compare_at(list(b_last.values()), list(h_last.values()), target=at)),
         noise=noise,
+        invalid=invalid,
     )
 
 

@@ -9,7 +9,8 @@
                              "change": 0.01, "interval": [-0.02, 0.04],
                              "samples": [288, 288], "verdict": "noise",
                              "margin": 0.03}, ...]}],
-     "only_base": [...], "only_head": [...], "at": [...], "evals": {...} | null}
+     "only_base": [...], "only_head": [...], "invalid": [{side, point, reasons}],
+     "at": [...], "evals": {...} | null}
 
 What a CI job gating on a change reads instead of scraping the table: every metric's change
 with its interval, and its `margin`: how far the interval's harmful end stays inside the
@@ -27,6 +28,7 @@ import orjson
 
 from inferbench.results.compare import VERDICTS, Comparison, Delta, PointDelta, point_label
 from inferbench.results.evalcompare import EvalComparison
+from inferbench.results.validity import validity_of
 
 SCHEMA = "inferbench.compare/1"
 
@@ -93,6 +95,10 @@ def comparison_document(
         "points": [_point(p, cmp.threshold) for p in cmp.points],
         "only_base": [point_label(r) for r in cmp.only_base],
         "only_head": [point_label(r) for r in cmp.only_head],
+        "invalid": [
+            {"side": side, "point": point_label(r), "reasons": list(validity_of(r).reasons)}
+            for side, r in cmp.invalid
+        ],
         "at": [a.as_dict() for a in cmp.at],
         "evals": _evals(acc, eval_rule),
     }

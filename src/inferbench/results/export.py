@@ -15,6 +15,7 @@ from inferbench.fsio import atomic_write_bytes, atomic_write_text
 from inferbench.results.evalcompare import eval_row
 from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.store import StoredRecord
+from inferbench.results.validity import validity_of
 
 ExportFormat = Literal["csv", "json", "parquet"]
 
@@ -25,6 +26,7 @@ def flat_row(stored: StoredRecord) -> dict[str, Any]:
     i, p, m, d = r.identity, r.provenance, r.metrics, r.derived
     inter = d.interactivity
     energy = d.energy
+    validity = validity_of(r)
     return {
         "id": stored.id,
         "run_id": p.run_id,
@@ -50,6 +52,8 @@ def flat_row(stored: StoredRecord) -> dict[str, Any]:
         "failed": m.failed,
         "failure_rate": d.failure_rate,
         "complete": m.complete,
+        "valid": validity.valid,
+        "invalid_reasons": "; ".join(validity.reasons) or None,
         "total_tput_per_gpu": d.total_tput_per_gpu,
         "output_tput_per_gpu": d.output_tput_per_gpu,
         "output_tput_per_decode_gpu": d.output_tput_per_decode_gpu,

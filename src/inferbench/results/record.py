@@ -21,6 +21,8 @@ clear message instead of being half-understood.
       it) and provenance.planned_hardware: the entry's hardware when the point was measured
       on other hardware (the identity then names the measured one: `cpu` for vLLM's CPU
       build running an h200 entry), both optional
+  v7  validity: whether the point measured what it claims, with the reasons it did not
+      (`results.validity`; optional: a record without it is judged from its metrics)
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from inferbench.core.model import FrozenModel
 from inferbench.engines.layout import WorkerLayout
 from inferbench.errors import InputError, Location
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 PoolRole = Literal["worker", "prefill", "decode"]
 FlagValue = str | int | float | bool
@@ -243,6 +245,13 @@ class Metrics(FrozenModel):
     in_flight_mean: float | None = Field(default=None, ge=0)  # time-weighted
 
 
+class PointValidity(FrozenModel):
+    """A point's verdict: valid, or invalid with one reason per broken bound."""
+
+    valid: bool = True
+    reasons: tuple[str, ...] = ()
+
+
 class Record(FrozenModel):
     """One benchmark point as stored."""
 
@@ -252,6 +261,7 @@ class Record(FrozenModel):
     metrics: Metrics
     derived: Derived
     agentic: AgenticBlock | None = None  # agentic replays only
+    validity: PointValidity | None = None  # None: stored before v7 (`validity.validity_of`)
 
     def natural_key(self) -> str:
         """Same run, same point -> same key: re-ingesting replaces, never duplicates."""

@@ -45,6 +45,9 @@ class ServeOptions(BaseModel):
     fault_error_rate: float = Field(0.0, ge=0, le=1)  # answer 500 at once
     fault_stall_rate: float = Field(0.0, ge=0, le=1)  # stop sending after the first chunk
     fault_drop_rate: float = Field(0.0, ge=0, le=1)  # close the connection mid-stream
+    # answer at once, successfully, with no generated token (a disaggregated deployment
+    # whose KV transfer failed looks like this to a client: NVIDIA/srt-slurm#429)
+    fault_empty_rate: float = Field(0.0, ge=0, le=1)
     slow_start_s: float = Field(0.0, ge=0)  # /health is 503 until this has elapsed
     crash_after: int | None = Field(None, ge=1)  # exit the process after N finished requests
     record_sends: Path | None = None
@@ -259,6 +262,9 @@ class SimServer:
         if roll < opts.fault_error_rate:
             return _error(500, "injected fault (--fault-error-rate)", "InternalServerError")
         roll -= opts.fault_error_rate
+        if roll < opts.fault_empty_rate:
+            return await self._empty(req, chat, request)
+        roll -= opts.fault_empty_rate
         fault = "stall" if roll < opts.fault_stall_rate else None
         if fault is None and roll - opts.fault_stall_rate < opts.fault_drop_rate:
             fault = "drop"
@@ -284,6 +290,31 @@ class SimServer:
             return await self._stream(stream, req, rid, model, fault, request)
         finally:
             self._maybe_crash()
+
+    async def _empty(
+        self, req: proto.ParsedRequest, chat: bool, request: web.Request
+    ) -> web.StreamResponse:
+        """A successful answer that generated nothing (--fault-empty-rate)."""
+        self.metrics.prompt_tokens += req.prompt_tokens
+        rid = ("chatcmpl-" if chat else "cmpl-") + f"sim{next(self.ids)}"
+        model = req.model or self.dep.served_model
+        if not req.stream:
+            body = proto.full_response(req, rid, model, 0)
+            body["choices"][0]["finish_reason"] = "stop"
+            return _json(body)
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await resp.prepare(request)
+        if chat:
+            await resp.write(_sse(proto.stream_chunk(req, rid, model, text=None, role=True)))
+        await resp.write(_sse(proto.stream_chunk(req, rid, model, text="", finish="stop")))
+        if req.include_usage:
+            use = proto.usage(req.prompt_tokens, 0)
+            await resp.write(_sse(proto.usage_chunk(req, rid, model, use)))
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
 
     async def _next(self, stream: _Stream) -> list[tuple[float, int, int]]:
         while not stream.pending and not stream.finished:
