@@ -26,6 +26,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from inferbench.core.printable import printable
 from inferbench.errors import InputError, Location
 
 # Names that mean this process's own standard streams: written through sys.stdout/stderr so
@@ -102,6 +103,13 @@ def output_target(path: Path | str, option: str | None = None) -> OutputTarget:
         return OutputTarget(Path(text), TargetKind.STDOUT)
     if text in _STDERR:
         return OutputTarget(Path(text), TargetKind.STDERR)
+    if printable(text) != text:  # a line break, ESC or bidi override in a file's name
+        raise _refuse(
+            printable(text),
+            option,
+            "holds a control, zero-width or bidi character",
+            "name the file with printable characters",
+        )
     special = _is_special(text)
     try:
         st = os.stat(text)  # follows symlinks: a link is judged by what it points at

@@ -58,6 +58,7 @@ from inferbench.bench.workload import (
     SharedPrefixWorkload,
     Workload,
 )
+from inferbench.core.printable import printable
 from inferbench.errors import InputError, Location
 
 SA_BENCH_RANDOM_LENGTHS = (1024, 128)  # sa-bench's --random-input-len / --random-output-len
@@ -325,6 +326,11 @@ def _plain_name(option: str, name: str | None) -> None:
         raise InputError(
             f"{option} {name!r} is not a plain file name",
             hint="give a name without / or .. (the folder is --result-dir)",
+        )
+    if printable(name) != name:  # a line break, ESC or bidi override in a file name
+        raise InputError(
+            f"{option} {printable(name)} holds a control, zero-width or bidi character",
+            hint="give a name of printable characters",
         )
 
 

@@ -24,6 +24,8 @@ from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
+from inferbench.core.printable import printable
+
 KEEP = 0  # priority of a column that is never dropped
 
 
@@ -40,6 +42,15 @@ class Fitted:
     table: Table
     width: int  # what the table needs: more than the console's when a kept column is long
     dropped: tuple[str, ...]
+
+
+def _printable(cell: str | Text) -> str | Text:
+    """A cell whose control and bidi characters are escapes (a stored identity field may
+    hold an ESC sequence that would retitle or clear the terminal)."""
+    if isinstance(cell, str):
+        return printable(cell)
+    safe = printable(cell.plain)
+    return cell if safe == cell.plain else Text(safe, style=cell.style)
 
 
 def _words(text: str) -> list[str]:
@@ -84,6 +95,7 @@ def fit_table(
     **style: object,
 ) -> Fitted:
     """A table of `rows` with the columns that fit in `width`, dropped by priority."""
+    rows = [[_printable(c) for c in row] for row in rows]
     plain = [[c.plain if isinstance(c, Text) else c for c in row] for row in rows]
     need: list[int] = []
     for i, col in enumerate(cols):

@@ -388,7 +388,7 @@ def compare(
             for k, d in enumerate(p.deltas):
                 table.add_row(
                     d.verdict,
-                    p.label if k == 0 else "",
+                    escape(printable(p.label)) if k == 0 else "",
                     d.metric.label,
                     _fmt(d.base),
                     _fmt(d.head),
@@ -406,7 +406,7 @@ def compare(
             reasons = "; ".join(validity_of(r).reasons)
             typer.echo(printable(f"left out, invalid in {side}: {point_label(r)}: {reasons}"))
         for pair in cmp.at:
-            typer.echo(at_sentence(pair))
+            typer.echo(printable(at_sentence(pair)))
     if acc is not None and fmt != "json":
         _print_evals(acc, rule, base, head, fmt)
     acc_regressions = acc.count("regression") if acc is not None else 0

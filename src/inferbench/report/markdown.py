@@ -89,7 +89,7 @@ def comparison_markdown(cmp: Comparison, *, max_rows: int = 60) -> str:
         lines.append(
             f"{len(cmp.invalid)} invalid points left out (never compared as valid): "
             + "; ".join(
-                printable(f"{side} {point_label(r)}: {', '.join(validity_of(r).reasons)}")
+                f"{side} {point_label(r)}: {', '.join(validity_of(r).reasons)}"
                 for side, r in cmp.invalid[:max_rows]
             )
         )
@@ -109,4 +109,5 @@ def comparison_markdown(cmp: Comparison, *, max_rows: int = 60) -> str:
             for p in cmp.only_base[:max_rows]
         ]
         lines += ["", "</details>"]
-    return "\n".join(lines) + "\n"
+    # stored labels and identities are anyone's text: no ESC or bidi override in a comment
+    return "\n".join(printable(line) for line in lines) + "\n"
