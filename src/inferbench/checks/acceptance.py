@@ -27,7 +27,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from inferbench.checks.subjects import DeploymentSubject
 from inferbench.config.golden_al import GoldenSet, ThinkingMode
@@ -87,6 +87,9 @@ def number(text: str) -> float | None:
         return None
 
 
+WrittenAs = Literal["master", "env", "json", "shell"]  # master setting, recipe env or flag, script
+
+
 @dataclass(frozen=True)
 class AcceptanceSetting:
     """One place that sets the acceptance target, with what its golden AL depends on."""
@@ -94,7 +97,7 @@ class AcceptanceSetting:
     knob: Knob
     written: str  # the value as written
     location: Location
-    owner: str  # what runs with it, for the message ("master entry X with recipe Y", ...)
+    owner: str  # what runs with it, for the message ("<config key> with <CONFIG_FILE>", ...)
     model_prefix: str | None
     draft_length: int | None
     thinking: ThinkingMode
@@ -102,7 +105,7 @@ class AcceptanceSetting:
     golden: GoldenSet
     engine: str | None = None  # the engine that reads the setting, where known
     via: str | None = None  # the script variable that carries the value
-    written_as: str = "shell"  # "master" setting, recipe "env", vLLM "json", "shell" script
+    written_as: WrittenAs = "shell"
 
     def fix(self, value: str) -> str:
         """The line that sets `value` where this setting is written."""
@@ -156,7 +159,6 @@ def _from_master(d: DeploymentSubject, golden: GoldenSet) -> Iterator[Acceptance
         if index is None:
             index = _setting_index(settings, "SYNTHETIC_ACCEPTANCE")
         where = d.locate(block, "additional-settings", index or 0)
-        where = Location(where.file, where.line, where.column, MASTER.name)
         drafts = number(settings.get("NUM_SPEC_TOKENS") or "")
         draft_length = int(drafts) if drafts else draft_length_of(d.recipe)
         mode = settings.get("THINKING_MODE") or "thinking_on"
