@@ -77,7 +77,7 @@ def _explode(subject: Boom) -> Iterator[Problem]:
 
 
 def test_a_crashing_rule_becomes_an_internal_finding() -> None:
-    bad = Rule("IB999", "explodes", Severity.WARNING, "t", Boom, _explode)
+    bad = Rule("IB999", "explodes", Severity.WARNING, "t", Boom, _explode, "fix it")
     where = Location(Path("/t/r.yaml"), 1, 1)
     (finding,) = run_rule(bad, Boom(), where)
     assert finding.rule == "IB000" and finding.slug == "internal-error"

@@ -4,20 +4,21 @@ is silent under --strict."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from inferbench.checks.engine import CheckOptions, check_project, check_tree
-from inferbench.checks.finding import Severity
+from inferbench.checks.finding import Finding, Severity
 from inferbench.checks.registry import Problem, Rule, all_rules
+from inferbench.checks.render import render_github, render_text
 from inferbench.checks.subjects import MasterSubject
 from inferbench.cli.main import main
 from inferbench.config.project import load_project
 
 from .test_broken_examples import EXPECTED, NEEDS_BASE
-from .treeutil import CHANGELOG, EXAMPLES, MASTER, RECIPE, copy_examples, edit
+from .treeutil import BROKEN, CHANGELOG, EXAMPLES, MASTER, RECIPE, copy_examples, edit
 
 CLUSTER = "clusters/b200-dgxc.yaml"
 # rule -> edits (file, old, new) that break exactly that rule
@@ -35,6 +36,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
     "IB206": [(RECIPE, "data-parallel-size: 8", "data-parallel-size: 4")],
     "IB210": [(RECIPE, "  gpus_per_node: 8\n", "  gpus_per_node: 4\n  gpus_per_node: 8\n")],
     "IB211": [(RECIPE, "prefill_workers: 2", "prefill_workers: -2")],
+    "IB212": [(MASTER, "2p1d-dep2-dep8-8k1k.yaml", "2p1d-dep2-dep8-9k1k.yaml")],
     "IB209": [(RECIPE, "max-cudagraph-capture-size: 4096", "max-cudagraph-capture-size: 64")],
     "IB302": [(RECIPE, "precision: fp4", "precision: fp8")],
     "IB303": [(MASTER, "num-worker: 2", "num-worker: 3")],
@@ -83,10 +85,47 @@ def test_rule_fires_on_its_defect(tree: Path, rule: str) -> None:
     assert rule in rules, report.findings
     hit = next(f for f in report.findings if f.rule == rule)
     assert hit.message and (hit.file is not None or hit.severity is Severity.INFO)
+    _assert_every_finding_has_a_fix(report.findings)
+
+
+def _assert_every_finding_has_a_fix(findings: Sequence[Finding]) -> None:
+    """A reviewer reads what to do under each finding: a non-empty `fix:` line in the text
+    report, the hint in JSON and in the GitHub annotation."""
+    for finding in findings:
+        assert finding.hint and finding.hint.strip(), finding
+        text = render_text([finding])
+        assert f"\n    fix: {finding.hint}\n" in text, text
+        assert "%0Afix: " in render_github([finding])
+
+
+def test_every_rule_fixes_what_it_finds(tree: Path) -> None:
+    """The `fix:` test: each registered rule fired on its own defect (CASES here, the broken
+    example trees, the trees that need a base) prints a fix; a rule cannot be registered
+    without one."""
+    fired: set[str] = set()
+    for rule, edits in CASES.items():
+        case = copy_examples(tree.parent / f"fix-{rule}")
+        for rel, old, new in edits:
+            edit(case, rel, old, new)
+        findings = check_tree(case).findings
+        fired |= {f.rule for f in findings}
+        _assert_every_finding_has_a_fix(findings)
+    for name in EXPECTED:
+        findings = check_tree(BROKEN / name).findings
+        fired |= {f.rule for f in findings}
+        _assert_every_finding_has_a_fix(findings)
+    # the changelog rules that need a base are fired on their trees in test_broken_examples
+    assert {r.id for r in all_rules()} - {r for r, _, _ in NEEDS_BASE.values()} <= fired
+    assert all(r.hint.strip() for r in all_rules())
+    with pytest.raises(ValueError, match="no fix hint"):
+        Rule("IB998", "no-fix", Severity.ERROR, "t", MasterSubject, lambda s: iter(()), " ")
 
 
 def test_srt_slurm_checkout_resolves_upstream_references(tree: Path, tmp_path: Path) -> None:
     edit(tree, MASTER, "recipes/vllm/minimax-m3", "recipes/sglang/deepseek")
+    src = tree / RECIPE
+    text = src.read_text()
+    src.unlink()  # left behind, no entry would name it (IB212 recipe-retired)
     upstream = tmp_path / "srt-slurm"
     (upstream / "recipes").mkdir(parents=True)
     report = check_tree(tree, CheckOptions(srt_slurm=upstream))
@@ -94,10 +133,9 @@ def test_srt_slurm_checkout_resolves_upstream_references(tree: Path, tmp_path: P
     # reference is named as not checkable rather than called dangling
     assert [f.rule for f in report.findings] == ["IB002", "IB002", "IB001"]
     assert "nor in the srt-slurm checkout given" in report.findings[2].message
-    src = tree / RECIPE
     dest = upstream / "recipes/sglang/deepseek/b200-fp4/8k1k" / src.name
     dest.parent.mkdir(parents=True)
-    dest.write_text(src.read_text())
+    dest.write_text(text)
     findings = check_tree(tree, CheckOptions(srt_slurm=upstream)).findings
     # resolved and clean; a checkout's ref is not known, so IB002 says what judged it
     assert [(f.rule, f.severity) for f in findings] == [("IB002", Severity.INFO)]
@@ -147,7 +185,7 @@ def test_a_crashing_rule_is_isolated(tree: Path) -> None:
             raise ZeroDivisionError("odd input")
         return iter(())
 
-    crash = Rule("IB999", "explodes", Severity.WARNING, "t", MasterSubject, explode)
+    crash = Rule("IB999", "explodes", Severity.WARNING, "t", MasterSubject, explode, "fix it")
     runner = next(r for r in all_rules() if r.id == "IB101")
     edit(tree, MASTER, "runner: h200\n  precision: bf16", "runner: nope\n  precision: bf16")
     report = check_project(load_project(tree), [crash, runner], CheckOptions())

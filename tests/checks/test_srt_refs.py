@@ -89,6 +89,7 @@ def test_a_checkout_is_judged_by_its_own_source(tree: Path, tmp_path: Path) -> N
 def test_an_upstream_recipe_is_read_at_the_ref(tree: Path, tmp_path: Path) -> None:
     edit(tree, MASTER, "recipes/vllm/minimax-m3", "recipes/sglang/deepseek")
     text = (tree / RECIPE).read_text()
+    (tree / RECIPE).unlink()  # left behind, no entry would name it (IB212 recipe-retired)
     clean = check_tree(tree, CheckOptions(srt_slurm=(_bundle(tmp_path / "a", ["v0.4.2"], text),)))
     assert clean.findings == ()
     bundle = _bundle(tmp_path / "b", ["v0.4.2"], text + "bogus: 1\n")

@@ -7,7 +7,9 @@ cross-check; one inferbench cannot type at all is counted in `Coverage` instead.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from inferbench.checks.subjects import (
     RecipeReference,
     RecipeUse,
     RecipeWorkload,
+    RetiredRecipes,
     Target,
     UpstreamReferences,
 )
@@ -63,6 +66,7 @@ class Subjects:
     clusters: list[ClusterSubject] = field(default_factory=list)
     images: list[ImageUse] = field(default_factory=list)
     upstream: list[UpstreamReferences] = field(default_factory=list)
+    retired: list[RetiredRecipes] = field(default_factory=list)
     recipe_users: dict[Path, list[str]] = field(default_factory=lambda: defaultdict(list))
 
 
@@ -74,6 +78,21 @@ def _config_file_index(space: MultiNodeSearchSpace) -> tuple[str, int]:
             if item.partition("=")[0].strip() == "CONFIG_FILE":
                 return block_name, index
     return "prefill", 0
+
+
+def recipe_workload(
+    recipe: Recipe, point: SearchSpacePoint | None, concurrencies: tuple[int, ...] = ()
+) -> RecipeWorkload:
+    """What runs against `recipe`: its own `benchmark` isl/osl and concurrencies where it
+    states them (srtctl runs the recipe as written), else the master entry's (`point`)."""
+    bench = recipe.benchmark
+    isl, osl = (bench.isl, bench.osl) if bench is not None else (None, None)
+    own_lengths = isl is not None and osl is not None
+    if not own_lengths:
+        isl, osl = (point.isl, point.osl) if point is not None else (isl, osl)
+    own = tuple(bench.concurrencies or ()) if bench is not None else ()
+    agentic = point is not None and point.scenario == "agentic-coding"
+    return RecipeWorkload(isl, osl, own or concurrencies, own_lengths, bool(own), agentic=agentic)
 
 
 def master_concurrencies(space: MultiNodeSearchSpace) -> tuple[int, ...]:
@@ -224,8 +243,7 @@ class Collector:
         target = self._target(config.entry.runner)
         concurrencies = master_concurrencies(space)
         for recipe in recipes:
-            workload = RecipeWorkload(point.isl, point.osl, concurrencies)
-            use = RecipeUse(recipe, workload)
+            use = RecipeUse(recipe, recipe_workload(recipe, point, concurrencies))
             self.out.uses.append(use)
             self.out.deployments.append(
                 DeploymentSubject(
@@ -330,18 +348,27 @@ class Collector:
         )
 
     def _unreferenced_recipes(self) -> None:
+        """Recipes no active entry names: those a launcher routes a job to are checked on
+        their own (nothing runs them now; a job may); the others are retired, reported once
+        and left out of every recipe check."""
         referenced = {os.fspath(path) for path, _ in self._variants}
+        routes = launcher_routes(self.project)
+        retired: list[tuple[Path, str]] = []
         for path in self.project.recipe_paths():
             if os.fspath(path) in referenced or real_path(path) in referenced:
                 continue
+            reference = (
+                self.project.layout.recipe_prefix
+                + path.relative_to(self.project.recipe_root).as_posix()
+            )
+            if not any(fnmatch.fnmatchcase(reference, glob) for glob in routes):
+                retired.append((path, reference))
+                continue
             for recipe in self._load(path, None, None, fallback(self.sources).schema):
-                bench = recipe.benchmark
-                workload = RecipeWorkload(
-                    bench.isl if bench else None,
-                    bench.osl if bench else None,
-                    tuple(bench.concurrencies or ()) if bench else (),
-                )
-                self.out.uses.append(RecipeUse(recipe, workload, deployed=False))
+                self.out.uses.append(RecipeUse(recipe, recipe_workload(recipe, None), False))
+        if retired:
+            paths, references = zip(*retired, strict=True)
+            self.out.retired.append(RetiredRecipes(paths, references))
 
     def _target(self, runner: str) -> Target:
         clusters = tuple(self.project.clusters_for_runner(runner))
@@ -388,6 +415,23 @@ class Collector:
                 labels[name] = (*cluster.runners, f"cluster:{table.cluster}")
             self._launcher_labels = labels
         return self._launcher_labels
+
+
+# `[[ ... "$CONFIG_FILE" == recipes/vllm/minimax-m3/b300-fp4/8k1k/mtp/*.yaml ... ]]`: a
+# launcher branch for jobs whose recipe matches the glob
+_CONFIG_FILE_TEST = re.compile(r'"?\$\{?CONFIG_FILE\}?"?\s*==\s*"?([^\s"\])]+)')
+
+
+def launcher_routes(project: Project) -> frozenset[str]:
+    """The CONFIG_FILE globs the tree's launchers test: a recipe matching one has a route."""
+    globs: set[str] = set()
+    for table in project.launchers.values():
+        try:
+            text = table.path.read_text(errors="replace")
+        except OSError:
+            continue
+        globs.update(_CONFIG_FILE_TEST.findall(text))
+    return frozenset(globs)
 
 
 def _problem(exc: ConfigError) -> RecipeProblem:

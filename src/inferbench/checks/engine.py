@@ -34,6 +34,7 @@ from inferbench.checks.subjects import (
     RecipeLoad,
     RecipeReference,
     RecipeUse,
+    RetiredRecipes,
     UpstreamReferences,
 )
 from inferbench.config.changelog import parse_changelog
@@ -178,6 +179,8 @@ def _subjects_for(
         return [(r, r.location) for r in subjects.references]
     if kind is UpstreamReferences:
         return [(u, u.references[0].location) for u in subjects.upstream]
+    if kind is RetiredRecipes:
+        return [(r, Location(r.paths[0])) for r in subjects.retired]
     if kind is RecipeLoad:
         return [(load, Location(load.path)) for load in subjects.loads]
     if kind is DuplicateKeys:

@@ -31,7 +31,9 @@ class Problem:
 
 @dataclass(frozen=True)
 class Rule(Generic[S]):
-    """One check. `subject` is the type of object `check` runs on."""
+    """One check. `subject` is the type of object `check` runs on; `hint` is the fix every
+    finding of the rule prints (`fix:`) unless its problem names a more specific one, so a
+    rule without one cannot be registered."""
 
     id: str
     slug: str
@@ -39,7 +41,11 @@ class Rule(Generic[S]):
     title: str
     subject: type[S]
     check: Callable[[S], Iterable[Problem]]
-    hint: str | None = None
+    hint: str
+
+    def __post_init__(self) -> None:
+        if not self.hint.strip():
+            raise ValueError(f"rule {self.id} {self.slug} has no fix hint")
 
     def finding(self, problem: Problem) -> Finding:
         loc = problem.location
@@ -52,7 +58,7 @@ class Rule(Generic[S]):
             line=loc.line,
             column=loc.column,
             key=loc.key,
-            hint=problem.hint or self.hint,
+            hint=(problem.hint or "").strip() or self.hint,
         )
 
     def matches(self, selector: str) -> bool:
@@ -72,7 +78,7 @@ def rule(
     severity: Severity,
     subject: type[S],
     title: str,
-    hint: str | None = None,
+    hint: str,
 ) -> Callable[[Callable[[S], Iterable[Problem]]], Callable[[S], Iterable[Problem]]]:
     """Register the decorated function as a rule."""
 

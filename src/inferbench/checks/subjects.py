@@ -102,11 +102,16 @@ class Coverage:
 
 @dataclass(frozen=True)
 class RecipeWorkload:
-    """What will be run against a recipe: lengths and concurrencies (master's, else its own)."""
+    """What will be run against a recipe: its own benchmark's lengths and concurrencies where
+    it states them (srtctl runs those), else the master entry's. `agentic`: the concurrency
+    counts users replaying agentic traces, idle between turns, not requests in flight."""
 
     isl: int | None
     osl: int | None
     concurrencies: tuple[int, ...]
+    own_lengths: bool = False
+    own_concurrencies: bool = False
+    agentic: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,15 @@ class RecipeUse:
     recipe: Recipe
     workload: RecipeWorkload
     deployed: bool = True
+
+
+@dataclass(frozen=True)
+class RetiredRecipes:
+    """The tree's recipe files no active master entry names and no launcher routes a job to
+    (InferenceX's CI never runs them): reported once, and left out of every recipe check."""
+
+    paths: tuple[Path, ...]
+    references: tuple[str, ...]  # each as a CONFIG_FILE would name it (`recipes/...`)
 
 
 @dataclass(frozen=True)

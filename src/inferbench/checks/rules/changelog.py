@@ -100,6 +100,7 @@ def _names_any(pattern: str, keys: frozenset[str]) -> bool:
     "a changelog entry names existing config keys: entries added since --base, keys of the "
     "master configs (what InferenceX's CI sweeps); without --base, keys of the master configs "
     "or of configs/deprecated/ (a warning: InferenceX's validator accepts the history)",
+    hint="name config keys that exist in the master configs (or fix the glob), in a new entry",
 )
 def changelog_unknown_key(subject: ChangelogSubject) -> Iterator[Problem]:
     keys = list(subject.project.masters)

@@ -24,6 +24,7 @@ def _not_an_alias(path: str) -> bool:
     Severity.ERROR,
     DeploymentSubject,
     "recipe model.path is a model_paths alias on every cluster that runs it",
+    hint="name a model_paths alias the cluster (its srtslurm.yaml) defines, or add the alias there",
 )
 def model_alias_missing(d: DeploymentSubject) -> Iterator[Problem]:
     path = d.recipe.model.path
@@ -95,6 +96,7 @@ def runner_without_cluster(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     DeploymentSubject,
     "recipe gpus_per_node is at most the cluster's GPUs per node",
+    hint="lower gpus_per_node to the cluster's GPUs per node",
 )
 def gpus_per_node_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     res = d.recipe.resources
@@ -116,6 +118,7 @@ def gpus_per_node_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     DeploymentSubject,
     "recipe gpu_type is the GPU of the cluster that runs it",
+    hint="set gpu_type to the GPU of the cluster that runs the recipe",
 )
 def gpu_type_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     gpu = d.recipe.resources.gpu_type
@@ -133,6 +136,7 @@ def gpu_type_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     DeploymentSubject,
     "the cluster alias the recipe names holds the master entry's model",
+    hint="point the alias at the master entry's weights, or use the alias that holds them",
 )
 def model_alias_wrong_weights(d: DeploymentSubject) -> Iterator[Problem]:
     path, model = d.recipe.model.path, d.config.entry.model
@@ -154,6 +158,7 @@ def model_alias_wrong_weights(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     ClusterSubject,
     "every runner label a cluster serves exists in runners.yaml",
+    hint="add the label to runners.yaml, or drop it from the cluster's runners",
 )
 def cluster_runner_label_unknown(subject: ClusterSubject) -> Iterator[Problem]:
     runners = subject.project.runners
@@ -175,6 +180,7 @@ def cluster_runner_label_unknown(subject: ClusterSubject) -> Iterator[Problem]:
     Severity.ERROR,
     ClusterSubject,
     "cluster gpus-per-node agrees with runners.yaml hardware for the labels it serves",
+    hint="make the cluster's gpus-per-node match the runners.yaml hardware of its labels",
 )
 def cluster_hardware_mismatch(subject: ClusterSubject) -> Iterator[Problem]:
     runners, cluster = subject.project.runners, subject.cluster.cluster

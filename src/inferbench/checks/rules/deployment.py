@@ -47,6 +47,8 @@ _SPECULATIVE_FLAGS = ", ".join(
     Severity.ERROR,
     DeploymentSubject,
     "the recipe container is the master image (compared normalised, aliases resolved)",
+    hint="use the master entry's image as the recipe's model.container (or an alias the "
+    "cluster maps to it)",
 )
 def container_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     container = d.recipe.model.container
@@ -77,6 +79,7 @@ def container_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     DeploymentSubject,
     "the recipe precision is the master precision",
+    hint="make the recipe's model.precision and the master entry's precision the same",
 )
 def precision_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     recipe_precision, master = d.recipe.model.precision, d.config.entry.precision
@@ -107,6 +110,8 @@ def _replicas_in_one_engine(
     Severity.ERROR,
     DeploymentSubject,
     "recipe worker counts equal the master num-worker (decode 0 = aggregated)",
+    hint="make the recipe's prefill_workers/decode_workers (agg_workers) equal the master "
+    "entry's num-worker",
 )
 def worker_count_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     if _shapes_differ(d):
@@ -135,6 +140,8 @@ def worker_count_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     DeploymentSubject,
     "recipe GPUs per worker equal the master tp (or ep for DEP) of that worker",
+    hint="make the recipe's gpus_per_prefill/gpus_per_decode equal the master worker's tp "
+    "(ep for DEP)",
 )
 def worker_gpus_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     res = d.recipe.resources
@@ -158,6 +165,7 @@ def worker_gpus_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     DeploymentSubject,
     "expert parallel is on in the recipe exactly when the master ep > 1",
+    hint="turn expert parallel on in the recipe exactly when the master entry's ep is above 1",
 )
 def expert_parallel_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     for name, block, mode in paired_modes(d):
@@ -179,6 +187,7 @@ def expert_parallel_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     DeploymentSubject,
     "spec-decoding in the master entry has a speculative config in the recipe (and back)",
+    hint="make the master entry's spec-decoding and the recipe's speculative setting agree",
 )
 def spec_decoding_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     limits = serving_limits(d.recipe)
@@ -206,6 +215,7 @@ def spec_decoding_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     DeploymentSubject,
     "the recipe concurrencies equal the master's",
+    hint="make conc-list (or conc-start/conc-end) and benchmark.concurrencies agree",
 )
 def concurrency_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     bench = d.recipe.benchmark
@@ -230,6 +240,7 @@ def concurrency_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     Severity.ERROR,
     DeploymentSubject,
     "the recipe isl/osl equal the master scenario's",
+    hint="make the recipe's benchmark isl/osl equal the master scenario's isl/osl",
 )
 def seq_len_mismatch(d: DeploymentSubject) -> Iterator[Problem]:
     bench = d.recipe.benchmark

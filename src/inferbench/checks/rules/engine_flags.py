@@ -23,6 +23,7 @@ from inferbench.engines.flags import display_name, snake_case
     Severity.ERROR,
     DeploymentSubject,
     "every engine flag of the recipe is one the engine release in the master image accepts",
+    hint="spell the flag as the engine release the master image names accepts it, or drop it",
 )
 def engine_flag_unknown(d: DeploymentSubject) -> Iterator[Problem]:
     recipe = d.recipe

@@ -38,6 +38,8 @@ _COLLECT = (
     AcceptanceSetting,
     "synthetic acceptance is the golden AL of the model, thinking mode and draft length, in "
     "the engine's spelling (TensorRT-LLM: AL minus 1)",
+    hint="set the golden AL of golden_al_distribution/ for the model, thinking mode and draft "
+    "length, in the engine's own knob (TensorRT-LLM: AL minus 1)",
 )
 def golden_acceptance_length(s: AcceptanceSetting) -> Iterator[Problem]:
     where, knob = s.location, s.knob

@@ -33,6 +33,7 @@ def image_unpinned(use: ImageUse) -> Iterator[Problem]:
     Severity.ERROR,
     ImageUse,
     "image references parse as registry/repository[:tag][@digest]",
+    hint="write the image as <registry/name>:<tag> or <name>@sha256:<digest>",
 )
 def image_invalid(use: ImageUse) -> Iterator[Problem]:
     try:

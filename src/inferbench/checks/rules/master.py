@@ -17,6 +17,7 @@ from inferbench.config.master import SingleNodeSearchSpace
     Severity.ERROR,
     MasterEntryError,
     "the master entry is valid (the others are still checked without it)",
+    hint="fix the key or value the message names (InferenceX's master-config schema)",
 )
 def master_entry_invalid(subject: MasterEntryError) -> Iterator[Problem]:
     error = subject.error
@@ -29,6 +30,8 @@ def master_entry_invalid(subject: MasterEntryError) -> Iterator[Problem]:
     Severity.ERROR,
     MasterSubject,
     "the master entry's runner label exists in runners.yaml",
+    hint="use a label runners.yaml defines (a machine group or `cluster:<name>`), or add "
+    "the label there",
 )
 def runner_label_unknown(subject: MasterSubject) -> Iterator[Problem]:
     runners = subject.project.runners
@@ -50,6 +53,8 @@ def runner_label_unknown(subject: MasterSubject) -> Iterator[Problem]:
     Severity.ERROR,
     MasterSubject,
     "a single-node worker (tp x pp x pcp GPUs) fits one node of its runner's hardware",
+    hint="lower tp x pp x pcp to the GPUs of one node of the runner, or pick a runner with "
+    "larger nodes",
 )
 def worker_exceeds_node(subject: MasterSubject) -> Iterator[Problem]:
     runners = subject.project.runners

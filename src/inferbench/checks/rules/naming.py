@@ -20,6 +20,8 @@ from inferbench.core.seqlen import seq_len_name, shorthand_matches
     Severity.WARNING,
     MasterSubject,
     "config key is <model-prefix>-<precision>-<gpu>-<framework>[-suffix]",
+    hint="rename the key to <model-prefix>-<precision>-<gpu>-<framework>[-suffix] (and the "
+    "changelog entries naming it)",
 )
 def config_key_naming(subject: MasterSubject) -> Iterator[Problem]:
     entry, key = subject.config.entry, subject.config.key

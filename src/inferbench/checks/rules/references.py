@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from inferbench.checks.finding import Severity
@@ -11,6 +12,7 @@ from inferbench.checks.subjects import (
     DuplicateKeys,
     RecipeLoad,
     RecipeReference,
+    RetiredRecipes,
     UpstreamReferences,
 )
 from inferbench.errors import Location
@@ -54,6 +56,7 @@ def recipe_not_checkable(subject: UpstreamReferences) -> Iterator[Problem]:
     Severity.ERROR,
     RecipeReference,
     "CONFIG_FILE names a recipe file that exists",
+    hint="fix the path (CONFIG_FILE=recipes/<path under the recipe root>.yaml) or add the recipe",
 )
 def config_file_missing(ref: RecipeReference) -> Iterator[Problem]:
     resolved = ref.resolved
@@ -78,6 +81,7 @@ def config_file_missing(ref: RecipeReference) -> Iterator[Problem]:
     Severity.ERROR,
     RecipeReference,
     "CONFIG_FILE stays inside the recipe tree (no absolute paths, no `..` escapes)",
+    hint="name the recipe relative to the recipe root (CONFIG_FILE=recipes/<path>.yaml)",
 )
 def config_file_outside_tree(ref: RecipeReference) -> Iterator[Problem]:
     if ref.error is not None:
@@ -133,11 +137,34 @@ def recipe_duplicate_key(subject: DuplicateKeys) -> Iterator[Problem]:
 
 
 @rule(
+    "IB212",
+    "recipe-retired",
+    Severity.INFO,
+    RetiredRecipes,
+    "recipes no active master entry names and no launcher routes a job to are retired: "
+    "reported once, not checked rule by rule",
+    hint="delete the retired recipes, or name one from a master entry's CONFIG_FILE to "
+    "have it run and checked",
+)
+def recipe_retired(subject: RetiredRecipes) -> Iterator[Problem]:
+    folders = Counter(ref.rpartition("/")[0] for ref in subject.references)
+    shown = ", ".join(f"{folder}/ ({n})" for folder, n in sorted(folders.items())[:3])
+    more = f" and {len(folders) - 3} more folders" if len(folders) > 3 else ""
+    yield Problem(
+        f"{len(subject.references)} recipe file(s) are retired (no active master entry names "
+        f"them, no launcher routes a job to them) and were not checked: {shown}{more}",
+        Location(subject.paths[0]),
+    )
+
+
+@rule(
     "IB002",
     "cross-check-coverage",
     Severity.INFO,
     Coverage,
     "how many master-entry/recipe pairs the cross-checks could not reach, and why",
+    hint="pass --srt-slurm with the srt-slurm refs the launchers clone (a refs bundle or "
+    "checkouts), and fix the references IB201/IB202/IB203 name",
 )
 def cross_check_coverage(coverage: Coverage) -> Iterator[Problem]:
     skipped = sum(n for _, n in coverage.skipped)
