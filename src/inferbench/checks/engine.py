@@ -168,6 +168,20 @@ def _acceptance_settings(project: Project, subjects: Subjects) -> list[Acceptanc
     return found
 
 
+def _recipe_subjects(
+    kind: type, subjects: Subjects
+) -> list[tuple[Any, Location | Callable[[], Location]]]:
+    """The subjects of the tree's recipe files: retired, rejected, with duplicate keys, used."""
+    if kind is RetiredRecipes:
+        return [(r, Location(r.paths[0])) for r in subjects.retired]
+    if kind is RecipeLoad:
+        return [(load, Location(load.path)) for load in subjects.loads]
+    if kind is DuplicateKeys:
+        return [(d, Location(d.path)) for d in subjects.duplicates]
+    # a use is located only if a rule crashes on it
+    return [(u, functools.partial(locate, u.recipe)) for u in iter_recipe_uses(subjects)]
+
+
 def _subjects_for(
     kind: type, subjects: Subjects, project: Project, base: BaseView | None
 ) -> list[tuple[Any, Location | Callable[[], Location]]]:
@@ -179,16 +193,10 @@ def _subjects_for(
         return [(r, r.location) for r in subjects.references]
     if kind is UpstreamReferences:
         return [(u, u.references[0].location) for u in subjects.upstream]
-    if kind is RetiredRecipes:
-        return [(r, Location(r.paths[0])) for r in subjects.retired]
-    if kind is RecipeLoad:
-        return [(load, Location(load.path)) for load in subjects.loads]
-    if kind is DuplicateKeys:
-        return [(d, Location(d.path)) for d in subjects.duplicates]
+    if kind in (RetiredRecipes, RecipeLoad, DuplicateKeys, RecipeUse):
+        return _recipe_subjects(kind, subjects)
     if kind is Coverage:
         return [] if subjects.coverage is None else [(subjects.coverage, Location())]
-    if kind is RecipeUse:  # located only if a rule crashes on it
-        return [(u, functools.partial(locate, u.recipe)) for u in iter_recipe_uses(subjects)]
     if kind is DeploymentSubject:
         return [(d, d.reference.location) for d in subjects.deployments]
     if kind is ClusterSubject:

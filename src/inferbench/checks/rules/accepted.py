@@ -22,6 +22,7 @@ from inferbench.core.hfid import model_form
     Severity.ERROR,
     MasterSubject,
     "every worker has a tensor-parallel width of 1 or more (`tp: 0` starts no engine)",
+    hint="set tp to the engine's tensor-parallel width (1 or more)",
 )
 def tp_zero(subject: MasterSubject) -> Iterator[Problem]:
     config = subject.config
@@ -49,6 +50,7 @@ def tp_zero(subject: MasterSubject) -> Iterator[Problem]:
     Severity.ERROR,
     MasterSubject,
     "every additional setting is a `KEY=VALUE` string (the launcher exports it as written)",
+    hint='write each setting as - "NAME=value"',
 )
 def setting_not_key_value(subject: MasterSubject) -> Iterator[Problem]:
     config = subject.config
@@ -73,6 +75,7 @@ def setting_not_key_value(subject: MasterSubject) -> Iterator[Problem]:
     MasterSubject,
     "a disaggregated entry names its KV transfer engine (`kv-p2p-transfer`), at the top or "
     "on every search-space entry (InferenceX's generator requires it since 2026-07-13)",
+    hint="add kv-p2p-transfer (e.g. nixl) to the entry",
 )
 def disagg_without_kv_transfer(subject: MasterSubject) -> Iterator[Problem]:
     config = subject.config
@@ -97,6 +100,7 @@ def disagg_without_kv_transfer(subject: MasterSubject) -> Iterator[Problem]:
     Severity.WARNING,
     MasterSubject,
     "the model is a Hugging Face id, `hf:<id>` or a local path (/..., ./..., ~/...)",
+    hint="write org/name, hf:org/name, or a local path",
 )
 def model_not_a_reference(subject: MasterSubject) -> Iterator[Problem]:
     model = subject.config.entry.model
