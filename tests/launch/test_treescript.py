@@ -11,6 +11,7 @@ from inferbench.launch.deployment import deployment_from_dicts
 from inferbench.launch.planner import PlanOptions
 from inferbench.launch.treescript.capture import capture_script
 from inferbench.launch.treescript.contract import result_filename, script_env
+from inferbench.launch.treescript.exports import launcher_exports
 from inferbench.launch.treescript.locate import (
     expand,
     find_script,
@@ -18,7 +19,7 @@ from inferbench.launch.treescript.locate import (
     launchers_for,
 )
 from inferbench.launch.treescript.planning import script_plan
-from inferbench.launch.treescript.stage import map_workspace
+from inferbench.launch.treescript.stage import Mounts, map_workspace
 
 from .conftest import job_dict
 from .script_tree import LAUNCHER, write_tree
@@ -94,6 +95,107 @@ def test_workspace_is_mapped_as_a_path_only() -> None:
     assert map_workspace(text, "/r/ws") == (
         "L=/r/ws/server.log D=/r/ws/ S=/sgl-workspace/x W=/workspace_x /r/ws"
     )
+
+
+def test_every_way_a_script_names_the_workspace_is_mapped() -> None:
+    # benchmark_lib.sh's default and the dsv4 scripts' RESULT_DIR rewrite, beside the paths
+    # that only look alike (a folder named workspace under another one)
+    text = (
+        'W="${INFMAX_CONTAINER_WORKSPACE:-/workspace}" [[ "$R" == /workspace/* ]] '
+        "${R#/workspace/} -v $H:/workspace/ ~/workspace $HOME/workspace ${D}/workspace ./workspace"
+    )
+    assert map_workspace(text, "/r/ws") == (
+        'W="${INFMAX_CONTAINER_WORKSPACE:-/r/ws}" [[ "$R" == /r/ws/* ]] '
+        "${R#/r/ws/} -v $H:/r/ws/ ~/workspace $HOME/workspace ${D}/workspace ./workspace"
+    )
+
+
+def test_mounts_map_in_one_pass_and_show_back(tmp_path: Path) -> None:
+    # the run's folders live under /tmp here: a mapped path is not mapped again
+    mounts = Mounts(workspace="/tmp/run/ws", tmp="/tmp/run/tmp", others=(("/hf/", "/c/hub"),))
+    text = "mktemp -d /tmp/eval_out-XXXXXX; cd /workspace; ${TMPDIR:-/tmp}; /var/tmp; /hf/x"
+    mapped = mounts.map(text)
+    assert mapped == (
+        "mktemp -d /tmp/run/tmp/eval_out-XXXXXX; cd /tmp/run/ws; ${TMPDIR:-/tmp/run/tmp}; "
+        "/var/tmp; /c/hub/x"
+    )
+    assert mounts.show(mapped) == text.replace("/hf/x", "/hf/x")
+
+
+def test_launchers_exports_are_read_with_their_values() -> None:
+    text = (
+        "srun --no-container-entrypoint --export=ALL,PORT=8888,AIPERF_DATASET_MMAP_CACHE_DIR="
+        "/aiperf_mmap_cache \\\n"
+        "# --export=ALL,COMMENTED=1\n"
+        "srun --export=ALL,UCX_NET_DEVICES=$UCX_NET_DEVICES bash x.sh\n"
+        '-e HF_TOKEN -e PYTHONPYCACHEPREFIX=/tmp/pycache/ -e TORCH_CUDA_ARCH_LIST="9.0" \\\n'
+    )
+    assert launcher_exports(text) == {
+        "AIPERF_DATASET_MMAP_CACHE_DIR": "/aiperf_mmap_cache",
+        "PYTHONPYCACHEPREFIX": "/tmp/pycache/",
+        "TORCH_CUDA_ARCH_LIST": "9.0",
+    }
+
+
+def test_the_contract_carries_the_workflows_and_the_launchers_variables() -> None:
+    env = script_env(
+        _dep(), 4, runner_name="gpu-a_00", launcher_env={"AIPERF_DATASET_MMAP_CACHE_DIR": "/m"}
+    )
+    assert env["HF_HUB_CACHE"] == "/mnt/hf_hub_cache/"
+    assert env["SWEBENCH_USE_MODAL"] == "true" and env["SALLOC_EXCLUDE"]
+    assert env["INFMAX_CONTAINER_WORKSPACE"] == "/workspace"
+    assert env["PYTHONPYCACHEPREFIX"] == "/tmp/inferencex-pycache"
+    assert env["AIPERF_DATASET_MMAP_CACHE_DIR"] == "/m"
+    assert "HF_TOKEN" not in env and "MODAL_TOKEN_SECRET" not in env
+
+
+# what benchmark_lib.sh does around an eval and an agentic run, in the same words
+_LIB_LIKE = r"""#!/usr/bin/env bash
+set -e
+INFMAX_CONTAINER_WORKSPACE="${INFMAX_CONTAINER_WORKSPACE:-/workspace}"
+vllm serve m &
+out="$(mktemp -d /tmp/eval_out-XXXXXX)"
+python3 -m lm_eval --output_path "$out"
+python3 -c 'import a_module_only_the_image_has'
+cd "$INFMAX_CONTAINER_WORKSPACE"
+test -f benchmarks/benchmark_lib.sh
+mkdir -p "$PYTHONPYCACHEPREFIX" "$HF_HUB_CACHE/x"
+echo made > "$RESULT_DIR/done"
+"""
+
+
+def test_capture_keeps_everything_the_script_writes_in_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree, tmpdir = tmp_path / "tree", tmp_path / "tmpdir"
+    script = write_tree(tree)
+    script.write_text(_LIB_LIKE)
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    before = {p.name for p in Path("/tmp").glob("eval_out-*")}
+    cap = capture_script(tree, str(script.relative_to(tree)), _env(_dep()), 4, timeout_s=30)
+    assert cap.exit_code == 0, cap.log_tail
+    assert cap.problem is None
+    assert [t[:3] for t in cap.tools] == [
+        ("python3", "-m", "lm_eval"),
+        ("python3", "-c", "import a_module_only_the_image_has"),
+    ]
+    assert cap.tools[0][4].startswith("/tmp/eval_out-")  # shown as the container's /tmp
+    assert list(tmpdir.iterdir()) == []
+    assert {p.name for p in Path("/tmp").glob("eval_out-*")} == before
+
+
+def test_a_capture_that_fails_after_its_engine_is_a_warning(tmp_path: Path) -> None:
+    script = write_tree(tmp_path)
+    script.write_text(
+        "#!/usr/bin/env bash\nvllm serve m &\n"
+        'until compgen -G "$INFERBENCH_CAPTURE_DIR/*.argv" >/dev/null; do :; done\n'
+        "echo 'cd: gone' >&2\nexit 1\n"
+    )
+    cap = capture_script(tmp_path, str(script.relative_to(tmp_path)), _env(_dep()), 4)
+    assert cap.exit_code == 1 and cap.engines
+    assert cap.problem is not None and "status 1 after starting its engine" in cap.problem
+    assert "cd: gone" in cap.problem
 
 
 @pytest.mark.parametrize(("conc", "batch"), [(4, "8"), (16, "16")])

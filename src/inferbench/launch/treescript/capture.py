@@ -3,8 +3,9 @@
 This is how `plan` knows exactly what a script would run (its `if`s on ISL, CONC, EP_SIZE,
 its exports, its flag arrays) without reimplementing any of it: the script runs for real,
 with engines, downloads and GPU tools replaced (see stubs.py), the sa-bench call recorded by
-the shim instead of run, and a time limit. Paths under the temporary workspace are shown as
-`/workspace`, where InferenceX's launchers mount the tree.
+the shim instead of run, and a time limit. Everything the script writes stays in a temporary
+folder (stage.Mounts: its workspace, /tmp, HOME, the mounted caches); paths there are shown
+as the container paths (`/workspace`, `/tmp`, ...) InferenceX's launchers give them.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from inferbench.launch.treescript.contract import local_env, run_mounts_for
 from inferbench.launch.treescript.model import ScriptCapture, ScriptProcess
-from inferbench.launch.treescript.stage import CONTAINER_WORKSPACE, stage_workspace
+from inferbench.launch.treescript.stage import Mounts, stage_workspace
 from inferbench.launch.treescript.stubs import CAPTURE_DIR_VAR, write_stubs
 from inferbench.lifetime import child_setup
 
@@ -50,12 +52,8 @@ def _read_env(path: Path) -> dict[str, str]:
     return out
 
 
-def _show(text: str, workspace: str) -> str:
-    return text.replace(workspace, CONTAINER_WORKSPACE)
-
-
 def read_records(
-    folder: Path, base: Mapping[str, str], workspace: str
+    folder: Path, base: Mapping[str, str], mounts: Mounts
 ) -> tuple[list[ScriptProcess], list[ScriptProcess], list[tuple[str, ...]]]:
     """(engines, bench calls, tools) recorded in `folder`, in call order."""
     engines: list[ScriptProcess] = []
@@ -63,13 +61,13 @@ def read_records(
     tools: list[tuple[str, ...]] = []
     for argv_file in sorted(folder.glob("*.argv"), key=lambda p: p.name):
         kind, *argv = argv_file.read_bytes().split(b"\0")[:-1]
-        args = tuple(_show(a.decode("utf-8", "replace"), workspace) for a in argv)
+        args = tuple(mounts.show(a.decode("utf-8", "replace")) for a in argv)
         if kind == b"tool":
             tools.append(args)
             continue
         env = _read_env(argv_file.with_name(argv_file.name.removesuffix(".argv") + ".env"))
         changed = {
-            k: _show(v, workspace)
+            k: mounts.show(v)
             for k, v in sorted(env.items())
             if k not in _NOISE and base.get(k) != v
         }
@@ -99,35 +97,29 @@ def capture_script(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> ScriptCapture:
-    """Run `script` (tree-relative) with `contract` under stubs in a temporary folder.
-
-    `contract` is built for a workspace path; its values are rewritten to the temporary
-    workspace used here (its GITHUB_WORKSPACE names the one it was built for)."""
+    """Run `script` (tree-relative) with `contract` (container paths) under stubs in a
+    temporary folder, which holds everything the script writes: its workspace, its /tmp,
+    its HOME and the caches the launchers mount."""
     with tempfile.TemporaryDirectory(prefix="inferbench-plan-") as tmp:
         base_dir = Path(tmp).resolve()
-        workspace = base_dir / "workspace"
-        ws = str(workspace)
-        stage_workspace(root, script, workspace, RECORD_SHIM)
+        mounts = run_mounts_for(
+            contract, base_dir / "workspace", base_dir / "tmp", base_dir / "hf_hub_cache"
+        )
+        stage_workspace(root, script, mounts, RECORD_SHIM)
         records, stubs = base_dir / "records", base_dir / "bin"
-        for folder in (records, base_dir / "home", base_dir / "tmp"):
+        for folder in (records, base_dir / "home"):
             folder.mkdir()
         system_path = os.environ.get("PATH", os.defpath)
         write_stubs(stubs, system_path)
-        built_for = contract.get("GITHUB_WORKSPACE", CONTAINER_WORKSPACE)
-        env = {k: v.replace(built_for, ws) for k, v in contract.items()}
-        env.update(
-            PATH=f"{stubs}:{system_path}",
-            HOME=str(base_dir / "home"),
-            TMPDIR=str(base_dir / "tmp"),
-            LANG="C.UTF-8",
-        )
+        env = local_env(contract, mounts)
+        env.update(PATH=f"{stubs}:{system_path}", HOME=str(base_dir / "home"), LANG="C.UTF-8")
         base = dict(env)
         env[CAPTURE_DIR_VAR] = str(records)
         log = base_dir / "script.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 ["bash", script],
-                cwd=workspace,
+                cwd=mounts.workspace,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -142,7 +134,7 @@ def capture_script(
                 code = None
             finally:
                 _kill_group(proc)  # the engine stubs stay up like servers
-        engines, bench, tools = read_records(records, base, ws)
+        engines, bench, tools = read_records(records, base, mounts)
         return ScriptCapture(
             concurrency=concurrency,
             env=dict(contract),
@@ -150,5 +142,5 @@ def capture_script(
             bench=tuple(bench),
             tools=tuple(tools),
             exit_code=code,
-            log_tail=_show(_tail(log), ws),
+            log_tail=mounts.show(_tail(log)),
         )

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferbench.errors import InputError, Location
+from inferbench.launch.treescript.exports import launcher_exports
 
 SINGLE_NODE = "benchmarks/single_node/"
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*?)\s*$")
@@ -53,6 +54,7 @@ class ScriptChoice:
     launcher: str
     runner_name: str  # the machine (RUNNER_NAME) whose launcher was read
     alternatives: tuple[tuple[str, str], ...] = ()  # (script, launcher) other launchers pick
+    exports: tuple[tuple[str, str], ...] = ()  # what the launcher passes into the container
 
 
 def _strip(pattern: str, value: str, op: str) -> str:
@@ -195,4 +197,11 @@ def find_script(
         return None
     script, launcher, name = picks[0]
     others = tuple(dict.fromkeys((s, la) for s, la, _ in picks[1:] if s != script))
-    return ScriptChoice(script=script, launcher=launcher, runner_name=name, alternatives=others)
+    text = (root / launcher).read_text(encoding="utf-8", errors="replace")
+    return ScriptChoice(
+        script=script,
+        launcher=launcher,
+        runner_name=name,
+        alternatives=others,
+        exports=tuple(launcher_exports(text).items()),
+    )

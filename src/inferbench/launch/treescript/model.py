@@ -47,6 +47,13 @@ class ScriptCapture(_Frozen):
             return "the script was stopped at the time limit"
         if not self.engines:
             return f"the script exited with status {self.exit_code} before starting an engine"
+        if self.exit_code != 0:
+            said = [ln.strip() for ln in self.log_tail.splitlines() if ln.strip()]
+            # the last line the script said, not bash's `set -x` trace of its cleanup
+            last = next((ln for ln in reversed(said) if not ln.startswith("+")), "")
+            return f"the script exited with status {self.exit_code} after starting its engine" + (
+                f" (last line: {last[:200]})" if last else ""
+            )
         return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from inferbench.evals.spec import task_info
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import Backend, Plan
 from inferbench.launch.planner import PlanOptions, bench_spec, eval_plan
@@ -13,7 +14,7 @@ from inferbench.launch.treescript.capture import DEFAULT_TIMEOUT_S, capture_scri
 from inferbench.launch.treescript.contract import DEFAULT_PORT, script_env
 from inferbench.launch.treescript.locate import ScriptChoice, find_script, launchers_for
 from inferbench.launch.treescript.model import ScriptPlan
-from inferbench.launch.treescript.stage import CONTAINER_WORKSPACE
+from inferbench.launch.treescript.stage import CONTAINER_WORKSPACE, EVAL_TASK_DIR
 
 
 def choose_script(
@@ -40,9 +41,13 @@ def point_env(
     workspace: str = CONTAINER_WORKSPACE,
     port: int = DEFAULT_PORT,
 ) -> dict[str, str]:
-    """The contract of one point: RUN_EVAL where the job evals at this concurrency."""
+    """The contract of one point: RUN_EVAL where the job evals at this concurrency,
+    `--duration` as the workflow's duration input of an agentic job (DURATION), and
+    `--eval-limit` as the workflow's eval-limit input (EVAL_LIMIT) and `--eval-dataset` as
+    a copy of the tree's task file reading it (EVAL_TASKS_DIR, which run_lm_eval reads;
+    the run writes the copy in its /tmp)."""
     evals = eval_plan(dep, options)
-    return script_env(
+    env = script_env(
         dep,
         conc,
         workspace=workspace,
@@ -50,7 +55,15 @@ def point_env(
         port=port,
         run_eval=evals is not None and conc in evals.concurrencies,
         eval_only=evals is not None and evals.only,
+        launcher_env=dict(choice.exports),
     )
+    if dep.agentic and options.agentic_duration_s is not None:  # the workflow's duration input
+        env["DURATION"] = str(max(1, round(options.agentic_duration_s)))
+    if evals is not None and evals.limit is not None:
+        env["EVAL_LIMIT"] = str(evals.limit)
+    if evals is not None and evals.dataset is not None:
+        env["EVAL_TASKS_DIR"] = f"{EVAL_TASK_DIR}/{task_info(evals.task).file}"
+    return env
 
 
 def script_plan(

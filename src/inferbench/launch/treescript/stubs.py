@@ -3,10 +3,12 @@
 Engines (`vllm`, `sglang`, `trtllm-serve`, `mpirun`, `python3 -m <engine package>`) record
 their argv and environment, then stay up like a server until their process group is killed.
 What must not run on a planning machine (downloads, installs, GPU tools, `curl` health polls,
-`sleep`) records and succeeds at once; `curl` succeeding is the server answering ready. Every
-other `python3`/`python` call runs the real interpreter. A record is two files in the capture
-folder, named by time and pid so they sort in call order: `<n>.argv` (kind, then argv, NUL
-separated) and `<n>.env` (`env -0`).
+`sleep`, `python3 -m pip`, `python3 -m lm_eval`) records and succeeds at once; `curl`
+succeeding is the server answering ready. Every other `python3`/`python` call runs the real
+interpreter; a `python3 -c` check that fails only for a module this machine lacks (one the
+image has, or a stubbed `pip install` would have put there) is recorded and succeeds. A
+record is two files in the capture folder, named by time and pid so they sort in call order:
+`<n>.argv` (kind, then argv, NUL separated) and `<n>.env` (`env -0`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ from inferbench.fsio import make_executable
 
 CAPTURE_DIR_VAR = "INFERBENCH_CAPTURE_DIR"
 ENGINE_BINARIES = ("vllm", "sglang", "trtllm-serve", "mpirun")
+# servers a script starts beside its engine: recorded as tools, up until the group is killed
+SERVICES = ("mooncake_master", "vllm-router")
 # `python3 -m <package>...` that starts a server (the sglang router too)
 ENGINE_PACKAGES = ("sglang", "sglang_router", "vllm", "atom", "tensorrt_llm", "dynamo")
+# `python3 -m <module>` that installs or talks to the (stubbed) server: recorded, not run
+CLIENT_MODULES = ("pip", "lm_eval")
 TOOLS = (
     "hf",
     "huggingface-cli",
@@ -60,10 +66,28 @@ def _engine(sleep: str) -> str:
 # - `uv venv DIR`: the tools benchmark_lib.sh checks for (aiperf, hf) in DIR/bin;
 # - `hf download REPO [--local-dir DIR]`: an empty but complete-looking checkpoint (config,
 #   tokenizer config, an index of no shards) in DIR or the Hugging Face cache, its path printed;
-# - `rocm-smi --showmemuse`: idle GPUs (what wait_for_amd_gpu_clean polls for).
+# - `rocm-smi --showmemuse`: idle GPUs (what wait_for_amd_gpu_clean polls for);
+# - `aiperf profile --output-artifact-dir DIR`: empty artifact files, the server's carrying
+#   one metric of the prefix the script requires (validate_required_agentic_server_metrics).
 _TOOL_BODY = r"""record tool "$@"
 tool="$(basename "$0")"
-if [[ "$tool" == uv && "$1" == venv ]]; then
+if [[ "$tool" == aiperf && "$1" == profile ]]; then
+    dir=""
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+            --output-artifact-dir) dir="$2"; shift 2 ;;
+            *) shift ;;
+        esac
+    done
+    if [[ -n "$dir" ]]; then
+        mkdir -p "$dir"
+        : > "$dir/profile_export.jsonl"
+        echo '{}' > "$dir/profile_export_aiperf.json"
+        metric="${AIPERF_REQUIRED_SERVER_METRIC_PREFIX:-}stub"
+        printf '{"metrics": {"%s": {}}}\n' "$metric" > "$dir/server_metrics_export.json"
+        printf 'metric\n%s\n' "$metric" > "$dir/server_metrics_export.csv"
+    fi
+elif [[ "$tool" == uv && "$1" == venv ]]; then
     for a in "$@"; do dir="$a"; done
     mkdir -p "$dir/bin"
     for t in aiperf hf python; do cp "$0" "$dir/bin/$t"; done
@@ -104,15 +128,29 @@ def _tool() -> str:
 
 def _python(real: str, sleep: str) -> str:
     packages = "|".join(f"{p}|{p}.*" for p in ENGINE_PACKAGES)
+    clients = "|".join(CLIENT_MODULES)
+    python = shlex.quote(real)
     return _stub(
         'if [[ "$1" == -m ]]; then\n'
         '    case "$2" in\n'
         f"        {packages})\n"
         f'            record engine "$@"; exec {shlex.quote(sleep)} 86400 ;;\n'
-        '        pip) record tool "$@"; exit 0 ;;\n'
+        f'        {clients}) record tool "$@"; exit 0 ;;\n'
         "    esac\n"
         "fi\n"
-        f'exec {shlex.quote(real)} "$@"\n'
+        # `python3 -c 'from mooncake.store import ...'` checks what a stubbed `pip install`
+        # would have installed in the image: a module missing here is the image's, not a
+        # failure of the script
+        'if [[ "$1" == -c ]]; then\n'
+        '    err="$(mktemp)"\n'
+        f'    {python} "$@" 2> "$err"; rc=$?\n'
+        '    cat "$err" >&2\n'
+        '    if [[ $rc -ne 0 ]] && grep -q "^ModuleNotFoundError" "$err"; then\n'
+        '        rm -f "$err"; record tool "$@"; exit 0\n'
+        "    fi\n"
+        '    rm -f "$err"; exit $rc\n'
+        "fi\n"
+        f'exec {python} "$@"\n'
     )
 
 
@@ -126,6 +164,8 @@ def write_stubs(folder: Path, path: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     sleep = shutil.which("sleep", path=path) or "/bin/sleep"
     scripts = {name: _engine(sleep) for name in ENGINE_BINARIES}
+    service = _stub(f'record tool "$@"\nexec {shlex.quote(sleep)} 86400\n')
+    scripts.update({name: service for name in SERVICES})
     scripts.update({name: _tool() for name in TOOLS})
     python = _python(real_python(path), sleep)
     scripts.update({"python3": python, "python": python})
