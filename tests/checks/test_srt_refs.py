@@ -98,3 +98,41 @@ def test_an_upstream_recipe_is_read_at_the_ref(tree: Path, tmp_path: Path) -> No
     # the recipe of the ref, named by it (never by a path in the cache)
     shown = json.loads(render_json(report.findings, tree))
     assert shown[0]["file"] == f"NVIDIA/srt-slurm@v0.4.2/{UPSTREAM}"
+
+
+def _provider_copy(tmp_path: Path, provider: bool) -> Path:
+    """A plain srt-slurm copy (no git) whose schema has telemetry.provider or not."""
+    checkout = tmp_path / "srt-slurm"
+    (checkout / "recipes").mkdir(parents=True)
+    tree = bundled_tree()
+    if provider:
+        tree = with_key(tree, PROVIDER, {"kind": "string", "nullable": True})
+    write_srtctl(checkout / "src", tree)
+    return checkout
+
+
+def test_a_copy_of_unknown_ref_beside_a_bundle_stands_in_for_no_ref(
+    tree: Path, tmp_path: Path
+) -> None:
+    """`--srt-slurm BUNDLE --srt-slurm COPY`: each source only for the refs it holds; the
+    copy, whose ref is unknown, judges nothing (it would call v0.4.2's key unknown)."""
+    _with_provider(tree)
+    bundle = _bundle(tmp_path / "b", ["v0.4.1"])
+    copy = _provider_copy(tmp_path / "c", provider=False)
+    report = check_tree(tree, CheckOptions(srt_slurm=(bundle, copy)))
+    assert _rules(report) == ["IB002"]  # no IB203 from the copy's schema
+    message = report.findings[0].message
+    assert "1 NVIDIA/srt-slurm@v0.4.2 (not given (the copy srt-slurm, whose ref is " in message
+    assert "give it as srt-slurm@REF" in message
+
+
+def test_a_copy_named_with_its_ref_judges_that_ref(tree: Path, tmp_path: Path) -> None:
+    _with_provider(tree)
+    bundle = _bundle(tmp_path / "b", ["v0.4.1"])
+    wrong = _provider_copy(tmp_path / "w", provider=False)  # said to be v0.4.2, judged so
+    report = check_tree(tree, CheckOptions(srt_slurm=(bundle, Path(f"{wrong}@v0.4.2"))))
+    assert _rules(report) == ["IB203"]
+    assert report.findings[0].message.startswith("srtctl at NVIDIA/srt-slurm@v0.4.2 rejects")
+    right = _provider_copy(tmp_path / "r", provider=True)
+    report = check_tree(tree, CheckOptions(srt_slurm=(Path(f"{right}@v0.4.2"), bundle)))
+    assert report.findings == ()

@@ -25,7 +25,9 @@ def test_symlinked_launchers_fold_into_one_table() -> None:
     assert list(tables) == ["b200-dgxc"]
     table = tables["b200-dgxc"]
     assert table.names == ("launch_b200-dgxc-slurm.sh", "launch_b200-dgxc.sh")
-    assert table.srt_slurm_ref == "v0.4.2" and table.uses_slurm and table.uses_pyxis
+    pinned = table.srt_slurm_ref
+    assert pinned is not None and pinned.label == "NVIDIA/srt-slurm@v0.4.2"
+    assert table.uses_slurm and table.uses_pyxis
 
 
 def test_routing_rows() -> None:

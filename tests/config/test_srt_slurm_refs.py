@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.config.srt_slurm_refs import SrtSlurmSources, repository_name, unpacked_label
+from inferbench.config.srt_slurm_refs import (
+    SourceSpec,
+    SrtSlurmSources,
+    parse_source,
+    repository_name,
+    unpacked_label,
+)
 from inferbench.config.srtctl_schema import schema_problems, srtctl_schema
 from inferbench.errors import InputError
 from srtctl_gen import with_key, write_srtctl
@@ -88,16 +94,62 @@ def test_refs_of_a_bundle_are_found_by_name_and_judged_by_their_own_schema(
     assert shown == (v1.root, "NVIDIA/srt-slurm@v1")
 
 
-def test_a_clone_names_its_repository_and_is_also_a_checkout(tmp_path: Path) -> None:
+def test_a_clone_names_its_repository_and_its_working_tree_is_the_ref_at_head(
+    tmp_path: Path,
+) -> None:
     repo = make_refs(tmp_path / "repo")
     git(repo, "remote", "add", "origin", "https://github.com/someone/srt-slurm-nv.git")
+    (repo / "recipes" / "a.yaml").write_text("name: edited\n")  # what a user submits
     sources = SrtSlurmSources([repo])
     assert sources.at("NVIDIA/srt-slurm", "v1") is None
-    assert sources.at("someone/srt-slurm-nv", "v1") is not None
-    checkout = sources.checkout
-    assert checkout is not None and checkout.ref is None
-    # the working tree's own schema (v2's), never the bundled one
-    assert schema_problems(RECIPE, checkout.schema) == []
+    v1 = sources.at("someone/srt-slurm-nv", "v1")
+    assert v1 is not None and v1.root != repo  # another ref: unpacked from git
+    main = sources.at("someone/srt-slurm-nv", "main")
+    assert main is not None and main.root == repo and main.label == "someone/srt-slurm-nv@main"
+    v2 = sources.at("someone/srt-slurm-nv", "v2")
+    assert v2 is not None and v2.root == repo  # the same commit: the working tree
+    assert schema_problems(RECIPE, main.schema) == []  # the working tree's own schema
+    # its ref is known, so it stands in for no other
+    assert sources.checkout is None and sources.unnamed == ()
+
+
+def test_each_of_several_sources_gives_only_the_refs_it_holds(tmp_path: Path) -> None:
+    repo = make_refs(tmp_path / "repo")
+    bundle = tmp_path / "refs.bundle"
+    git(repo, "bundle", "create", str(bundle), "v1")
+    copy = tmp_path / "copy"
+    (copy / "recipes").mkdir(parents=True)
+    (copy / "recipes" / "a.yaml").write_text("name: copy\n")
+    both = SrtSlurmSources([bundle, copy])
+    assert both.at("NVIDIA/srt-slurm", "v1") is not None
+    assert both.at("NVIDIA/srt-slurm", "v2") is None  # the copy of unknown ref is not v2
+    assert both.checkout is None and [t.root for t in both.unnamed] == [copy]
+    alone = SrtSlurmSources([copy])  # alone, it stands in for every ref, as it always did
+    assert alone.checkout is not None and alone.checkout.root == copy
+    assert alone.unnamed == ()
+    named = SrtSlurmSources([bundle, f"{copy}@v2"])
+    v2 = named.at("nvidia/srt-slurm", "v2")
+    assert v2 is not None and v2.root == copy and v2.label == "NVIDIA/srt-slurm@v2"
+    v1 = named.at("NVIDIA/srt-slurm", "v1")
+    assert v1 is not None and v1.root != copy and named.checkout is None
+    fork = SrtSlurmSources([f"{copy}@someone/srt-slurm-nv@cam/q2"])
+    assert fork.at("someone/srt-slurm-nv", "cam/q2") is not None
+    assert fork.at("NVIDIA/srt-slurm", "cam/q2") is None
+
+
+def test_source_values_name_a_ref_after_the_path(tmp_path: Path) -> None:
+    odd = tmp_path / "srt@copy"  # an `@` in a path that exists is the path's
+    odd.mkdir()
+    assert parse_source(odd) == SourceSpec(odd)
+    assert parse_source(f"{odd}@main") == SourceSpec(odd, "main")
+    assert parse_source(f"{odd}@o/n@cam/x") == SourceSpec(odd, "cam/x", "o/n")
+    with pytest.raises(InputError, match="is not a git ref"):
+        parse_source(f"{odd}@")
+    with pytest.raises(InputError, match="not a repository owner/name"):
+        parse_source(f"{odd}@no-slash@main")
+    repo = make_refs(tmp_path / "repo")
+    with pytest.raises(InputError, match="whose refs are known by name"):
+        SrtSlurmSources([f"{repo}@v1"])
 
 
 def test_a_plain_checkout_is_judged_by_its_own_source(tmp_path: Path) -> None:

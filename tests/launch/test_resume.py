@@ -44,27 +44,38 @@ def test_run_json_and_jobs_json_give_back_every_setting(tmp_path: Path) -> None:
 
 
 def test_srtctl_options_come_back_from_run_json(tmp_path: Path) -> None:
-    """`--srt-slurm` and `--srtctl-root` are kept in run.json; a resume restores them, and
-    one given beside `--resume` replaces only itself (the checkout may have moved)."""
-    srt, root = tmp_path / "srt-slurm", tmp_path / "srtctl-root"
+    """`--srt-slurm` (each source, a copy's ref kept) and `--srtctl-root` are kept in
+    run.json; a resume restores them, and one given beside `--resume` replaces only itself
+    (the sources may have moved)."""
+    srt, copy, root = tmp_path / "refs.bundle", tmp_path / "copy", tmp_path / "srtctl-root"
+    srt.write_bytes(b"")
+    copy.mkdir()
     started = RunOptions(
         root=tmp_path,
         backend=Backend.SRTCTL,
         cluster="gb200-nv",
-        srt_slurm=srt,
+        srt_slurm=(str(srt), f"{copy}@v1.0.50"),
         plan=PlanOptions(srtctl_root=str(root)),
     )
     request = _request(tmp_path, _deps(1), _healthy, settings=settings_of(started))
     run = execute_run(request).run
-    assert json.loads(run.run_json.read_text())["settings"]["srt_slurm"] == str(srt)
+    kept = json.loads(run.run_json.read_text())["settings"]["srt_slurm"]
+    assert kept == [str(srt), f"{copy}@v1.0.50"]
     saved = load_saved_run(tmp_path / "runs", run.run_id)
     options = saved.options(tmp_path / "runs")
-    assert options.srt_slurm == srt and options.plan.srtctl_root == str(root)
+    assert options.srt_slurm == tuple(kept) and options.plan.srtctl_root == str(root)
     moved = tmp_path / "moved"
-    options = saved.options(tmp_path / "runs", srt_slurm=moved)
-    assert options.srt_slurm == moved and options.plan.srtctl_root == str(root)
+    moved.mkdir()
+    options = saved.options(tmp_path / "runs", srt_slurm=[f"{moved}@main"])
+    assert options.srt_slurm == (f"{moved}@main",) and options.plan.srtctl_root == str(root)
     options = saved.options(tmp_path / "runs", srtctl_root=moved)
-    assert options.srt_slurm == srt and options.plan.srtctl_root == str(moved)
+    assert options.srt_slurm == tuple(kept) and options.plan.srtctl_root == str(moved)
+
+
+def test_a_run_json_of_one_srt_slurm_checkout_still_resumes() -> None:
+    """An older inferbench kept `--srt-slurm` as one path (or null)."""
+    assert RunSettings.model_validate({"srt_slurm": "/x/srt-slurm"}).srt_slurm == ("/x/srt-slurm",)
+    assert RunSettings.model_validate({"srt_slurm": None}).srt_slurm == ()
 
 
 def test_conflicting_flags_are_refused_by_name(tmp_path: Path) -> None:

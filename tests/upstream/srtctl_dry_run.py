@@ -37,7 +37,14 @@ def dry_run(job_dir: str) -> dict[str, object]:
             code = exc.code
         except Exception as exc:  # a crash is a failed dry-run, reported
             code = f"{type(exc).__name__}: {exc}"
-    return {"job": job_dir, "rc": code if code is not None else 0, "tail": out.getvalue()[-3000:]}
+    import srtctl  # which srtctl judged it: PYTHONPATH=<ref>/src runs that ref's own
+
+    return {
+        "job": job_dir,
+        "rc": code if code is not None else 0,
+        "tail": out.getvalue()[-3000:],
+        "srtctl": os.path.dirname(srtctl.__file__ or ""),
+    }
 
 
 def resolve(reference: str) -> dict[str, object]:

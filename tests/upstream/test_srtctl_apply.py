@@ -22,10 +22,12 @@ import pytest
 import yaml
 
 from inferbench.config.project import load_project
+from inferbench.config.srt_job import RunnerLaunchers
+from inferbench.config.srt_slurm_refs import SrtSlurmSources
 from inferbench.errors import InferbenchError
 from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.srtcluster import srtctl_catalog
-from inferbench.launch.srtplan import srtctl_plan
+from inferbench.launch.srtplan import SrtSources, srtctl_plan
 from inferbench.matrix.expand import expand_project
 from inferbench.matrix.filters import SweepFilters
 from services import missing_service
@@ -49,8 +51,8 @@ def slurm() -> str:
     return (default or up)[0].rstrip("*")
 
 
-def _recipe(dep: Deployment, project: Any, catalog: Any, srt_slurm: Path) -> dict[str, Any]:
-    plan = srtctl_plan(dep, project, None, "/job", catalog=catalog, srt_slurm=srt_slurm)
+def _recipe(dep: Deployment, project: Any, catalog: Any, srt: SrtSources) -> dict[str, Any]:
+    plan = srtctl_plan(dep, project, None, "/job", catalog=catalog, srt_slurm=srt)
     return dict(yaml.safe_load(plan.files[0].content))
 
 
@@ -70,13 +72,14 @@ def _first_job(
     several variants and no selector (srtctl submits one Slurm job per variant)."""
     project = load_project(tree)
     catalog = srtctl_catalog(project)
+    srt = SrtSources(SrtSlurmSources([srt_slurm]), RunnerLaunchers(project))
     seen: set[str] = set()
     for dep in group_jobs(expand_project(project, SweepFilters(node_type="multi-node"))):
         if dep.config_key in seen:
             continue
         seen.add(dep.config_key or "")
         try:
-            recipe = _recipe(dep, project, catalog, srt_slurm)
+            recipe = _recipe(dep, project, catalog, srt)
         except InferbenchError:
             continue
         if variants:

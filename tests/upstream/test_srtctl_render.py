@@ -24,11 +24,13 @@ from typing import Any
 import pytest
 
 from inferbench.config.project import load_project
+from inferbench.config.srt_job import RunnerLaunchers
+from inferbench.config.srt_slurm_refs import SrtSlurmSources
 from inferbench.errors import InferbenchError
 from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.plan import Plan
 from inferbench.launch.srtcluster import srtctl_catalog
-from inferbench.launch.srtplan import recipe_reference, srtctl_plan
+from inferbench.launch.srtplan import SrtSources, recipe_reference, srtctl_plan
 from inferbench.matrix.expand import expand_project
 from inferbench.matrix.filters import SweepFilters
 
@@ -69,12 +71,11 @@ def rendered(inferencex_tree: Path, srt_slurm_tree: Path) -> Rendered:
     project = load_project(inferencex_tree)
     deps = group_jobs(expand_project(project, SweepFilters(node_type="multi-node")))
     catalog = srtctl_catalog(project)
+    srt = SrtSources(SrtSlurmSources([srt_slurm_tree]), RunnerLaunchers(project))
     planned, refused = [], []
     for dep in deps:
         try:
-            plan = srtctl_plan(
-                dep, project, None, "/job", catalog=catalog, srt_slurm=srt_slurm_tree
-            )
+            plan = srtctl_plan(dep, project, None, "/job", catalog=catalog, srt_slurm=srt)
         except InferbenchError as exc:
             refused.append((dep, exc.render()))
         else:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inferbench.checks.srt_choice import SrtChoice, choose, fallback
+from inferbench.checks.srt_choice import SrtChoice, choose_for_entry, fallback
 from inferbench.checks.subjects import (
     ClusterSubject,
     Coverage,
@@ -31,9 +31,6 @@ from inferbench.checks.subjects import (
     Target,
     UpstreamReferences,
 )
-from inferbench.config.cluster import Cluster
-from inferbench.config.cluster_import import import_cluster
-from inferbench.config.launcher import LauncherTable
 from inferbench.config.master import MasterConfig, MultiNodeSearchSpace, SearchSpacePoint
 from inferbench.config.project import Project, real_path
 from inferbench.config.recipe import (
@@ -46,6 +43,7 @@ from inferbench.config.recipe import (
 )
 from inferbench.config.recipe_schema import RecipeProblem
 from inferbench.config.settings import RecipeRef
+from inferbench.config.srt_job import RunnerLaunchers
 from inferbench.config.srt_slurm_refs import SrtSlurmSources, SrtTree
 from inferbench.config.srtctl_loader import using_srtctl
 from inferbench.config.srtctl_schema import SrtctlSchema
@@ -117,8 +115,7 @@ class Collector:
         self._judged: set[tuple[Path, str | None, int]] = set()  # (file, variant, schema)
         self._choices: dict[tuple[str, KeyPath], SrtChoice] = {}
         self._not_at_ref: dict[tuple[str, str], int] = defaultdict(int)
-        self._launcher_labels: dict[str, tuple[str, ...]] | None = None
-        self._imported: dict[str, Cluster] = {}
+        self._routes = RunnerLaunchers(project)  # which launchers serve a runner
         self._files_seen: set[Path] = set()
 
     def collect(self) -> Subjects:
@@ -205,8 +202,9 @@ class Collector:
                     text = local.path.read_text(errors="replace")
             except (ConfigError, OSError):
                 pass
-            target = self._clone_target(config.entry.runner)
-            cached = self._choices[key] = choose(self.sources, target, config, point, space, text)
+            cached = self._choices[key] = choose_for_entry(
+                self.sources, self._routes, config, point, space, text
+            )
         return cached
 
     def _reference(
@@ -376,45 +374,9 @@ class Collector:
             return Target(clusters, ())
         return self._launcher_target(runner)
 
-    def _clone_target(self, runner: str) -> Target:
-        """Where the job's srt-slurm clone is read: the launchers serving the runner, even
-        beside a catalog (a cluster file pins one ref; a launcher picks one per job)."""
-        target = self._target(runner)
-        if target.launchers or not self.project.launchers:
-            return target
-        found = self._launcher_target(runner)
-        return target if not found.launchers else Target(target.clusters, found.launchers)
-
     def _launcher_target(self, runner: str) -> Target:
-        labels = self._labels_of_launchers()
-        tables = tuple(
-            t for name, t in self.project.launchers.items() if runner in labels.get(name, ())
-        )
-        if not tables:
-            # the workflow runs runners/launch_<machine name before '_'>.sh: a label that
-            # is a launcher's own cluster name is served by that launcher
-            tables = tuple(t for t in self.project.launchers.values() if t.cluster == runner)
-        imported = tuple(
-            self._imported[name]
-            for name, t in self.project.launchers.items()
-            if t in tables and name in self._imported
-        )
-        return Target((), tables, imported)
-
-    def _labels_of_launchers(self) -> dict[str, tuple[str, ...]]:
-        """Runner labels each launcher serves (read once through the cluster importer, whose
-        cluster file is kept for the rules that read a catalog)."""
-        if self._launcher_labels is None:
-            labels: dict[str, tuple[str, ...]] = {}
-            for name, table in self.project.launchers.items():
-                cluster = _import(self.project, table)
-                if cluster is None:  # an odd launcher must not stop the checks: it serves
-                    labels[name] = (f"cluster:{table.cluster}",)  # only its own cluster
-                    continue
-                self._imported[name] = cluster
-                labels[name] = (*cluster.runners, f"cluster:{table.cluster}")
-            self._launcher_labels = labels
-        return self._launcher_labels
+        tables = self._routes.serving(runner)
+        return Target((), tables, self._routes.imported(tables))
 
 
 # `[[ ... "$CONFIG_FILE" == recipes/vllm/minimax-m3/b300-fp4/8k1k/mtp/*.yaml ... ]]`: a
@@ -436,16 +398,6 @@ def launcher_routes(project: Project) -> frozenset[str]:
 
 def _problem(exc: ConfigError) -> RecipeProblem:
     return RecipeProblem(exc.message, exc.location, exc.hint)
-
-
-def _import(project: Project, table: LauncherTable) -> Cluster | None:
-    """The cluster file `clusters import` writes for `table` (None: it cannot be built)."""
-    try:
-        return import_cluster(
-            table, runners=project.runners, masters=project.masters, render=False
-        ).cluster
-    except Exception:
-        return None
 
 
 def iter_recipe_uses(subjects: Subjects) -> Iterator[RecipeUse]:

@@ -44,6 +44,7 @@ from inferbench.checks.finding import Finding, Severity
 from inferbench.checks.report import CheckOptions, CheckReport
 from inferbench.config import parse_cache
 from inferbench.config.project import CONFIG_FILE_NAME, read_layout
+from inferbench.config.srt_slurm_refs import parse_source
 from inferbench.errors import InputError
 from inferbench.fsio import describe_file_type
 from inferbench.fsread import read_file
@@ -114,7 +115,8 @@ def result_key(root: Path, options: CheckOptions) -> str | None:
     _add(digest, repr(given).encode())
     trees = [Path(root)]
     bundles = []
-    for srt_slurm in options.srt_slurm_paths:
+    for written in options.srt_slurm_paths:
+        srt_slurm = parse_source(written).path  # PATH@REF: the path (its ref is in the key above)
         if srt_slurm.is_file():  # a git bundle: its bytes are every ref it holds
             bundles.append(srt_slurm)
         elif (srt_slurm / ".git").exists() or (srt_slurm / "HEAD").is_file():

@@ -12,6 +12,7 @@ from inferbench.checks.finding import Finding
 from inferbench.checks.render import RENDERERS
 from inferbench.checks.report import CheckOptions, CheckReport, FailOn
 from inferbench.checks.statistics import STATISTICS_RENDERERS
+from inferbench.cli.srt_option import SRT_SLURM
 from inferbench.errors import InputError
 
 
@@ -116,12 +117,7 @@ def check(
     strict: bool = typer.Option(False, "--strict", help="Warnings fail the run too."),
     select: list[str] | None = typer.Option(None, "--select", help="Only these rule ids/slugs."),
     ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rule ids/slugs."),
-    srt_slurm: list[Path] | None = typer.Option(
-        None,
-        "--srt-slurm",
-        help="srt-slurm checkout, git clone or git bundle (repeatable): each recipe is judged "
-        "at the ref its launcher clones when one of them holds it.",
-    ),
+    srt_slurm: list[str] | None = SRT_SLURM,
     srtctl: bool = typer.Option(
         False,
         "--srtctl",
@@ -147,7 +143,7 @@ def check(
     renderer = _renderer(output_format, statistics)
     options = CheckOptions(
         base=base,
-        srt_slurm=tuple(srt_slurm) if srt_slurm else None,
+        srt_slurm=tuple(Path(s) for s in srt_slurm) if srt_slurm else None,
         select=_split(select),
         ignore=_split(ignore),
         srtctl=srtctl,

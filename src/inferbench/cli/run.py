@@ -19,6 +19,7 @@ from inferbench.cli.fit import Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_folder
 from inferbench.cli.progress import LineProgress, log_mode
+from inferbench.cli.srt_option import SRT_SLURM
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.errors import InputError, Location
@@ -205,9 +206,6 @@ _ROOT = typer.Option(Path("."), "--root", help="Benchmark tree (InferenceX layou
 _BACKEND = typer.Option(Backend.LOCAL, "--backend", help="Where jobs run.")
 _ENGINE = typer.Option(None, "--engine", help="Serve with this engine (sim: the simulator).")
 _CLUSTER = typer.Option(None, "--cluster", help="Catalog cluster (slurm/srtctl backends).")
-_SRT_SLURM = typer.Option(
-    None, "--srt-slurm", help="srt-slurm checkout for recipes missing from the tree (srtctl)."
-)
 _ENGINE_ARGS = typer.Option(
     "",
     "--engine-args",
@@ -263,7 +261,7 @@ def register(app: typer.Typer) -> None:
         repeats: int = typer.Option(
             1, "--repeats", min=1, help="Measure each point N times (`results compare` pools)."
         ),
-        srt_slurm: Path = _SRT_SLURM,
+        srt_slurm: list[str] | None = SRT_SLURM,
         srtctl_root: Path = _SRTCTL_ROOT,
         no_evals: bool = typer.Option(False, "--no-evals", help="Run no evals."),
         evals_only: bool = typer.Option(False, "--evals-only", help="Only the eval jobs."),
@@ -334,7 +332,7 @@ def register(app: typer.Typer) -> None:
                 evals = eval_mode(no_evals, evals_only, all_evals)
                 given["filters"] = _filter_dict(filters.sweep_filters(evals=evals))
             refuse_conflicts(saved.info, given)
-            options = saved.options(runs_dir, srt_slurm=srt_slurm, srtctl_root=srtctl_root)
+            options = saved.options(runs_dir, srt_slurm=srt_slurm or (), srtctl_root=srtctl_root)
             _refuse_adaptive_flag(adaptive_flags.adaptive, options.adaptive, resume)
             project = load_project(options.root)
             deployments = saved.deployments
@@ -368,7 +366,7 @@ def register(app: typer.Typer) -> None:
                     sim_realtime=sim_realtime,
                 ),
                 filters=_filter_dict(sweep_filters),
-                srt_slurm=srt_slurm.resolve() if srt_slurm else None,
+                srt_slurm=tuple(srt_slurm or ()),
                 adaptive=adaptive_flags.options().as_dict() if adaptive_flags.adaptive else None,
             )
         request = build_request(
@@ -411,7 +409,7 @@ def register(app: typer.Typer) -> None:
         backend: Backend = _BACKEND,
         engine: Engine = _ENGINE,
         cluster: str = _CLUSTER,
-        srt_slurm: Path = _SRT_SLURM,
+        srt_slurm: list[str] | None = SRT_SLURM,
         srtctl_root: Path = _SRTCTL_ROOT,
         fmt: str = typer.Option(
             "text", "--format", help="text, or json: the plans as one JSON list."
@@ -442,7 +440,7 @@ def register(app: typer.Typer) -> None:
             backend=backend,
             engine=engine,
             cluster=cluster,
-            srt_slurm=srt_slurm,
+            srt_slurm=tuple(srt_slurm or ()),
             plan=PlanOptions(
                 srtctl_root=_abs(srtctl_root),
                 recipe_concurrencies=not sweep_filters.picks_concurrencies,

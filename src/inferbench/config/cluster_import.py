@@ -15,6 +15,7 @@ from inferbench.config.cluster import Cluster
 from inferbench.config.launcher import LauncherRow, LauncherTable, UnreadableBranch, cluster_name
 from inferbench.config.master import MasterConfig
 from inferbench.config.runners import Runners
+from inferbench.config.srt_slurm_refs import UPSTREAM_REPOSITORY
 from inferbench.errors import ConfigError, InputError, Location
 from inferbench.fsio import atomic_write_text
 
@@ -160,8 +161,11 @@ def import_cluster(
         "gpus-per-node": spec.gpus_per_node if spec else DEFAULT_GPUS_PER_NODE,
         "scheduler": scheduler,
     }
-    if table.srt_slurm_ref:
-        data["srt-slurm"] = {"ref": table.srt_slurm_ref}
+    pinned = table.srt_slurm_ref  # only where every job clones the same one
+    if pinned is not None:
+        data["srt-slurm"] = {"ref": pinned.ref}
+        if pinned.repository.lower() != UPSTREAM_REPOSITORY.lower():
+            data["srt-slurm"]["repo"] = pinned.repository
     data["models"] = _models(table, labels, masters or {}, notes)
     data["containers"] = {}
     image_aliases = sorted(

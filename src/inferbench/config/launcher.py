@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inferbench.config.launcher_srt_ref import SrtCloneTable, read_clone_table
+from inferbench.config.launcher_srt_ref import SrtClone, SrtCloneTable, read_clone_table
 from inferbench.errors import ConfigError
 from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
@@ -45,8 +45,6 @@ _BLOCK_VAR_LINE = re.compile(r"^\$\{?(\w+)\}?\s*$")  # `${MODEL_PATHS_EXTRA}`: m
 _YAML_KEY = re.compile(r"\"([^\"]+)\"\s*:|'([^']+)'\s*:")
 _VAR_REF = re.compile(r"^\$\{?(\w+)\}?$")
 _COMPARE = re.compile(r"\"?\$\{?(\w+)\}?\"?\s*(==|=|!=|=~)\s*(\"[^\"]*\"|'[^']*'|[^\s\]\)&|;]+)")
-_SRT_REF = re.compile(r"git\s+(?:-C\s+\S+\s+)?checkout\s+(?:-q\s+)?(\"?\$?\{?[\w./-]+\}?\"?)")
-_SRT_BRANCH = re.compile(r"git\s+clone\b.*?(?:--branch|-b)\s+(\"?\$?\{?[\w./-]+\}?\"?).*srt-slurm")
 
 
 @dataclass(frozen=True)
@@ -107,7 +105,6 @@ class LauncherTable:
     names: tuple[str, ...]  # every launcher file name for this cluster (symlinks included)
     rows: tuple[LauncherRow, ...]
     unreadable: tuple[UnreadableBranch, ...]
-    srt_slurm_ref: str | None = None
     uses_slurm: bool = False
     uses_pyxis: bool = False
     # the srtslurm.yaml it writes: model_paths keys (as written, e.g. "${MODEL_PREFIX}") and
@@ -121,6 +118,12 @@ class LauncherTable:
     alias_overrides: tuple[AliasOverride, ...] = ()
     # which srt-slurm repository and ref each job clones (`launcher_srt_ref`)
     srt_clones: SrtCloneTable | None = None
+
+    @property
+    def srt_slurm_ref(self) -> SrtClone | None:
+        """The srt-slurm every job of this launcher clones (None: it picks one per job, or
+        names none): the clone table's one outcome, never a second reading of the script."""
+        return self.srt_clones.single() if self.srt_clones is not None else None
 
     def aliases(self, row: LauncherRow | None, model_prefix: str) -> set[str | None]:
         """Every model_paths alias the launcher writes for a job routed through `row` (an
@@ -353,24 +356,6 @@ def _alias_override(
     return AliasOverride(found["MODEL_PREFIX"], found.get("FRAMEWORK"), value, line)
 
 
-_SIMPLE_ASSIGN = re.compile(r"^\s*(?:export\s+)?(\w+)=(\"[^\"$`]*\"|'[^']*'|[^\s$`;]+)\s*$", re.M)
-
-
-def _srt_slurm_ref(text: str) -> str | None:
-    """The srt-slurm git ref a launcher checks out (a literal or a simple variable)."""
-    if "srt-slurm" not in text:
-        return None
-    match = _SRT_REF.search(text) or _SRT_BRANCH.search(text)
-    if match is None:
-        return None
-    ref = _unquote(match.group(1))
-    variable = re.fullmatch(r"\$\{?(\w+)\}?", ref)
-    if variable is None:
-        return ref
-    values = {m.group(1): _unquote(m.group(2)) for m in _SIMPLE_ASSIGN.finditer(text)}
-    return values.get(variable.group(1))
-
-
 def _srtslurm_blocks(
     lines: list[str],
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
@@ -458,20 +443,20 @@ def parse_launcher(text: str, path: Path) -> LauncherTable:
                 model_excludes=_model_excludes(branch, found),
             )
         )
+    clones = read_clone_table(text, constants) if "srt-slurm" in text else None
     return LauncherTable(
         cluster=cluster_name(path),
         path=path,
         names=(path.name,),
         rows=tuple(rows),
         unreadable=tuple(unreadable),
-        srt_slurm_ref=_srt_slurm_ref(text),
         uses_slurm=bool(re.search(r"\b(sbatch|srun|salloc|srtctl)\b", text)),
         uses_pyxis="--container-image" in text,
         alias_keys=alias_keys,
         containers=containers,
         image_vars=_image_vars(text),
         alias_overrides=tuple(overrides),
-        srt_clones=read_clone_table(text, constants) if "srt-slurm" in text else None,
+        srt_clones=clones,
         assigned_aliases=frozenset(
             _unquote(m.group(2).strip())
             for m in _ASSIGN.finditer(text)

@@ -93,6 +93,17 @@ class SrtCloneTable:
             cached = self._resolved[key] = self._resolve(job)
         return cached
 
+    def single(self) -> SrtClone | None:
+        """The one srt-slurm every job clones, whatever its variables (None: the launcher
+        picks per job, or names no literal ref): what a cluster file can pin."""
+        if self.too_many or not self.paths:
+            return None
+        outcomes = {_outcome(path.steps) for path in self.paths}
+        if len(outcomes) != 1:
+            return None
+        only = next(iter(outcomes))
+        return only if isinstance(only, SrtClone) else None
+
     def _resolve(self, job: Mapping[str, str]) -> SrtClone | CloneUnknown:
         if self.too_many:
             return CloneUnknown(f"the launcher's clone steps take over {MAX_PATHS} paths")

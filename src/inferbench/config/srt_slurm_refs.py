@@ -1,14 +1,19 @@
-"""The srt-slurm trees `check --srt-slurm` is given, each at the ref it holds.
+"""The srt-slurm trees `--srt-slurm` is given (check, plan, run), each at the ref it holds.
 
 InferenceX's launchers clone srt-slurm at a ref per job (tags, branches, pinned commits),
 and each ref has its own recipes and its own srtctl schema. `--srt-slurm` takes, once or
 more:
 
-- a checkout (a folder with `recipes/`): one tree. Its ref is not known from the files, so
-  it stands in for any ref no git source holds (as a single checkout always did);
 - a git repository (a clone, bare or not) or a git bundle (`git bundle create`): every ref
   it holds. A ref is found by name (tag, branch, remote branch, commit id) or, for a pinned
-  commit, as a tag `commit-<sha>` (how the srt-slurm refs bundle names them).
+  commit, as a tag `commit-<sha>` (how the srt-slurm refs bundle names them). A clone's
+  working tree is the ref it is at (its HEAD: the branch, the tags on it, the commit);
+- a plain copy (a folder with `recipes/` and no git): the ref named after it,
+  `PATH@REF` or `PATH@OWNER/NAME@REF` (a fork's copy); unnamed, its ref is unknown.
+
+Each source is used only for the refs it holds. A copy whose ref is unknown stands in for
+every ref only when it is all that was given (as a single checkout always did); beside a
+source that holds refs by name it stands in for none (`SrtSlurmSources.unnamed` lists it).
 
 A ref in use is unpacked once (its `recipes/`, `src/` and `pyproject.toml`, with
 `git archive`) into the cache folder, under its commit id; a bundle is cloned there once,
@@ -46,7 +51,9 @@ FOLDER = "srt-slurm-refs"
 _SCHEMA_FOLDER = "srtctl-schema-v1"
 _SCHEMA_VERSION = "srtctl-source-schema-1"  # bump when derive_tree's output changes
 _GIT_TIMEOUT = 120
-_MARK = ".inferbench-srt-slurm-ref"  # in an unpacked tree: its commit and ref label
+# in an unpacked tree: its commit and ref label (-2: all of src/srtctl, templates included,
+# so that the ref's own srtctl runs from it; an older unpack is redone)
+_MARK = ".inferbench-srt-slurm-ref-2"
 _REPO_URL = re.compile(r"[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
 
@@ -87,11 +94,56 @@ class SrtTree:
             _extract(self.source, self.commit, self.root, missing)
 
 
+@dataclass(frozen=True)
+class SourceSpec:
+    """One `--srt-slurm` value: the path, and for a plain copy the ref (and repository)
+    written after it (`PATH@REF`, `PATH@OWNER/NAME@REF`)."""
+
+    path: Path
+    ref: str | None = None
+    repository: str | None = None
+
+
+def parse_source(text: str | Path) -> SourceSpec:
+    """`PATH`, `PATH@REF` or `PATH@OWNER/NAME@REF`; a path that exists as written is a path,
+    `@` and all."""
+    written = str(text)
+    if Path(written).exists() or "@" not in written:
+        return SourceSpec(Path(written))
+    cut = [i for i, c in enumerate(written) if c == "@" and Path(written[:i]).exists()]
+    if not cut:
+        return SourceSpec(Path(written))  # refused as a missing path by SrtSlurmSources
+    path, spec = Path(written[: cut[-1]]), written[cut[-1] + 1 :]
+    repository, _, ref = spec.rpartition("@") if "@" in spec else ("", "", spec)
+    if not ref or ref.startswith("-") or any(c.isspace() or ord(c) < 32 for c in ref):
+        raise InputError(
+            f"--srt-slurm {written}: {ref!r} is not a git ref",
+            hint=f"name the copy's ref as PATH@REF (a branch, tag or commit), e.g. {path}@main",
+        )
+    if repository and not re.fullmatch(r"[\w.-]+/[\w.-]+", repository):
+        raise InputError(
+            f"--srt-slurm {written}: {repository!r} is not a repository owner/name",
+            hint=f"write PATH@OWNER/NAME@REF, e.g. {path}@NVIDIA/srt-slurm@{ref}",
+        )
+    return SourceSpec(path, ref, repository or None)
+
+
+def absolute_source(text: str | Path) -> str:
+    """A `--srt-slurm` value with its path made absolute (the ref after it kept), as a run
+    records it to be resumed from anywhere."""
+    spec = parse_source(text)
+    written = str(spec.path.resolve())
+    if spec.ref is not None:
+        written += f"@{spec.repository}@{spec.ref}" if spec.repository else f"@{spec.ref}"
+    return written
+
+
 @dataclass
 class _GitSource:
     git_dir: Path
     repository: str
     given: Path
+    worktree: Path | None = None  # a clone's working tree (with recipes/): the ref at HEAD
     _commits: dict[str, str | None] = field(default_factory=dict)
     _refs: dict[str, str] | None = None
 
@@ -100,6 +152,23 @@ class _GitSource:
         if ref not in self._commits:
             self._commits[ref] = self._find(ref)
         return self._commits[ref]
+
+    def head(self) -> tuple[str, str] | None:
+        """A clone's working tree: (its HEAD commit, how it is named: the branch, else a tag
+        on it, else the commit)."""
+        commit = self.commit("HEAD") if self.worktree is not None else None
+        if commit is None:
+            return None
+        done = _git(self.git_dir, "symbolic-ref", "--quiet", "--short", "HEAD")
+        name = done.stdout.decode().strip() if done.returncode == 0 else ""
+        if not name:
+            tags = sorted(
+                n.removeprefix("refs/tags/")
+                for n, c in self._names().items()
+                if c == commit and n.startswith("refs/tags/")
+            )
+            name = tags[0] if tags else commit
+        return commit, name
 
     def _find(self, ref: str) -> str | None:
         if ref.startswith("-") or not ref:
@@ -141,26 +210,34 @@ class _GitSource:
 
 
 class SrtSlurmSources:
-    """Every tree `--srt-slurm` names, looked up by (repository, ref)."""
+    """Every tree `--srt-slurm` names, looked up by (repository, ref); each source only for
+    the refs it holds."""
 
-    def __init__(self, paths: Sequence[Path]) -> None:
-        self.given = tuple(Path(p) for p in paths)
-        self._git: list[_GitSource] = []
-        self._checkouts: list[SrtTree] = []
+    def __init__(self, paths: Sequence[Path | str | SourceSpec]) -> None:
+        specs = [p if isinstance(p, SourceSpec) else parse_source(p) for p in paths]
+        self.given = tuple(s.path for s in specs)
+        self._held: list[_GitSource | SrtTree] = []  # in the order given
+        self._unnamed: list[SrtTree] = []  # plain copies whose ref is unknown
         self._trees: dict[tuple[str, str], SrtTree | None] = {}
-        for path in self.given:
-            self._add(path)
+        for spec in specs:
+            self._add(spec)
 
     @property
     def checkout(self) -> SrtTree | None:
-        """The first plain checkout given: the tree for a job whose ref no git source
-        holds (or whose launcher names no ref inferbench can read)."""
-        return self._checkouts[0] if self._checkouts else None
+        """The tree for a job whose ref no source holds (or whose launcher names no ref
+        inferbench can read): the first copy of unknown ref, when nothing but such copies
+        was given; None beside any source whose refs are known."""
+        return self._unnamed[0] if self._unnamed and not self._held else None
+
+    @property
+    def unnamed(self) -> tuple[SrtTree, ...]:
+        """Copies of unknown ref given beside sources of known refs: used for no job."""
+        return tuple(self._unnamed) if self._held else ()
 
     @property
     def has_refs(self) -> bool:
-        """Whether a source holds refs by name (a git repository or bundle)."""
-        return bool(self._git)
+        """Whether a source holds refs by name (a git repository, a bundle, a named copy)."""
+        return bool(self._held)
 
     def at(self, repository: str, ref: str) -> SrtTree | None:
         """The tree of `repository` at `ref`, if a source holds it."""
@@ -170,35 +247,64 @@ class SrtSlurmSources:
         return self._trees[key]
 
     def _lookup(self, repository: str, ref: str) -> SrtTree | None:
-        for source in self._git:
+        for source in self._held:
             if source.repository.lower() != repository.lower():
                 continue
+            if isinstance(source, SrtTree):  # a copy named PATH@REF
+                if source.ref == ref or (ref == "HEAD" and source.ref == "main"):
+                    return source
+                continue
             commit = source.commit(ref)
-            if commit is not None:
-                root = _unpacked(source, commit, f"{source.repository}@{ref}")
-                schema = tree_schema(root, f"{source.repository}@{ref}")
-                return SrtTree(root, source.repository, ref, schema, source, commit)
+            if commit is None:
+                continue
+            label = f"{source.repository}@{ref}"
+            head = source.head()
+            if head is not None and head[0] == commit and source.worktree is not None:
+                # the clone's own working tree: the files a user would submit from
+                schema = tree_schema(source.worktree, label)
+                return SrtTree(source.worktree, source.repository, ref, schema, None, commit)
+            root = _unpacked(source, commit, label)
+            return SrtTree(root, source.repository, ref, tree_schema(root, label), source, commit)
         return None
 
-    def _add(self, path: Path) -> None:
+    def _add(self, spec: SourceSpec) -> None:
+        path = spec.path
         if path.is_file():
-            self._git.append(_bundle_source(path))
+            self._refuse_named(spec, "a git bundle")
+            self._held.append(_bundle_source(path))
             return
         if not path.is_dir():
             raise InputError(
                 f"--srt-slurm {path}: no such file or folder",
-                hint="give an srt-slurm checkout, a git clone of srt-slurm or a git bundle",
+                hint="give an srt-slurm checkout (PATH or PATH@REF), a git clone of srt-slurm "
+                "or a git bundle",
             )
         git_dir = _git_dir(path)
+        has_recipes = (path / "recipes").is_dir()
         if git_dir is not None:
-            self._git.append(_GitSource(git_dir, _origin(git_dir) or UPSTREAM_REPOSITORY, path))
-        if (path / "recipes").is_dir():
-            repository = (_origin(git_dir) if git_dir else None) or UPSTREAM_REPOSITORY
-            self._checkouts.append(SrtTree(path, repository, None, tree_schema(path, path.name)))
-        elif git_dir is None:
+            self._refuse_named(spec, "a git repository")
+            origin = _origin(git_dir) or UPSTREAM_REPOSITORY
+            self._held.append(_GitSource(git_dir, origin, path, path if has_recipes else None))
+            return
+        if not has_recipes:
             raise InputError(
                 f"--srt-slurm {path} has no recipes/ folder and is not a git repository",
                 hint="point it at a checkout of the srt-slurm repository, a clone or a bundle",
+            )
+        repository = spec.repository or UPSTREAM_REPOSITORY
+        if spec.ref is None:
+            self._unnamed.append(SrtTree(path, repository, None, tree_schema(path, path.name)))
+            return
+        label = f"{repository}@{spec.ref}"
+        self._held.append(SrtTree(path, repository, spec.ref, tree_schema(path, label)))
+
+    @staticmethod
+    def _refuse_named(spec: SourceSpec, what: str) -> None:
+        if spec.ref is not None:
+            raise InputError(
+                f"--srt-slurm {spec.path}@{spec.ref}: {spec.path} is {what}, whose refs are "
+                "known by name",
+                hint=f"give it as {spec.path}: each job takes the ref its launcher clones",
             )
 
 
@@ -341,18 +447,17 @@ def _bundle_source(path: Path) -> _GitSource:
 
 
 def _unpacked(source: _GitSource, commit: str, label: str) -> Path:
-    """`src/srtctl`'s modules and `pyproject.toml` of `commit` (what its schema is derived
-    from), unpacked once into the cache; recipes come later, only those asked for
-    (`SrtTree.fetch_recipes`). `label`, the first ref it was unpacked for, names its files in
-    findings."""
+    """`src/srtctl` and `pyproject.toml` of `commit` (what its schema is derived from, and
+    what runs its srtctl: `PYTHONPATH=<root>/src`), unpacked once into the cache; recipes
+    come later, only those asked for (`SrtTree.fetch_recipes`). `label`, the first ref it
+    was unpacked for, names its files in findings."""
     root = _cache_root() / "trees" / commit
     if (root / _MARK).is_file():
         return root
-    listed = _git(source.git_dir, "ls-tree", "--name-only", commit)
-    present = set(listed.stdout.decode().split()) if listed.returncode == 0 else set()
-    parts = [p for p in ("pyproject.toml",) if p in present]
-    if "src" in present:
-        parts.append(":(glob)src/srtctl/**/*.py")
+    listed = _git(
+        source.git_dir, "ls-tree", "--name-only", commit, "--", "pyproject.toml", "src/srtctl"
+    )
+    parts = listed.stdout.decode().split() if listed.returncode == 0 else []
     root.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(root, ignore_errors=True)  # a partial unpack of an interrupted run
     staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root.parent))

@@ -10,11 +10,12 @@ two experiments in one run.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from inferbench.config.srt_slurm_refs import absolute_source
 from inferbench.errors import InputError, Location
 from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
 from inferbench.launch.deployment import Deployment, deployment_from_dicts
@@ -50,16 +51,19 @@ class SavedRun:
     deployments: list[Deployment]
 
     def options(
-        self, runs_dir: Path, *, srt_slurm: Path | None = None, srtctl_root: Path | None = None
+        self,
+        runs_dir: Path,
+        *,
+        srt_slurm: Sequence[str] = (),
+        srtctl_root: Path | None = None,
     ) -> RunOptions:
         """The RunOptions the run was started with, resuming it. `srt_slurm` / `srtctl_root`
-        given replace the saved ones (where the checkouts are, not what runs: they may have
+        given replace the saved ones (where the sources are, not what runs: they may have
         moved); not given, the saved ones stay."""
         info, settings = self.info, self.info.settings
         plan = PlanOptions(**settings.plan)
         if srtctl_root is not None:
             plan = replace(plan, srtctl_root=str(srtctl_root.resolve()))
-        saved_srt = Path(settings.srt_slurm) if settings.srt_slurm else None
         return RunOptions(
             root=Path(info.root),
             backend=Backend(info.backend),
@@ -74,7 +78,7 @@ class SavedRun:
             local=LocalOptions(**settings.local),
             slurm_poll_s=settings.slurm_poll_s,
             filters=dict(info.filters),
-            srt_slurm=srt_slurm.resolve() if srt_slurm is not None else saved_srt,
+            srt_slurm=tuple(absolute_source(s) for s in srt_slurm) or settings.srt_slurm,
             adaptive=settings.adaptive,
         )
 

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from inferbench import __version__
 from inferbench.bench.naming import point_stem
@@ -74,7 +74,17 @@ class RunSettings(BaseModel):
     plan: dict[str, Any] = Field(default_factory=dict)  # PlanOptions fields
     local: dict[str, Any] = Field(default_factory=dict)  # LocalOptions fields
     slurm_poll_s: float = 1.0
-    srt_slurm: str | None = None  # srtctl backend: the srt-slurm checkout recipes come from
+    # srtctl backend: the srt-slurm sources recipes come from (`--srt-slurm`, as given)
+    srt_slurm: tuple[str, ...] = ()
+
+    @field_validator("srt_slurm", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        """A run.json of an older inferbench kept one checkout (or null)."""
+        if value is None:
+            return ()
+        return (value,) if isinstance(value, str) else value
+
     adaptive: dict[str, Any] | None = None  # `run --adaptive`: the planner's settings
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inferbench.config.cluster import Cluster
+from inferbench.config.srt_slurm_refs import absolute_source
 from inferbench.errors import InputError, Location
 from inferbench.launch.benchpoint import bench_point_runner
 from inferbench.launch.deployment import Deployment
@@ -27,6 +28,7 @@ from inferbench.launch.stop import StopRequest
 if TYPE_CHECKING:
     from inferbench.config.project import Project
     from inferbench.launch.srtcluster import SrtctlCatalog
+    from inferbench.launch.srtplan import SrtSources
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,9 @@ class RunOptions:
     local: LocalOptions = field(default_factory=LocalOptions)
     slurm_poll_s: float = 1.0
     filters: dict[str, object] = field(default_factory=dict)
-    srt_slurm: Path | None = None  # srt-slurm checkout for recipes missing from the tree
+    # srtctl backend: the srt-slurm sources (`--srt-slurm`: a clone, a bundle, a checkout
+    # PATH[@REF]); each job's recipe is read at the ref its launcher clones
+    srt_slurm: tuple[str, ...] = ()
     adaptive: dict[str, object] | None = None  # `run --adaptive`: the planner's settings
 
 
@@ -57,7 +61,7 @@ def settings_of(options: RunOptions) -> RunSettings:
         plan=asdict(options.plan),
         local=asdict(options.local),
         slurm_poll_s=options.slurm_poll_s,
-        srt_slurm=str(options.srt_slurm.resolve()) if options.srt_slurm else None,
+        srt_slurm=[absolute_source(s) for s in options.srt_slurm],
         adaptive=options.adaptive,
     )
 
@@ -112,6 +116,7 @@ def planner_for(
     (`pick_ports=False` keeps the default 8000 so printed plans are stable)."""
 
     catalog: list[SrtctlCatalog] = []  # the srtctl clusters, read once on first use
+    srt: list[SrtSources] = []  # the srt-slurm sources and launcher routes, read once
 
     def plan(dep: Deployment, job: JobDir) -> Plan:
         engine = options.engine
@@ -122,6 +127,7 @@ def planner_for(
 
             if not catalog and project is not None:
                 catalog.append(srtctl_catalog(project))
+                srt.append(srt_sources(options.srt_slurm, project))
             return srtctl_plan(
                 dep,
                 project,
@@ -129,7 +135,7 @@ def planner_for(
                 job_dir,
                 options.plan,
                 catalog=catalog[0] if catalog else None,
-                srt_slurm=options.srt_slurm,
+                srt_slurm=srt[0] if srt else None,
             )
         popts = options.plan
         if project is not None:
@@ -172,6 +178,16 @@ def _script_passed_over(plan: Plan, dep: Deployment, project: Project, engine: E
         f"starts {engine} with inferbench's flags instead (run without --engine to use the script)"
     )
     return plan.model_copy(update={"warnings": (*plan.warnings, warning)})
+
+
+def srt_sources(given: Sequence[str], project: Project) -> SrtSources:
+    """The `--srt-slurm` sources of a run, with the tree's launcher routes, read once."""
+    from inferbench.config.srt_job import RunnerLaunchers
+    from inferbench.config.srt_slurm_refs import SrtSlurmSources
+    from inferbench.launch.srtplan import SrtSources
+
+    sources = SrtSlurmSources(list(given)) if given else None
+    return SrtSources(sources, RunnerLaunchers(project))
 
 
 def tree_script_plan(

@@ -1,7 +1,8 @@
 """Plan a multinode job for srtctl: its source recipe, passed through, + srtslurm.yaml.
 
 The recipe the job references (`CONFIG_FILE=recipes/...[:selector]`, from the tree or from
-an srt-slurm checkout) is resolved as srtctl resolves it (`base:` + overrides merged) and
+the srt-slurm ref the job's launcher clones, `config.srt_job`'s choice among the
+`--srt-slurm` sources) is resolved as srtctl resolves it (`base:` + overrides merged) and
 kept whole: every key it writes reaches srtctl, whether inferbench's schema knows it or
 not. Only the fields inferbench owns are set, as data, never by editing text:
 
@@ -13,19 +14,25 @@ not. Only the fields inferbench owns are set, as data, never by editing text:
   agentic (custom) block's environment.
 
 The cluster file srtctl reads is written for the job from the cluster catalog
-(`srtcluster.srtslurm_for`). srtctl itself is the judge of the result (`srtctl dry-run`).
+(`srtcluster.srtslurm_for`). The srtctl schema of that ref refuses at plan time what its
+srtctl would refuse; srtctl itself is the judge of the result (`srtctl dry-run`).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from inferbench.config.images import same_image
+from inferbench.config.launcher_srt_ref import job_variables
+from inferbench.config.srt_job import RunnerLaunchers, SrtChoice, choose, fallback
+from inferbench.config.srt_slurm_refs import SrtSlurmSources
+from inferbench.config.srtctl_schema import SrtctlSchema, schema_problems, srtctl_schema
 from inferbench.engines import find_engine
 from inferbench.errors import ConfigError, InputError, Location
 from inferbench.launch.deployment import Deployment
@@ -69,10 +76,55 @@ def recipe_reference(dep: Deployment, project: Project) -> str:
     return str(path) + (f":{dep.config_selector}" if dep.config_selector else "")
 
 
+@dataclass(frozen=True)
+class SrtSources:
+    """The srt-slurm sources of a plan (`--srt-slurm`) and the tree's launcher routes,
+    read once for every job of a run."""
+
+    sources: SrtSlurmSources | None = None
+    routes: RunnerLaunchers | None = None
+
+    @classmethod
+    def of(cls, given: SrtSources | SrtSlurmSources | Path | None) -> SrtSources:
+        if isinstance(given, SrtSources):
+            return given
+        if isinstance(given, Path):
+            given = SrtSlurmSources([given])
+        return cls(given)
+
+
+def job_srt(dep: Deployment, project: Project, srt: SrtSources) -> SrtChoice:
+    """The srt-slurm tree the job's recipe is read and judged with: the ref its launcher
+    clones, when a source holds it (`config.srt_job`, as `check` chooses)."""
+    if srt.sources is None:
+        return fallback(None)
+    routes = srt.routes or RunnerLaunchers(project)
+    reference = recipe_reference(dep, project)
+    text = None
+    try:  # the tree's recipe decides the launchers' power lane (USES_DCGM_POWER)
+        local = project.resolve_recipe(reference)
+        if local.exists:
+            text = local.path.read_text(errors="replace")
+    except (ConfigError, OSError):
+        pass
+    variables = job_variables(
+        framework=dep.framework,
+        model_prefix=dep.model_prefix,
+        precision=dep.precision,
+        model=dep.model,
+        scenario=dep.scenario,
+        spec_decoding=dep.spec_decoding,
+        config_file=reference,
+        recipe_text=text,
+    )
+    return choose(srt.sources, routes.clone_of(dep.runner, variables))
+
+
 def source_recipe(
-    dep: Deployment, project: Project, srt_slurm: Path | None = None
-) -> tuple[dict[str, Any], str]:
-    """The job's recipe as srtctl resolves it (a fresh mapping) and where it was found."""
+    dep: Deployment, project: Project, srt_slurm: SrtSources | SrtSlurmSources | Path | None = None
+) -> tuple[dict[str, Any], str, SrtChoice]:
+    """The job's recipe as srtctl resolves it (a fresh mapping), where it was found and the
+    srt-slurm tree chosen for the job."""
     if not dep.config_file and "CONFIG_FILE" not in dep.settings:
         raise InputError(
             f"{dep.config_key}: {dep.framework} job has no CONFIG_FILE, "
@@ -81,9 +133,15 @@ def source_recipe(
             hint="add CONFIG_FILE=recipes/<path>.yaml to its prefill/decode additional-settings,"
             " or run it with the launcher its framework uses",
         )
+    srt = SrtSources.of(srt_slurm)
     reference = recipe_reference(dep, project)
     prefix = project.layout.recipe_prefix
-    resolved = project.resolve_recipe(reference, srt_slurm=srt_slurm)
+    local = project.resolve_recipe(reference)
+    choice = job_srt(dep, project, srt)  # its srtctl judges the tree's own recipes too
+    if not local.exists and choice.tree is not None:
+        choice.tree.fetch_recipes([local.reference.split(":", 1)[0].removeprefix(prefix)])
+    root = choice.tree.root if choice.tree is not None else None
+    resolved = project.resolve_recipe(reference, srt_slurm=root) if root else local
     # A repo path (benchmarks/multi_node/srt-slurm-recipes/...) names the tree's own file:
     # the launchers copy that folder into the srt-slurm clone at the same path, and srtctl
     # applies it there. Any other reference outside recipes/ is not srtctl's (an llm-d config
@@ -98,20 +156,44 @@ def source_recipe(
             hint="run it with the launcher its framework uses",
         )
     if not resolved.exists:
-        where = f"the tree or {srt_slurm}/recipes" if srt_slurm else "the tree"
-        raise ConfigError(
-            f"{dep.config_key}: CONFIG_FILE {resolved.reference!r} is in neither {where}",
-            location=Location(key="CONFIG_FILE"),
-            hint="fix the reference"
-            + ("" if srt_slurm else ", or pass --srt-slurm DIR to look in an srt-slurm checkout"),
-        )
+        raise _missing(dep, resolved.reference, srt, choice)
     recipe_file = project.recipe_file(resolved.path)
     if resolved.selector is None and len(recipe_file.selectors()) > 1:
         data = copy.deepcopy(recipe_file.doc.data)  # srtctl submits every variant: keep all
     else:
         data = recipe_file.mapping(resolved.selector)
     shown = f"{resolved.origin} {resolved.reference}"
-    return data, shown
+    if resolved.origin == "upstream" and choice.tree is not None:
+        shown += f" of {choice.tree.label}"
+    return data, shown, choice
+
+
+def _missing(dep: Deployment, reference: str, srt: SrtSources, choice: SrtChoice) -> ConfigError:
+    """Why a recipe is in no tree at hand, and which source would hold it."""
+    location = Location(key="CONFIG_FILE")
+    if choice.tree is not None:
+        return ConfigError(
+            f"{dep.config_key}: CONFIG_FILE {reference!r} is in neither the tree or "
+            f"{choice.tree.label}/recipes"
+            + ("" if choice.at_ref else f" (the launcher clones {choice.wanted})"),
+            location=location,
+            hint="fix the reference",
+        )
+    if srt.sources is None:
+        return ConfigError(
+            f"{dep.config_key}: CONFIG_FILE {reference!r} is in neither the tree or an "
+            "srt-slurm source (none given)",
+            location=location,
+            hint="fix the reference, or pass --srt-slurm SOURCE (a clone, a bundle or a "
+            "checkout of srt-slurm) to look in srt-slurm's recipes/",
+        )
+    return ConfigError(
+        f"{dep.config_key}: CONFIG_FILE {reference!r} is in neither the tree or the "
+        f"srt-slurm the launcher clones, {choice.wanted}: {choice.instead}",
+        location=location,
+        hint="pass --srt-slurm with a clone or bundle holding that ref, or a copy of it as "
+        "--srt-slurm PATH@REF",
+    )
 
 
 def _set_model(
@@ -234,37 +316,51 @@ def rendered_recipe(
     dep: Deployment,
     project: Project,
     cluster: ClusterSource,
-    srt_slurm: Path | None = None,
+    srt_slurm: SrtSources | SrtSlurmSources | Path | None = None,
     *,
     recipe_concurrencies: bool = True,
-) -> tuple[dict[str, Any], str, list[str]]:
-    """The job's recipe with inferbench's fields set, the container name it uses, and notes.
-    A reference to an override file with several variants keeps the whole file (srtctl
-    submits each variant); the owned fields are then set in `base:` and in the variants.
-    With `recipe_concurrencies`, a recipe's own `benchmark.concurrencies` are kept."""
-    data, shown = source_recipe(dep, project, srt_slurm)
+) -> tuple[dict[str, Any], str, list[str], SrtChoice]:
+    """The job's recipe with inferbench's fields set, the container name it uses, notes and
+    the srt-slurm tree chosen. A reference to an override file with several variants keeps
+    the whole file (srtctl submits each variant); the owned fields are then set in `base:`
+    and in the variants. With `recipe_concurrencies`, a recipe's own
+    `benchmark.concurrencies` are kept."""
+    data, shown, choice = source_recipe(dep, project, srt_slurm)
     notes = [f"recipe {shown} for cluster {cluster.cluster.name} ({cluster.origin})"]
+    if choice.at_ref and choice.tree is not None:
+        notes.append(f"srt-slurm {choice.tree.label}: the ref the job's launcher clones")
     base = data.get("base") if isinstance(data.get("base"), dict) else None
     target = base if base is not None else data
     container = _set_model(target, dep, cluster, notes)
     keep = (base is not None and _set_in_variants(data, target, notes)) or recipe_concurrencies
     _set_benchmark(target, dep, notes, keep_concurrencies=keep)
-    return data, container, notes
+    return data, container, notes, choice
 
 
-def refuse_if_srtctl_rejects(dep: Deployment, data: dict[str, Any]) -> None:
-    """Stop at plan time where srtctl's schema rejects the rendered recipe (keys of another
-    srt-slurm version, typically), with srtctl's reason, rather than at `srtctl apply`.
-    An override file kept whole is left to srtctl (its variants are resolved there)."""
-    from inferbench.config.srtctl_schema import schema_problems, srtctl_schema
+def srt_warning(choice: SrtChoice, given: bool) -> str | None:
+    """What a plan says when its recipe is not read and judged at the ref the job clones
+    (`given`: some --srt-slurm source was given)."""
+    if choice.at_ref or not given:
+        return None
+    return f"the job's launcher clones srt-slurm {choice.wanted}; {choice.instead}"
 
+
+def refuse_if_srtctl_rejects(
+    dep: Deployment, data: dict[str, Any], schema: SrtctlSchema | None = None
+) -> None:
+    """Stop at plan time where srtctl's schema (`schema`: the ref's; default the bundled
+    one) rejects the rendered recipe (keys of another srt-slurm version, typically), with
+    srtctl's reason, rather than at `srtctl apply`. An override file kept whole is left to
+    srtctl (its variants are resolved there)."""
     if "base" in data:
         return
-    problems = schema_problems(data)
+    schema = schema or srtctl_schema()
+    problems = schema_problems(data, schema)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        of = "" if schema.origin == "bundled" else f" of {schema.origin}"
         raise ConfigError(
-            f"{dep.config_key}: srtctl {srtctl_schema().version} rejects its recipe: "
+            f"{dep.config_key}: srtctl {schema.version}{of} rejects its recipe: "
             f"{problems[0].render()}{more}",
             location=Location(key=".".join(str(p) for p in problems[0].path) or None),
             hint="the recipe is written for another srt-slurm version: run it with the srtctl "
@@ -287,9 +383,11 @@ def srtctl_plan(
     options: PlanOptions | None = None,
     *,
     catalog: SrtctlCatalog | None = None,
-    srt_slurm: Path | None = None,
+    srt_slurm: SrtSources | SrtSlurmSources | Path | None = None,
 ) -> Plan:
-    """Rendered recipe.yaml + srtslurm.yaml and the `srtctl apply` that submits them."""
+    """Rendered recipe.yaml + srtslurm.yaml and the `srtctl apply` that submits them; the
+    recipe is read and judged at the srt-slurm ref the job's launcher clones when one of the
+    `srt_slurm` sources holds it."""
     options = options or PlanOptions()
     if not dep.multinode:
         raise InputError(
@@ -305,13 +403,18 @@ def srtctl_plan(
         )
     catalog = catalog if catalog is not None else srtctl_catalog(project)
     cluster = catalog.named(cluster_name) if cluster_name else catalog.serving(dep.runner)
-    data, container, notes = rendered_recipe(
-        dep, project, cluster, srt_slurm, recipe_concurrencies=options.recipe_concurrencies
+    srt = SrtSources.of(srt_slurm)
+    data, container, notes, choice = rendered_recipe(
+        dep, project, cluster, srt, recipe_concurrencies=options.recipe_concurrencies
     )
-    refuse_if_srtctl_rejects(dep, data)
+    if choice.schema is not None:  # none: a ref no source holds, left to its srtctl
+        refuse_if_srtctl_rejects(dep, data, choice.schema)
     srtslurm = srtslurm_for(cluster, dep, container, srtctl_root=options.srtctl_root)
     recipe_path = f"{job_dir}/rendered/{RECIPE_FILE}"
     bench, warnings = bench_spec(dep, options), []
+    away = srt_warning(choice, srt.sources is not None)
+    if away:
+        warnings.append(away)
     submit_env = {"SRTSLURM_CONFIG": f"{job_dir}/rendered/{SRTSLURM_FILE}"}
     evals = eval_env(dep, project.root, bench.eval) if bench.eval is not None else None
     if isinstance(evals, dict) and bench.eval is not None:
