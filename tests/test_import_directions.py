@@ -29,7 +29,9 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # package -> packages it must never import (first-level names under inferbench)
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "bench": frozenset({"config", "matrix", "launch", "checks", "sim", "results", "report"}),
+    "bench": frozenset(
+        {"config", "matrix", "launch", "checks", "sim", "results", "report", "capacity"}
+    ),
     "checks": frozenset({"matrix", "launch", "results", "report", "sim", "bench"}),
     "matrix": frozenset({"checks", "launch", "results", "report", "sim", "bench"}),
     "config": frozenset({"checks", "matrix", "launch", "results", "report", "sim", "bench"}),
@@ -37,6 +39,10 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "report": frozenset({"launch", "checks", "matrix", "adaptive"}),
     # the adaptive planner drives launch and the simulator; it reads no store, no report
     "adaptive": frozenset({"checks", "results", "report"}),
+    # the capacity search measures with the bench or the simulator; it reads no tree, no store
+    "capacity": frozenset(
+        {"config", "matrix", "launch", "checks", "results", "report", "adaptive"}
+    ),
     "engines": frozenset(
         {
             "config",
@@ -53,7 +59,9 @@ FORBIDDEN: dict[str, frozenset[str]] = {
         }  # fmt: skip
     ),
     "launch": frozenset({"checks", "results", "report", "sim", "adaptive"}),
-    "sim": frozenset({"launch", "checks", "matrix", "evals", "power", "report", "adaptive"}),
+    "sim": frozenset(
+        {"launch", "checks", "matrix", "evals", "power", "report", "adaptive", "capacity"}
+    ),
     "evals": frozenset(
         {"config", "matrix", "launch", "checks", "sim", "results", "report", "bench", "power"}
     ),

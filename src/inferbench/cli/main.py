@@ -34,6 +34,7 @@ COMMANDS = {
     "replay": "replay",
     "traces": "traces",
     "eval": "eval",
+    "capacity": "capacity",
     "sim": "sim",
     "run": "run",
     "plan": "run",

@@ -165,6 +165,14 @@ def result_bytes(
 
 def _bench_result_bytes(run: EstimateRun, dep: SimDeployment, base_url: str) -> bytes:
     """The result file `inferbench bench` writes, built from the estimate's records."""
+    data: bytes = point_result_of(run, dep, base_url=base_url).to_json_bytes()
+    return data
+
+
+def point_result_of(
+    run: EstimateRun, dep: SimDeployment, *, base_url: str = "sim://estimate"
+) -> Any:
+    """The load generator's `PointResult` of `run` (what its result file holds)."""
     metrics = importlib.import_module("inferbench.bench.metrics")
     result = importlib.import_module("inferbench.bench.result")
     settings = importlib.import_module("inferbench.bench.settings")
@@ -191,5 +199,4 @@ def _bench_result_bytes(run: EstimateRun, dep: SimDeployment, base_url: str) -> 
     if dep.warnings:
         block = point_result.inferbench.model_copy(update={"warnings": list(dep.warnings)})
         point_result = point_result.model_copy(update={"inferbench": block})
-    data: bytes = point_result.to_json_bytes()
-    return data
+    return point_result

@@ -1,0 +1,1 @@
+"""Capacity at a service level: the most load a deployment carries within latency targets."""

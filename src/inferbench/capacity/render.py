@@ -1,0 +1,36 @@
+"""The capacity report as text (a few lines per answer) or as its JSON document."""
+
+from __future__ import annotations
+
+from inferbench.capacity.request import CapacityAnswer, CapacityReport
+from inferbench.core.printable import printable
+
+
+def render_report(report: CapacityReport, fmt: str = "table") -> str:
+    if fmt == "json":
+        return report.model_dump_json(indent=2, by_alias=True) + "\n"
+    lines = []
+    for answer in (report.predicted, report.measured):
+        if answer is not None:
+            lines += _answer_lines(answer)
+    return "\n".join(printable(line) for line in lines) + "\n"
+
+
+def _answer_lines(a: CapacityAnswer) -> list[str]:
+    r = a.result
+    head = f"{a.kind} capacity within {', '.join(r.targets)}:"
+    if r.capacity is None:
+        return [head, f"  none: {r.confidence()}"]
+    lines = [head, f"  concurrency {r.capacity} (binding: {r.binding})"]
+    figures = []
+    if a.users_per_gpu is not None:
+        figures.append(f"{a.users_per_gpu:.3g} users/GPU ({a.gpus} GPUs)")
+    if a.tok_s_per_gpu is not None:
+        figures.append(f"{a.tok_s_per_gpu:,.0f} tok/s/GPU")
+    if a.users_per_mw is not None and a.tok_s_per_mw is not None:
+        figures.append(f"{a.users_per_mw:,.0f} users/MW, {a.tok_s_per_mw:,.0f} tok/s/MW")
+    if figures:
+        lines.append("  " + "; ".join(figures))
+    lines.append(f"  measured {r.measured_loads} of {len(r.grid)} loads ({r.measurements} runs)")
+    lines.append(f"  {r.confidence()}")
+    return lines

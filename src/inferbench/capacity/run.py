@@ -1,0 +1,97 @@
+"""`run_capacity(request)`: simulate the job (when given) to bracket or predict, measure the
+server (when given) starting from the prediction, and put both per GPU and per MW."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inferbench.bench.settings import Endpoint
+from inferbench.capacity.measure import bench_measure, sim_measure
+from inferbench.capacity.request import CapacityAnswer, CapacityReport, CapacityRequest
+from inferbench.capacity.search import CapacityResult, search_capacity
+from inferbench.capacity.targets import parse_targets
+from inferbench.core.concurrency import parse_concurrency_list
+from inferbench.errors import InputError, Location
+
+
+def run_capacity(request: CapacityRequest) -> CapacityReport:
+    targets = parse_targets(request.slo)
+    grid = _grid(request.grid)
+    if request.base_url is None and request.job is None:
+        raise InputError(
+            "nothing to search", hint="give --base-url (and --model) to measure, --job to predict"
+        )
+    predicted = None
+    gpus = request.gpus
+    isl, osl = request.isl, request.osl
+    if request.job is not None:
+        from inferbench.sim.points import open_job
+
+        job = open_job(Path(request.job))
+        gpus = gpus or job.deployment.total_gpus
+        isl = isl or job.deployment.workload.isl
+        osl = osl or job.deployment.workload.osl
+        found = search_capacity(
+            targets,
+            grid,
+            sim_measure(job, prompts_per_load=request.prompts_per_load),
+            noise=request.noise,
+            repeats=1,  # the simulator is deterministic: a repeat says nothing new
+        )
+        predicted = _answer("predicted", found, gpus, request.gpu_kw)
+    measured = None
+    if request.base_url is not None:
+        if not request.model:
+            raise InputError("--base-url needs --model", location=Location(key="--model"))
+        if isl is None or osl is None:
+            raise InputError(
+                "the workload's lengths are not known",
+                location=Location(key="--isl"),
+                hint="give --isl and --osl (or --job, whose lengths are used)",
+            )
+        start = None if predicted is None else predicted.result.capacity
+        found = search_capacity(
+            targets,
+            grid,
+            bench_measure(
+                Endpoint(base_url=request.base_url, model=request.model),
+                isl,
+                osl,
+                prompts_per_load=request.prompts_per_load,
+                result_dir=request.result_dir,
+            ),
+            start=start,
+            noise=request.noise,
+            repeats=request.repeats,
+        )
+        measured = _answer("measured", found, gpus, request.gpu_kw)
+    return CapacityReport(request=request, predicted=predicted, measured=measured)
+
+
+def _grid(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(sorted(set(parse_concurrency_list(text))))
+    except ValueError as exc:
+        raise InputError(str(exc), location=Location(key="--grid")) from None
+
+
+def _answer(
+    kind: str, result: CapacityResult, gpus: int | None, gpu_kw: float | None
+) -> CapacityAnswer:
+    at = result.verdict_at(result.capacity) if result.capacity is not None else None
+    users = float(result.capacity) if result.capacity is not None else None
+    tput = at.total_tok_s if at is not None else None
+    mw = gpus * gpu_kw / 1000 if gpus and gpu_kw else None
+    return CapacityAnswer(
+        kind=kind,
+        result=result,
+        gpus=gpus,
+        users_per_gpu=_per(users, gpus),
+        tok_s_per_gpu=_per(tput, gpus),
+        users_per_mw=_per(users, mw),
+        tok_s_per_mw=_per(tput, mw),
+    )
+
+
+def _per(value: float | None, unit: float | None) -> float | None:
+    return value / unit if value is not None and unit else None
