@@ -5,6 +5,7 @@ repository as a bundle, a clone or a copy."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -115,3 +116,26 @@ def test_a_ref_no_source_holds_is_refused_with_the_ref_named(
     assert "PATH@REF" in shown
     with pytest.raises(ConfigError, match="in neither the tree or an srt-slurm source"):
         _plan(tree)
+
+
+def test_the_plan_cli_reads_the_sources_once_and_refuses_a_bad_one_once(
+    trees: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`plan --backend srtctl --srt-slurm ...` (repeatable): the job at its ref; a source
+    that cannot be read is one error, exit 2, before any job is planned."""
+    from inferbench.cli.main import main
+
+    tree, repo = trees
+    bundle = tmp_path / "refs.bundle"
+    git(repo, "bundle", "create", str(bundle), "--all")
+    args = ["plan", SEED_KEY, "--root", str(tree), "--backend", "srtctl", "--format", "json"]
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "--srt-slurm", str(bundle), "--srt-slurm", str(repo)])
+    assert exited.value.code in (0, None)
+    (plan,) = json.loads(capsys.readouterr().out)
+    assert "name: at-v0.4.2" in plan["files"][0]["content"]
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "--srt-slurm", f"{bundle}@v0.4.2"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("whose refs are known by name") == 1 and "cannot plan" not in err

@@ -116,7 +116,13 @@ def planner_for(
     (`pick_ports=False` keeps the default 8000 so printed plans are stable)."""
 
     catalog: list[SrtctlCatalog] = []  # the srtctl clusters, read once on first use
-    srt: list[SrtSources] = []  # the srt-slurm sources and launcher routes, read once
+    # the srt-slurm sources and launcher routes: read before any job, so that a bad
+    # --srt-slurm is one error (exit 2), never one per job
+    srt = (
+        srt_sources(options.srt_slurm, project)
+        if options.backend is Backend.SRTCTL and project is not None
+        else None
+    )
 
     def plan(dep: Deployment, job: JobDir) -> Plan:
         engine = options.engine
@@ -127,7 +133,6 @@ def planner_for(
 
             if not catalog and project is not None:
                 catalog.append(srtctl_catalog(project))
-                srt.append(srt_sources(options.srt_slurm, project))
             return srtctl_plan(
                 dep,
                 project,
@@ -135,7 +140,7 @@ def planner_for(
                 job_dir,
                 options.plan,
                 catalog=catalog[0] if catalog else None,
-                srt_slurm=srt[0] if srt else None,
+                srt_slurm=srt,
             )
         popts = options.plan
         if project is not None:
