@@ -24,11 +24,16 @@ def _answer_lines(a: CapacityAnswer) -> list[str]:
     lines = [head, f"  concurrency {r.capacity} (binding: {r.binding})"]
     figures = []
     if a.users_per_gpu is not None:
-        figures.append(f"{a.users_per_gpu:.3g} users/GPU ({a.gpus} GPUs)")
+        figures.append(
+            f"{a.users_per_gpu:.3g} users/GPU ({a.gpus} GPU{'s' if a.gpus != 1 else ''})"
+        )
     if a.tok_s_per_gpu is not None:
         figures.append(f"{a.tok_s_per_gpu:,.0f} tok/s/GPU")
     if a.users_per_mw is not None and a.tok_s_per_mw is not None:
-        figures.append(f"{a.users_per_mw:,.0f} users/MW, {a.tok_s_per_mw:,.0f} tok/s/MW")
+        figures.append(
+            f"{a.users_per_mw:,.0f} users/MW, {a.tok_s_per_mw:,.0f} tok/s/MW"
+            f" (at {a.kw_per_gpu:g} kW/GPU provisioned)"
+        )
     if figures:
         lines.append("  " + "; ".join(figures))
     lines.append(f"  measured {r.measured_loads} of {len(r.grid)} loads ({r.measurements} runs)")

@@ -33,7 +33,10 @@ class CapacityRequest(FrozenModel):
     prompts_per_load: int = Field(default=10, ge=1, le=1000, description="prompts per stream")
     gpus: int | None = Field(default=None, ge=1, description="GPUs of the deployment")
     gpu_kw: float | None = Field(
-        default=None, gt=0, le=100, description="provisioned kW per GPU, for per-MW figures"
+        default=None,
+        gt=0,
+        le=100,
+        description="provisioned kW per GPU, for per-MW figures (default: the catalog's)",
     )
     result_dir: Path | None = Field(default=None, description="folder for measured points")
 
@@ -44,6 +47,7 @@ class CapacityAnswer(FrozenModel):
     kind: str  # "measured" or "predicted" (the simulator's)
     result: CapacityResult
     gpus: int | None
+    kw_per_gpu: float | None  # provisioned, all-in: --gpu-kw or the catalog's
     users_per_gpu: float | None
     tok_s_per_gpu: float | None
     users_per_mw: float | None

@@ -23,12 +23,14 @@ def run_capacity(request: CapacityRequest) -> CapacityReport:
         )
     predicted = None
     gpus = request.gpus
+    gpu_kw = request.gpu_kw
     isl, osl = request.isl, request.osl
     if request.job is not None:
         from inferbench.sim.points import open_job
 
         job = open_job(Path(request.job))
         gpus = gpus or job.deployment.total_gpus
+        gpu_kw = gpu_kw or job.deployment.gpu.provisioned_kw  # the catalog's, cited there
         isl = isl or job.deployment.workload.isl
         osl = osl or job.deployment.workload.osl
         found = search_capacity(
@@ -38,7 +40,7 @@ def run_capacity(request: CapacityRequest) -> CapacityReport:
             noise=request.noise,
             repeats=1,  # the simulator is deterministic: a repeat says nothing new
         )
-        predicted = _answer("predicted", found, gpus, request.gpu_kw)
+        predicted = _answer("predicted", found, gpus, gpu_kw)
     measured = None
     if request.base_url is not None:
         if not request.model:
@@ -64,7 +66,7 @@ def run_capacity(request: CapacityRequest) -> CapacityReport:
             noise=request.noise,
             repeats=request.repeats,
         )
-        measured = _answer("measured", found, gpus, request.gpu_kw)
+        measured = _answer("measured", found, gpus, gpu_kw)
     return CapacityReport(request=request, predicted=predicted, measured=measured)
 
 
@@ -86,6 +88,7 @@ def _answer(
         kind=kind,
         result=result,
         gpus=gpus,
+        kw_per_gpu=gpu_kw,
         users_per_gpu=_per(users, gpus),
         tok_s_per_gpu=_per(tput, gpus),
         users_per_mw=_per(users, mw),

@@ -55,6 +55,7 @@ class GpuSpec(FrozenModel):
     scale_up_domain: int = Field(ge=1)
     scale_out_gbps: float = Field(gt=0)
     gpus_per_node: int = Field(ge=1)
+    provisioned_kw: float | None = Field(default=None, gt=0, le=100)  # all-in, per GPU
     sources: dict[str, str]
 
     @property

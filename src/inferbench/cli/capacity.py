@@ -27,7 +27,9 @@ def capacity_cmd(
     prompts_per_load: int = typer.Option(10, "--prompts-per-load", help="prompts per stream"),
     gpus: int | None = typer.Option(None, "--gpus", help="GPUs of the deployment"),
     gpu_kw: float | None = typer.Option(
-        None, "--gpu-kw", help="provisioned kW per GPU, for per-MW figures"
+        None,
+        "--gpu-kw",
+        help="provisioned kW per GPU, for per-MW figures (default: the catalog's for a --job)",
     ),
     result_dir: Path | None = typer.Option(
         None, "--result-dir", parser=output_folder("--result-dir"), help="measured points"

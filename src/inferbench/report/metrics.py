@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from inferbench.report.prices import CostModel, PriceTable
+from inferbench.results.derived import provisioned_mw
 from inferbench.results.record import Record, RecordStats
 
 Value = Callable[[Record, PriceTable], float | None]
@@ -62,6 +63,11 @@ def _per_mw(r: Record, _: PriceTable) -> float | None:
     # tok/s per measured W is tok/J; a megawatt of the same GPUs serves 1e6 times that
     j = _energy(r)[0]
     return 1e6 / j if j else None
+
+
+def _per_provisioned_mw(r: Record, _: PriceTable) -> float | None:
+    mw = provisioned_mw(r.identity)
+    return r.metrics.total_token_throughput / mw if mw else None
 
 
 def _interactivity(r: Record, _: PriceTable) -> float | None:
@@ -148,11 +154,22 @@ ENERGY_AXES: tuple[Axis, ...] = (
         note=ENERGY_NOTE + "; GPU board power only (no host, network or cooling)",
         group="energy",
     ),
+    Axis(
+        "tput_per_provisioned_mw",
+        "total throughput per provisioned MW (tok/s/MW)",
+        "tok/s/prov. MW",
+        True,
+        _per_provisioned_mw,
+        note="every GPU at its all-in provisioned kW (the InferenceX site's constants, "
+        "cited in the hardware catalog): no measurement needed",
+        group="energy",
+    ),
 )
 
 
 def cost_axes(model: CostModel) -> tuple[Axis, ...]:
-    """Cost per million total / output tokens and total tokens per dollar, under `model`."""
+    """Cost per million total / output / input tokens and total tokens per dollar, under
+    `model` (the InferenceX site shows input and output costs apart)."""
     note = f"{model.label}: $/GPU-hour from {{prices}}"
     return (
         Axis(
@@ -170,6 +187,19 @@ def cost_axes(model: CostModel) -> tuple[Axis, ...]:
             "$/M out tok",
             False,
             _cost(model, lambda r: r.metrics.output_throughput, per_dollar=False),
+            note=note,
+            group=f"cost: {model.label}",
+        ),
+        Axis(
+            f"cost_input.{model.key}",
+            f"cost per million input tokens ($, {model.label})",
+            "$/M in tok",
+            False,
+            _cost(
+                model,
+                lambda r: r.metrics.total_input_tokens / r.metrics.duration_s,
+                per_dollar=False,
+            ),
             note=note,
             group=f"cost: {model.label}",
         ),

@@ -8,15 +8,20 @@
   interactivity, not the 99th.)
 - Energy per token: GPU power samples integrated with the trapezoid rule over the
   benchmark window, with a validity verdict.
+- Provisioned power: every GPU of the deployment at the hardware catalog's all-in kW per
+  GPU (the InferenceX site's constants): throughput per provisioned MW needs no measurement.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from inferbench.catalog.load import load_catalog
+from inferbench.errors import InputError
 from inferbench.results.record import Energy, Identity, RecordInteractivity, RecordStats
 
 
@@ -176,3 +181,23 @@ def _integrate_gpu(
         problems.append(f"gap of {float(gaps.max()):.1f} s between samples (max {max_gap:g})")
     joules = float(np.sum((watts[1:] + watts[:-1]) * 0.5 * gaps))
     return joules, problems
+
+
+def provisioned_mw(identity: Identity) -> float | None:
+    """The deployment's provisioned power in MW: each pool's GPUs at the catalog's all-in
+    kW per GPU (the InferenceX site's constants); None when a pool's GPU has none."""
+    total = 0.0
+    for pool in identity.pools:
+        kw = _provisioned_kw(pool.hardware)
+        if kw is None:
+            return None
+        total += kw * pool.gpus
+    return total / 1000.0 if total else None
+
+
+@functools.lru_cache(maxsize=256)
+def _provisioned_kw(hardware: str) -> float | None:
+    try:
+        return load_catalog().gpu(hardware).provisioned_kw
+    except InputError:
+        return None

@@ -12,6 +12,7 @@ import orjson
 
 from inferbench.errors import InputError
 from inferbench.fsio import atomic_write_bytes, atomic_write_text
+from inferbench.results.derived import provisioned_mw
 from inferbench.results.evalcompare import eval_row
 from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.store import StoredRecord
@@ -27,6 +28,7 @@ def flat_row(stored: StoredRecord) -> dict[str, Any]:
     inter = d.interactivity
     energy = d.energy
     validity = validity_of(r)
+    mw = provisioned_mw(i)
     return {
         "id": stored.id,
         "run_id": p.run_id,
@@ -67,6 +69,8 @@ def flat_row(stored: StoredRecord) -> dict[str, Any]:
         "ttft_p99_ms": m.ttft_ms.p99,
         "tpot_p99_ms": m.tpot_ms.p99,
         "joules_per_output_token": energy.joules_per_output_token if energy else None,
+        "provisioned_mw": mw,
+        "tput_per_provisioned_mw": m.total_token_throughput / mw if mw else None,
         "energy_valid": energy.valid if energy else None,
         "started_at": p.started_at.isoformat() if p.started_at else None,
     }
