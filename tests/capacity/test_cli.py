@@ -49,7 +49,7 @@ def test_predicted_capacity_of_a_job_per_gpu_and_per_mw(
         (["--slo", "ttft_p90<=1s"], "nothing to search"),
         (["--slo", "ttft<=1s", "--job", "x.json:0"], "is not a target"),
         (["--slo", "ttft_p90<=1s", "--base-url", "http://127.0.0.1:9"], "--base-url needs --model"),
-        (["--slo", "ttft_p90<=1s", "--job", "x:0", "--grid", "4,0"], "--grid"),
+        (["--slo", "ttft_p90<=1s", "--job", "x:0", "--concurrency", "4,0"], "--concurrency"),
         (["--slo", "ttft_p90<=1s", "--job", "x:0", "--repeats", "0"], "--repeats"),
     ],
 )
@@ -74,12 +74,12 @@ def test_measured_capacity_on_a_server_matches_its_grid(tmp_path: Path) -> None:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip().rsplit(" ", 1)[-1]
         common = ["--base-url", url, "--model", MODEL, "--isl", "64", "--osl", "16"]
-        common += ["--prompts-per-load", "4", "--grid", "1,2,4,8,16,32,64,128,256"]
+        common += ["--prompts-per-load", "4", "--concurrency", "1,2,4,8,16,32,64,128,256"]
         # a TTFT target the queueing of a 256-stream wave breaks, and 16 streams do not
         slo = ["--slo", "ttft_p90<=2s"]
         ran = subprocess.run(
             [sys.executable, "-m", "inferbench.cli.main", "capacity", *common, *slo,
-             "--format", "json", "--result-dir", str(tmp_path / "points")],
+             "--format", "json", "--output-dir", str(tmp_path / "points")],
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         assert ran.returncode in (0, 1), ran.stderr

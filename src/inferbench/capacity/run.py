@@ -74,7 +74,7 @@ def _grid(text: str) -> tuple[int, ...]:
     try:
         return tuple(sorted(set(parse_concurrency_list(text))))
     except ValueError as exc:
-        raise InputError(str(exc), location=Location(key="--grid")) from None
+        raise InputError(str(exc), location=Location(key="--concurrency")) from None
 
 
 def _answer(

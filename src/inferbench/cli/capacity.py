@@ -20,7 +20,7 @@ def capacity_cmd(
     isl: int | None = typer.Option(None, "--isl", help="input length (default: the job's)"),
     osl: int | None = typer.Option(None, "--osl", help="output length (default: the job's)"),
     grid: str = typer.Option(
-        "1,2,4,8,16,32,64,128,256,512", "--grid", help="concurrencies to choose from"
+        "1,2,4,8,16,32,64,128,256,512", "--concurrency", help="the loads to choose from"
     ),
     repeats: int = typer.Option(3, "--repeats", help="measurements of a load near a bound"),
     noise: float = typer.Option(0.05, "--noise", help="within this of a bound, measure again"),
@@ -32,7 +32,7 @@ def capacity_cmd(
         help="provisioned kW per GPU, for per-MW figures (default: the catalog's for a --job)",
     ),
     result_dir: Path | None = typer.Option(
-        None, "--result-dir", parser=output_folder("--result-dir"), help="measured points"
+        None, "--output-dir", parser=output_folder("--output-dir"), help="measured points"
     ),
     fmt: str = typer.Option("table", "--format", help="table, or json (inferbench.capacity/1)"),
 ) -> None:
@@ -49,7 +49,8 @@ def capacity_cmd(
         raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
     request = validated(
         CapacityRequest,
-        {"": "--slo"} | {f: "--" + f.replace("_", "-") for f in CapacityRequest.model_fields},
+        {"": "--slo", "grid": "--concurrency", "result_dir": "--output-dir"}
+        | {f: "--" + f.replace("_", "-") for f in CapacityRequest.model_fields},
         slo=slo, base_url=base_url, model=model, job=job, isl=isl, osl=osl, grid=grid,
         repeats=repeats, noise=noise, prompts_per_load=prompts_per_load, gpus=gpus,
         gpu_kw=gpu_kw, result_dir=result_dir,
