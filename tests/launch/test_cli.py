@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -210,3 +212,23 @@ def test_engine_over_a_trees_script_says_so(cli: Cli, tmp_path: Path, engine: st
     for flag in ("--engine=sim", "--no-tree-script"):
         quiet = cli("plan", "*", "--root", str(tmp_path / "tree"), flag, cwd=tmp_path)
         assert quiet.returncode == 0 and "warning" not in quiet.stderr, quiet.stderr
+
+
+def test_a_master_model_that_is_a_local_folder_is_planned_as_it_is(
+    cli: Cli, tmp_path: Path
+) -> None:
+    tree, folder = tmp_path / "tree", tmp_path / "models" / "tiny-llama"
+    shutil.copytree(EXAMPLES, tree)
+    master = tree / "configs" / "nvidia-master.yaml"
+    text = master.read_text().replace("meta-llama/Llama-3.1-8B-Instruct", str(folder))
+    master.write_text(text)
+    key = "llama3.1-8b-bf16-h200-vllm"
+    sweep = cli("sweep", "--root", str(tree), "--config-keys", key, cwd=tmp_path)
+    assert sweep.returncode == 0 and key in sweep.stdout, sweep.stderr
+    out = cli("plan", key, "--root", str(tree), "--seq-lens", "1k1k", "--engine", "vllm",
+              "--format", "json", cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    plans = json.loads(out.stdout)
+    assert plans and all(p["processes"][0]["argv"][:3] == ["vllm", "serve", str(folder)]
+                         for p in plans)  # fmt: skip
+    assert {p["bench"]["model"] for p in plans} == {str(folder)}
