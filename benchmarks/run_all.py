@@ -30,6 +30,8 @@ COMMANDS: dict[str, list[str]] = {
     "bench_client": [PY, str(HERE / "bench_client.py"), "--repeats", "5"],
     "agentic_replay": [PY, str(HERE / "agentic_replay.py"), "--lanes", "1024", "--repeats", "3"],
     "regression_gate": [PY, str(HERE / "regression_gate.py"), "--reruns", "20", "--slowed", "10"],
+    # needs the real InferenceX tree in ../shared/upstream (or --tree DIR)
+    "check_change": [PY, str(HERE / "check_change.py"), "--runs", "3"],
     # needs the InferenceX tree: $INFERBENCH_INFERENCEX_TREE (as sim_clock)
     "adaptive_sweep": [PY, str(HERE / "adaptive_sweep.py"), "--seeds", "10"],
     # needs the vLLM venv of .ci/services/40-vllm.sh (INFERBENCH_VLLM_BIN or its cache)

@@ -164,3 +164,17 @@ def test_message_values_keep_what_not_where(message: str, values: tuple[str, ...
 
 def test_message_values_drop_the_trees_own_path(tmp_path: Path) -> None:
     assert message_values(f"{tmp_path}/configs/a.yaml is empty", (tmp_path,)) == ("configs/a.yaml",)
+
+
+def test_a_base_that_does_not_load_is_named_as_the_tree_names_it(repo: Path) -> None:
+    bench = repo / "bench"
+    runners = bench / "configs" / "runners.yaml"
+    good = runners.read_text()
+    runners.write_text(good + "\n[")
+    git(repo, "commit", "-qam", "a runners file that is no YAML")
+    runners.write_text(good)
+    with pytest.raises(InputError) as caught:
+        check_change(bench, CheckOptions(base="main", srtctl=False))
+    text = caught.value.render()
+    assert text.startswith("at base main: configs/runners.yaml:"), text
+    assert "inferbench-base-" not in text

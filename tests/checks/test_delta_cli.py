@@ -87,7 +87,7 @@ def test_a_recorded_baseline_stands_in_for_git(
     baseline = tmp_path / "baseline.json"
     ran = _check(debt, capsys, "--write-baseline", str(baseline))
     assert ran.code == 0 and "IB307" in ran.out  # the report, and recording succeeded
-    assert ran.err == f"Recorded 1 findings in {baseline}.\n"
+    assert ran.err == f"Recorded 1 finding in {baseline}.\n"
     assert _check(debt, capsys, "--baseline", str(baseline)).code == 0
     edit(debt, RECIPE, 'concurrencies: "1024"', 'concurrencies: "512"')
     ran = _check(debt, capsys, "--baseline", str(baseline))

@@ -10,6 +10,7 @@ the same rules and srt-slurm sources, so both sides are judged by the same infer
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -106,10 +107,12 @@ def base_findings(root: Path, options: CheckOptions) -> tuple[RecordedFinding, .
         try:
             report = check_tree(tree, options, as_base=True)
         except InputError as exc:
+            # named as the tree names its files, not by the temporary folder
+            where = exc.render().replace(f"{tree.resolve()}{os.sep}", "")
             raise InputError(
-                f"at base {options.base}: {exc.render()}",
+                f"at base {options.base}: {where}",
                 hint="the base revision's tree must load to compare against it; "
-                "--fail-on any judges the tree without a base",
+                "without --base the tree is checked as it is",
             ) from None
         return Baseline.of(report, options).findings
 

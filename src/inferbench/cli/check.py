@@ -65,7 +65,8 @@ def _write_baseline(path: Path, report: CheckReport, options: CheckOptions) -> N
 
     recorded = Baseline.of(report, options)
     write_baseline(path, recorded)
-    typer.echo(f"Recorded {len(recorded.findings)} findings in {path}.", err=True)
+    count = len(recorded.findings)
+    typer.echo(f"Recorded {count} finding{'' if count == 1 else 's'} in {path}.", err=True)
 
 
 def _list_rules() -> None:
