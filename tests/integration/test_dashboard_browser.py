@@ -563,3 +563,130 @@ def test_agentic_view_per_turn_per_session_and_cache(rich_page: Any, rich: Repor
     rows = download_csv(rich_page, rich_page.locator("#ag-sessions-head button.csv"))
     assert rows[1][3] == str(block.sessions.started)
     rich_page.locator("#view-agentic").screenshot(path=str(rich.shots / "report-agentic.png"))
+
+
+def test_detail_box_closes_on_escape_outside_click_and_tab_change(
+    page: Any, report: Report
+) -> None:
+    open_view(page, report, "#f.hw=b200")
+    point = page.locator("#facets .plot .scatterlayer .trace .points path").first
+    detail = page.locator("#detail")
+    for close in ("Escape", "outside", "tab"):
+        point.click(force=True)
+        detail.wait_for(state="visible", timeout=5_000)
+        if close == "Escape":
+            page.keyboard.press("Escape")
+        elif close == "outside":
+            page.locator("#summary").click()
+        else:
+            page.locator("#tabs button[data-view='history']").click()
+        detail.wait_for(state="hidden", timeout=5_000)
+        if close == "tab":
+            page.locator("#tabs button[data-view='curves']").click()
+    # a click inside the box (its link, its text) keeps it open
+    point.click(force=True)
+    detail.click()
+    assert detail.is_visible()
+    page.locator("#detail-close").click()
+    assert detail.is_hidden()
+
+
+def _overflowing(page: Any, selector: str) -> list[str]:
+    """The elements of `selector` that reach past the viewport's right or left edge."""
+    return page.evaluate(
+        """(sel) => [...document.querySelectorAll(sel)].filter(e => {
+            const r = e.getBoundingClientRect();
+            return r.width > 0 && (r.left < -1 || r.right > window.innerWidth + 1);
+        }).map(e => e.id || e.textContent.slice(0, 60))""",
+        selector,
+    )
+
+
+def test_phone_width_fits_selectors_charts_and_accuracy_labels(browser: Any, rich: Report) -> None:
+    pg = browser.new_page(viewport={"width": 390, "height": 844})
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        open_view(pg, rich, "#y=cost_total.on_demand")  # the longest metric name
+        assert _overflowing(pg, "#axes select, #filters select, #tabs button") == []
+        assert _overflowing(pg, "#facets .facet, #facets .main-svg") == []
+        # the page itself never scrolls sideways: wide tables scroll in their own box
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+        pg.screenshot(path=str(rich.shots / "report-phone.png"), full_page=True)
+        pg.locator("#tabs button[data-view='accuracy']").click()
+        labels = pg.locator("#acc-charts .ytick text")
+        assert labels.count() == 3
+        assert _overflowing(pg, "#acc-charts .ytick text") == []
+        # every configuration's name is drawn in full (wrapped, never cut)
+        drawn = " ".join(labels.all_text_contents())
+        for config in pg.evaluate(
+            "JSON.parse(document.getElementById('ib-data').textContent).evals.map(e => e.config)"
+        ):
+            assert all(word in drawn for word in config.split())
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        pg.close()
+    assert errors == []
+
+
+@pytest.fixture(scope="module")
+def queueing(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """One series whose busiest point queued: TTFT p50 154 s, and the highest throughput
+    (it would top the frontier if it were crowned)."""
+    root = tmp_path_factory.mktemp("queue")
+    url = f"sqlite:///{root / 'r.sqlite'}"
+    run = write_run_dir(root / "runs", "queue-1", [SyntheticConfig()], seed=4, commit="4444ddd")
+    path = next(run.glob("job*/results/conc64.json"))
+    point = json.loads(path.read_text())
+    for key in ("total_token_throughput", "output_throughput", "request_throughput"):
+        point[key] *= 3
+    for stat in ("mean", "median", "p90", "p99", "p99.9"):
+        point[f"{stat}_e2el_ms"] += 154_000.0 - point[f"{stat}_ttft_ms"]
+        point[f"{stat}_ttft_ms"] = 154_000.0
+    path.write_text(json.dumps(point))
+    ingest_paths([run], url)
+    dashboard = build_report(url, root / "report", plots=False).dashboard
+    shots = Path(os.environ.get("INFERBENCH_SCREENSHOTS") or root / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    return Report(dashboard, url, root, shots)
+
+
+def test_queueing_point_is_flagged_not_crowned(browser: Any, queueing: Report) -> None:
+    pg = browser.new_page(viewport={"width": 1300, "height": 1000})
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        open_view(pg, queueing)
+        drawn = {t["part"]: t for t in traces(pg)}
+        assert set(drawn) == {"frontier", "queueing"}
+        queued = drawn["queueing"]
+        assert queued["n"] == 1 and queued["name"].endswith("(queueing)")
+        # the highest throughput of the chart, yet not on its frontier
+        assert queued["y"][0] > max(drawn["frontier"]["y"])
+        assert len(drawn["frontier"]["y"]) == 4
+        symbol = pg.evaluate(
+            "document.querySelector('#facets .plot').data.find(t => t.meta.part === 'queueing')"
+            ".marker.symbol[0]"
+        )
+        assert symbol == "x-thin-open"
+        pg.locator("#facets .plot .scatterlayer .trace").nth(1).locator(".points path").first.click(
+            force=True
+        )
+        detail = pg.locator("#detail").inner_text()
+        assert "QUEUEING" in detail and "TTFT p50 154 s" in detail
+        pg.screenshot(path=str(queueing.shots / "report-queueing.png"))
+    finally:
+        pg.close()
+    assert errors == []
+
+
+def test_equal_interactivity_widget_follows_the_x_axis(page: Any, report: Report) -> None:
+    open_view(page, report, "#f.model=dsr1")
+    at = page.locator(".facet").first.locator(".at")
+    assert "tok/s/user" in at.inner_text()
+    page.select_option("#x", "ttft")
+    assert "interactivity" not in at.inner_text().replace("compare at equal", "")
+    assert at.locator("select").count() == 0
+    at.locator("button.at-switch").click()
+    assert page.locator("#x").input_value() == "interactivity"
+    assert at.locator("select.at-target").count() == 1

@@ -12,6 +12,7 @@
   var FILTERS = [["model", "model"], ["seq", "isl/osl"], ["hw", "hardware"], ["fw", "framework"],
     ["prec", "precision"], ["disagg", "disagg"], ["spec", "spec decoding"]];
   var PAGE = 50;
+  var AT_AXIS = "interactivity";  // the x axis the equal-x comparison (D.at) is made on
   var PLOTLY_CONFIG = { displaylogo: false, responsive: true,
     modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"] };
   var VIEWS = ["curves", "gpus", "history", "compare", "accuracy", "agentic"];
@@ -35,6 +36,16 @@
     if (a >= 1) return v.toFixed(2);
     return v.toPrecision(3);
   }
+  // text broken at spaces into lines of at most `width` characters (plotly's <br>)
+  function wrapWords(text, width) {
+    var lines = [], line = "";
+    String(text).split(" ").forEach(function (w) {
+      if (line && (line + " " + w).length > width) { lines.push(line); line = w; }
+      else line = line ? line + " " + w : w;
+    });
+    if (line) lines.push(line);
+    return lines.join("<br>");
+  }
   function pct(v, d) { return v === null || v === undefined ? "-" : (v * 100).toFixed(d === undefined ? 1 : d) + "%"; }
   function s(i) { return STR[i]; }
   function axisOf(table, key) { return D.axes[table].filter(function (a) { return a.key === key; })[0]; }
@@ -42,6 +53,8 @@
   // P.fm[x key][point]: bit i set when the point is on the frontier of (x, D.axes.y[i])
   function frontBit() { return 1 << D.axes.y.map(function (a) { return a.key; }).indexOf(state.y); }
   function onFront(i, bit) { return (P.fm[state.x][i] & bit) !== 0; }
+  // why a point's latency is dominated by queueing (never on a frontier), or null
+  function queued(i) { var r = s(P.q[i]); return r === "-" ? null : r; }
 
   // ---- CSV: every chart's data as shown, from a button beside it ----
   function csvCell(v) {
@@ -163,7 +176,7 @@
       box2.addEventListener("change", function () { state[id] = box2.checked; render(); });
     });
     document.querySelectorAll("#tabs button").forEach(function (b) {
-      b.addEventListener("click", function () { state.view = b.getAttribute("data-view"); render(); });
+      b.addEventListener("click", function () { state.view = b.getAttribute("data-view"); hideDetail(); render(); });
     });
     var filter = document.getElementById("table-filter");
     filter.value = state.q;
@@ -210,10 +223,11 @@
       "topology " + s(P.t[i]) + ", concurrency " + P.c[i],
       ya.short + " " + fmt(P.y[ya.key][i]) + "   " + xa.short + " " + fmt(P.x[xa.key][i]),
       "failed " + pct(P.fr[i], 2) + "   status " + s(P.st[i]),
+      queued(i) ? "<b>QUEUEING</b> " + queued(i) : null,
       "image " + s(P.img[i]),
       "run " + s(P.run[i]) + "   date " + s(P.date[i]) + "   commit " + s(P.commit[i]),
       "run dir " + s(P.dir[i]) + "  (click for the link)"
-    ].join("<br>");
+    ].filter(function (line) { return line !== null; }).join("<br>");
   }
 
   function facetTraces(idx, ya, xa, bit) {
@@ -225,11 +239,14 @@
       if (!pts.length) return;
       var front = pts.filter(function (i) { return onFront(i, bit); })
         .sort(function (a, b) { return P.x[xa.key][a] - P.x[xa.key][b]; });
-      var rest = pts.filter(function (i) { return !onFront(i, bit); });
-      [[front, "lines+markers", 1.0, "frontier"], [rest, "markers", 0.28, "dominated"]].forEach(function (part) {
+      var rest = pts.filter(function (i) { return !onFront(i, bit) && !queued(i); });
+      var queue = pts.filter(function (i) { return queued(i) !== null; });
+      [[front, "lines+markers", 1.0, "frontier"], [rest, "markers", 0.28, "dominated"],
+        [queue, "markers", 0.8, "queueing"]].forEach(function (part) {
         if (!part[0].length) return;
+        var q = part[3] === "queueing";
         traces.push({
-          type: "scatter", mode: part[1], name: S[si].variant, legendgroup: String(si),
+          type: "scatter", mode: part[1], name: S[si].variant + (q ? " (queueing)" : ""), legendgroup: String(si),
           x: part[0].map(function (i) { return P.x[xa.key][i]; }),
           y: part[0].map(function (i) { return P.y[ya.key][i]; }),
           customdata: part[0],
@@ -237,9 +254,9 @@
           hovertemplate: "%{text}<extra></extra>",
           opacity: part[2],
           line: { color: color(si), width: 2 },
-          marker: { color: color(si), size: 8,
-            symbol: part[0].map(function (i) { return P.off[i] ? "circle" : "circle-open"; }),
-            line: { width: 1.5, color: color(si) } },
+          marker: { color: color(si), size: q ? 10 : 8,
+            symbol: part[0].map(function (i) { return q ? "x-thin-open" : (P.off[i] ? "circle" : "circle-open"); }),
+            line: { width: q ? 2 : 1.5, color: color(si) } },
           meta: { series: si, part: part[3] }
         });
       });
@@ -323,6 +340,14 @@
     var rows = ((D.at[facet] || {})[state.y] || []);
     box.textContent = "";
     if (!rows.length) return;
+    // it interpolates the frontiers at equal interactivity: shown only on that x axis, so
+    // it never speaks of an axis the chart does not draw
+    if (state.x !== AT_AXIS) {
+      var go = el("button", { "class": "at-switch" }, "compare at equal " + axisOf("x", AT_AXIS).short);
+      go.addEventListener("click", function () { state.x = AT_AXIS; state.logx = null; render(); });
+      box.appendChild(go);
+      return;
+    }
     var label = el("label", {}, "at interactivity ");
     var sel = el("select", { "class": "at-target" });
     rows.forEach(function (r, k) { sel.appendChild(el("option", { value: String(k) }, r.at + " tok/s/user")); });
@@ -365,16 +390,32 @@
     box.appendChild(document.createTextNode([row.label + (P.off[i] ? "" : "  [UNOFFICIAL]"),
       "topology " + s(P.t[i]) + "  concurrency " + P.c[i] + "  status " + s(P.st[i]) + "  failed " + pct(P.fr[i], 2),
       "image " + s(P.img[i]), "run " + s(P.run[i]) + "  tag " + s(P.tag[i]) + "  date " + s(P.date[i]) +
-      "  commit " + s(P.commit[i]), ""].join("\n")));
+      "  commit " + s(P.commit[i])].concat(queued(i) ? ["QUEUEING " + queued(i)] : [], [""]).join("\n")));
     var dir = s(P.dir[i]);
     // only a relative path or a file: URL (what the report builds); never another scheme
     if (dir !== "-" && (dir.indexOf("file:") === 0 || !/^[a-z][a-z0-9+.-]*:/i.test(dir)))
       box.appendChild(el("a", { href: dir, id: "detail-link" }, "open the run directory"));
     box.appendChild(document.createTextNode("   "));
-    var close = el("button", {}, "close");
-    close.addEventListener("click", function () { box.style.display = "none"; });
+    var close = el("button", { id: "detail-close" }, "close");
+    close.addEventListener("click", hideDetail);
     box.appendChild(close);
     box.style.display = "block";
+    detailOpenedAt = performance.now();
+  }
+  // the detail box belongs to the point clicked: a tab change, Escape or a click anywhere
+  // else closes it, so it never covers another view's charts and tables
+  var detailOpenedAt = 0;
+  function hideDetail() { document.getElementById("detail").style.display = "none"; }
+  function detailControls() {
+    document.addEventListener("keydown", function (ev) { if (ev.key === "Escape") hideDetail(); });
+    document.addEventListener("click", function (ev) {
+      // the click that opened it: plotly reports a point's click on mouseup, before the
+      // document sees the click event itself
+      var opening = detailOpenedAt && performance.now() - detailOpenedAt < 400;
+      detailOpenedAt = 0;
+      if (opening) return;
+      if (!document.getElementById("detail").contains(ev.target)) hideDetail();
+    });
   }
 
   // ---- table ----
@@ -674,11 +715,15 @@
       if (state.f.hw && e.hw !== state.f.hw) return;
       (byTask[e.task] = byTask[e.task] || []).push(e);
     });
+    // a phone: configuration names wrapped onto lines and a margin that fits them, never
+    // a fixed 360 px margin that clips them
+    var narrow = holder.clientWidth < 640;
+    function name(e) { return narrow ? wrapWords(e.config, 18) : e.config; }
     Object.keys(byTask).sort().forEach(function (task) {
       var rows = byTask[task].slice().sort(function (a, b) { return (a.score || 0) - (b.score || 0); });
       var box = el("div", { "class": "facet", "data-task": task });
       var plot = el("div", { "class": "plot acc-plot" });
-      plot.style.height = Math.max(220, 60 + 28 * rows.length) + "px";
+      plot.style.height = Math.max(220, 60 + (narrow ? 48 : 28) * rows.length) + "px";
       box.appendChild(chartHead(task + " (" + rows[0].metric + ")", "accuracy-" + slug(task) + ".csv", function () {
         var out = [["configuration", "task", "metric", "score", "stderr", "n", "status", "run"]];
         rows.forEach(function (e) { out.push([e.config, e.task, e.metric, e.score, e.stderr, e.n, e.status, e.run]); });
@@ -687,15 +732,16 @@
       box.appendChild(plot);
       holder.appendChild(box);
       Plotly.newPlot(plot, [{
-        type: "bar", orientation: "h", y: rows.map(function (e) { return e.config; }),
+        type: "bar", orientation: "h", y: rows.map(name),
         x: rows.map(function (e) { return e.score; }),
         error_x: { type: "data", array: rows.map(function (e) { return e.stderr || 0; }), visible: true },
         text: rows.map(function (e) { return e.ok ? fmt(e.score) : e.status; }), textposition: "auto",
         marker: { color: rows.map(function (e) { return e.ok ? "#1d4ed8" : "#9ca3af"; }) },
         hovertemplate: "%{y}<br>score %{x}<extra></extra>"
       }], {
-        margin: { l: 360, r: 12, t: 8, b: 40 }, showlegend: false,
+        margin: { l: narrow ? 8 : 360, r: 12, t: 8, b: 40 }, showlegend: false,
         xaxis: { title: { text: "score (± stderr)" }, range: [0, 1] },
+        yaxis: { automargin: true },
         font: { family: "system-ui, sans-serif", size: 11 }
       }, PLOTLY_CONFIG);
     });
@@ -813,6 +859,7 @@
   summary();
   buildControls();
   agenticControls();
+  detailControls();
   render();
   document.body.setAttribute("data-render-ms", String(Math.round(performance.now() - T0)));
   document.body.setAttribute("data-ready", "1");

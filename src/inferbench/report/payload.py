@@ -22,6 +22,7 @@ from inferbench.report.metrics import X_AXES, Axis, y_axes
 from inferbench.report.prices import PriceTable
 from inferbench.results.equal import ratio_sentence, round_targets, values_at
 from inferbench.results.pareto import SeriesKey, build_curves, pareto_frontier, series_key
+from inferbench.results.queueing import queueing_reason
 from inferbench.results.record import Record
 
 MAX_POINTS_PER_SERIES = 400
@@ -106,12 +107,14 @@ Masks = dict[int, list[int]]
 
 def frontier_masks(records: Sequence[Record], prices: PriceTable, ys: Sequence[Axis]) -> Masks:
     """id(record) -> one int per x axis (X_AXES order) whose bit y_index is set when the
-    record is on that (x, y) frontier (one int per x keeps each under 31 bits for JS)."""
+    record is on that (x, y) frontier (one int per x keeps each under 31 bits for JS).
+    A point whose latency is dominated by queueing (`results.queueing`) is on none."""
     if len(ys) > 30:
         raise ValueError(f"{len(ys)} y metrics: the page's frontier bits hold 30")
     by_series: dict[SeriesKey, list[Record]] = {}
     for r in records:
-        by_series.setdefault(series_key(r), []).append(r)
+        if queueing_reason(r) is None:
+            by_series.setdefault(series_key(r), []).append(r)
     masks: Masks = {id(r): [0] * len(X_AXES) for r in records}
     for members in by_series.values():
         y_values = [[ya.value(r, prices) for r in members] for ya in ys]
@@ -178,6 +181,7 @@ def points_payload(
         k: [] for k in ("s", "c", "t", "img", "run", "tag", "date", "commit", "dir", "off", "fr")
     }
     cols["st"] = []
+    cols["q"] = []  # why the point is queueing-dominated (kept off the frontiers), or "-"
     fm: dict[str, list[int]] = {a.key: [] for a in X_AXES}
     xs: dict[str, list[float | None]] = {a.key: [] for a in X_AXES}
     yv: dict[str, list[float | None]] = {a.key: [] for a in ys}
@@ -195,6 +199,7 @@ def points_payload(
         cols["off"].append(1 if p.official else 0)
         cols["fr"].append(round(r.derived.failure_rate, 4))
         cols["st"].append(strings(point_status(r).value))
+        cols["q"].append(strings(queueing_reason(r)))
         for a, m in zip(X_AXES, masks[id(r)], strict=True):
             fm[a.key].append(m)
         for a in X_AXES:
@@ -227,9 +232,11 @@ def at_payload(
     records: Sequence[Record], series: SeriesTable, prices: PriceTable, ys: Sequence[Axis]
 ) -> dict[str, dict[str, Any]]:
     """Per facet and y metric: round interactivity targets, each with every series'
-    interpolated value and the headline sentence."""
+    interpolated value and the headline sentence (queueing-dominated points left out)."""
     facets: dict[str, list[Record]] = {}
     for r in records:
+        if queueing_reason(r) is not None:
+            continue
         facets.setdefault(series.rows[series.index[series_key(r)]]["facet"], []).append(r)
     out: dict[str, dict[str, Any]] = {}
     for facet, members in facets.items():
