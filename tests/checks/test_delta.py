@@ -11,7 +11,7 @@ import pytest
 from inferbench.checks.baseline import Baseline, read_baseline, write_baseline
 from inferbench.checks.delta import check_change
 from inferbench.checks.engine import check_tree
-from inferbench.checks.identity import message_values
+from inferbench.checks.identity import file_label, message_values
 from inferbench.checks.report import CheckOptions, FailOn
 from inferbench.config.gitbase import export_tree
 from inferbench.errors import InputError
@@ -178,3 +178,12 @@ def test_a_base_that_does_not_load_is_named_as_the_tree_names_it(repo: Path) -> 
     text = caught.value.render()
     assert text.startswith("at base main: configs/runners.yaml:"), text
     assert "inferbench-base-" not in text
+
+
+def test_files_are_named_by_the_tree_or_the_srt_slurm_source(tmp_path: Path) -> None:
+    root, checkout = tmp_path / "tree", tmp_path / "srt-slurm"
+    assert file_label(root / "configs" / "a.yaml", root, (checkout,)) == "configs/a.yaml"
+    assert (
+        file_label(checkout / "recipes" / "r.yaml", root, (checkout,)) == "srt-slurm/recipes/r.yaml"
+    )
+    assert file_label(None, root) == ""

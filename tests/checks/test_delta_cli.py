@@ -112,3 +112,11 @@ def test_usage_errors_exit_2_with_a_reason(
     assert ran.code == 2
     assert message in ran.err
     assert "Traceback" not in ran.out + ran.err
+
+
+def test_statistics_count_every_finding_and_exit_as_the_change_does(
+    debt: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _check(debt, capsys, "--base", "main", "--statistics")
+    assert ran.code == 0  # nothing new
+    assert "IB307" in ran.out  # the pre-existing finding is counted
