@@ -125,6 +125,10 @@ def test_run_takes_the_agentic_example_to_the_store(
     assert aggregate["request_count"]["avg"] == data["completed"]
     server = json.loads((artifacts / "server_metrics_export.json").read_text())
     assert server["metrics"]["vllm:prefix_cache_queries"]["type"] == "counter"
+    # the CSV beside it (benchmark_lib.sh checks both), the same figures row by row
+    rows = (artifacts / "server_metrics_export.csv").read_text().splitlines()
+    assert rows[0] == "metric,type,endpoint_url,labels,stat,value"
+    assert any(r.startswith("vllm:prefix_cache_queries,counter,") for r in rows[1:])
     power = [files[0].with_name(f"power_conc4.{ext}") for ext in ("csv", "unavailable")]
     assert any(p.is_file() for p in power)  # sampled beside the replay, or why not
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"

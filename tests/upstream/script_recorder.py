@@ -1,8 +1,11 @@
 """An independent recorder of what an InferenceX benchmark script starts (for the tests).
 
 It shares nothing with inferbench's capture but the job's environment contract: its own copy
-of the tree (benchmarks/ and utils/ copied once, `/workspace` replaced with plain text), its
+of the tree (benchmarks/ and utils/ copied once, the container paths `/workspace` and `/tmp`
+replaced with plain text wherever a path starts with them, `${X:-/workspace}` included), its
 own stand-ins (Python programs appending one JSON line per call), run one script at a time.
+The contract's container paths (the workspace, /tmp, the HF cache mount) are folders of its
+own too, so nothing a script writes lands outside the recorder's folder.
 The stand-ins give the script the same world as a GPU node where the server comes up: engines
 stay alive, curl answers, downloads leave a checkpoint, rocm-smi shows idle GPUs.
 """
@@ -53,14 +56,17 @@ if tool in ("hf", "huggingface-cli") and args[:1] == ["download"]:
         kind_dir = "datasets" if "dataset" in args else "models"
         cache = os.environ.get("HF_HUB_CACHE") or os.path.join(
             os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface"), "hub")
-        base = Path(cache) / (kind_dir + "--" + args[1].replace("/", "--"))
+        repo = next(a for i, a in enumerate(args[1:], 1)
+                    if not a.startswith("--") and not args[i - 1].startswith("--"))
+        base = Path(cache) / (kind_dir + "--" + repo.replace("/", "--"))
         (base / "refs").mkdir(parents=True, exist_ok=True)
         (base / "refs" / "main").write_text("stub\n")
         local = str(base / "snapshots" / "stub")
     target = Path(local)
     target.mkdir(parents=True, exist_ok=True)
+    index = '{{"weight_map": {{"w": "w.safetensors"}}}}'
     for name, text in (("config.json", "{{}}"), ("tokenizer_config.json", "{{}}"),
-                       ("model.safetensors.index.json", '{{"weight_map": {{}}}}')):
+                       ("model.safetensors.index.json", index), ("w.safetensors", "")):
         if not (target / name).exists():
             (target / name).write_text(text + "\n")
     print(local)
@@ -81,6 +87,9 @@ class Recorder:
     def __init__(self, tree: Path, home: Path) -> None:
         self.home = home
         self.workspace = home / "ws"
+        self.tmp = home / "tmp"
+        self.exit_code: int | None = None  # the last recorded script's (None: cut at the limit)
+        self.log = ""  # the last recorded script's output
         for part in ("benchmarks", "utils"):
             shutil.copytree(tree / part, self.workspace / part, symlinks=True)
         for child in tree.iterdir():
@@ -88,7 +97,8 @@ class Recorder:
                 (self.workspace / child.name).symlink_to(child)
         for script in (self.workspace / "benchmarks").rglob("*.sh"):
             text = script.read_text(errors="surrogateescape")
-            script.write_text(_replace_mount(text, str(self.workspace)), errors="surrogateescape")
+            mounts = {"/workspace": str(self.workspace), "/tmp": str(self.tmp)}
+            script.write_text(_replace_mounts(text, mounts), errors="surrogateescape")
         shim = self.workspace / "utils/bench_serving/benchmark_serving.py"
         shim.write_text(
             "import json, os, sys\n"
@@ -109,37 +119,41 @@ class Recorder:
         """Run `script` (tree-relative) with `env` (built for /workspace); the calls made, in
         order, with the workspace written back as /workspace."""
         run = self.home / "run"
-        shutil.rmtree(run, ignore_errors=True)
-        for sub in ("home", "tmp"):
-            (run / sub).mkdir(parents=True)
+        for folder in (run, self.tmp):
+            shutil.rmtree(folder, ignore_errors=True)
+        for folder in (run / "home", run / "hf", self.tmp):
+            folder.mkdir(parents=True)
         shutil.rmtree(self.workspace / "results", ignore_errors=True)
         log = run / "calls.jsonl"
         ws = str(self.workspace)
-        full = {k: v.replace("/workspace", ws) for k, v in env.items()}
+        mounts = {"/workspace": ws, "/tmp": str(self.tmp), "/mnt/hf_hub_cache": str(run / "hf")}
+        full = {k: _replace_mounts(v, mounts) for k, v in env.items()}
         full.update(
             PATH=f"{self.bin}:{os.environ.get('PATH', os.defpath)}",
             HOME=str(run / "home"),
-            TMPDIR=str(run / "tmp"),
+            TMPDIR=str(self.tmp),
             LANG="C.UTF-8",
             RECORDER_LOG=str(log),
         )
-        proc = subprocess.Popen(
-            ["bash", script],
-            cwd=self.workspace,
-            env=full,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        with (run / "script.log").open("wb") as out:
+            proc = subprocess.Popen(
+                ["bash", script],
+                cwd=self.workspace,
+                env=full,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         try:
-            proc.wait(timeout=timeout_s)
+            self.exit_code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            pass
+            self.exit_code = None
         finally:
             with contextlib.suppress(ProcessLookupError):  # the stand-in engines live on
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        self.log = (run / "script.log").read_text(errors="replace")
         if not log.is_file():
             return []
         calls = [json.loads(line) for line in log.read_text().splitlines()]
@@ -148,18 +162,25 @@ class Recorder:
         return calls
 
 
-def _replace_mount(text: str, workspace: str) -> str:
-    """`/workspace` where it is a path of its own (not /sgl-workspace, not /workspace_x)."""
+def _replace_mounts(text: str, mounts: Mapping[str, str]) -> str:
+    """Each of `mounts` (container path -> local folder) where a path starts with it
+    (`/workspace`, `/workspace/x`, `:-/workspace}`), not where it is the tail of another path
+    (`/sgl-workspace`, `~/workspace`, `${D}/workspace`) or the head of another name
+    (`/workspace_x`, `/tmpfs`); in one pass, so a local folder under /tmp stays as it is."""
     out, i = [], 0
-    while True:
-        j = text.find("/workspace", i)
-        if j < 0:
-            out.append(text[i:])
-            return "".join(out)
-        before = text[j - 1] if j else " "
-        after = text[j + len("/workspace") : j + len("/workspace") + 1]
-        own = not (before.isalnum() or before in "_.-") and not (
-            after.isalnum() or after in ("_", ".", "-")
-        )
-        out.append(text[i:j] + (workspace if own else "/workspace"))
-        i = j + len("/workspace")
+    while i < len(text):
+        for mount in sorted(mounts, key=len, reverse=True):
+            if not text.startswith(mount, i):
+                continue
+            before = text[i - 1] if i else " "
+            after = text[i + len(mount) : i + len(mount) + 1]
+            tail_of_path = before.isalnum() or before in "_.~})/"
+            if tail_of_path or after.isalnum() or after in ("_", ".", "-"):
+                continue
+            out.append(mounts[mount])
+            i += len(mount)
+            break
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)

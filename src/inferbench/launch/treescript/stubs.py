@@ -65,7 +65,8 @@ def _engine(sleep: str) -> str:
 # What a tool's stand-in leaves behind, where scripts check for it:
 # - `uv venv DIR`: the tools benchmark_lib.sh checks for (aiperf, hf) in DIR/bin;
 # - `hf download REPO [--local-dir DIR]`: an empty but complete-looking checkpoint (config,
-#   tokenizer config, an index of no shards) in DIR or the Hugging Face cache, its path printed;
+#   tokenizer config, an index naming one empty shard, which is there: the minimaxm3 scripts
+#   check that every indexed shard exists) in DIR or the Hugging Face cache, its path printed;
 # - `rocm-smi --showmemuse`: idle GPUs (what wait_for_amd_gpu_clean polls for);
 # - `aiperf profile --output-artifact-dir DIR`: empty artifact files, the server's carrying
 #   one metric of the prefix the script requires (validate_required_agentic_server_metrics).
@@ -92,13 +93,14 @@ elif [[ "$tool" == uv && "$1" == venv ]]; then
     mkdir -p "$dir/bin"
     for t in aiperf hf python; do cp "$0" "$dir/bin/$t"; done
 elif [[ ( "$tool" == hf || "$tool" == huggingface-cli ) && "$1" == download ]]; then
-    repo="$2" dir="" kind=models
-    shift 2
+    repo="" dir="" kind=models
+    shift
     while [[ $# -gt 0 ]]; do
         case "$1" in
             --local-dir) dir="$2"; shift 2 ;;
             --repo-type) kind="$2s"; shift 2 ;;
-            *) shift ;;
+            --*) shift ;;
+            *) [[ -n "$repo" ]] || repo="$1"; shift ;;
         esac
     done
     if [[ -z "$dir" ]]; then
@@ -112,8 +114,11 @@ elif [[ ( "$tool" == hf || "$tool" == huggingface-cli ) && "$1" == download ]]; 
     for f in config.json tokenizer_config.json; do
         [[ -e "$dir/$f" ]] || echo '{}' > "$dir/$f"
     done
-    [[ -e "$dir/model.safetensors.index.json" ]] ||
-        echo '{"weight_map": {}}' > "$dir/model.safetensors.index.json"
+    if [[ ! -e "$dir/model.safetensors.index.json" ]]; then
+        echo '{"weight_map": {"stub": "model-stub.safetensors"}}' \
+            > "$dir/model.safetensors.index.json"
+        : > "$dir/model-stub.safetensors"
+    fi
     echo "$dir"
 elif [[ "$tool" == rocm-smi && " $* " == *" --showmemuse "* ]]; then
     echo "GPU[0]          : GPU Memory Allocated (VRAM%): 0"

@@ -11,7 +11,9 @@ which `write_aiperf_artifacts` writes from inferbench's own records and `/metric
   `MetricRecordInfo` shape;
 - `profile_export_aiperf.json` (`aggregate.py`): request counts, the window, the
   distributions, the workload's prefix-reuse ceiling;
-- `server_metrics_export.json` (`server.py`): the server's counters over the window.
+- `server_metrics_export.json` (`server.py`): the server's counters over the window, and
+  the same figures as `server_metrics_export.csv` (benchmark_lib.sh checks that both are
+  there when a script requires the engine's metrics).
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ import orjson
 
 from inferbench.bench.agentic.aiperf.aggregate import aggregate_export
 from inferbench.bench.agentic.aiperf.records import record_lines
-from inferbench.bench.agentic.aiperf.server import server_metrics_export
+from inferbench.bench.agentic.aiperf.server import server_metrics_csv, server_metrics_export
 from inferbench.bench.agentic.api import ReplayOutcome
 from inferbench.fsio import atomic_write_bytes
 
 RECORDS = "profile_export.jsonl"
 AGGREGATE = "profile_export_aiperf.json"
 SERVER_METRICS = "server_metrics_export.json"
+SERVER_METRICS_CSV = "server_metrics_export.csv"
 
 
 def write_aiperf_artifacts(folder: Path, outcome: ReplayOutcome, base_url: str) -> list[Path]:
@@ -45,4 +48,6 @@ def write_aiperf_artifacts(folder: Path, outcome: ReplayOutcome, base_url: str) 
         export = server_metrics_export(start, end, base_url, outcome.result)
         written.append(folder / SERVER_METRICS)
         atomic_write_bytes(written[-1], orjson.dumps(export, option=orjson.OPT_INDENT_2))
+        written.append(folder / SERVER_METRICS_CSV)
+        atomic_write_bytes(written[-1], server_metrics_csv(export).encode())
     return written

@@ -10,6 +10,8 @@ own `inferbench.agentic.server` is computed from, so both read the same hit rate
 
 from __future__ import annotations
 
+import csv
+import io
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -111,3 +113,18 @@ def server_metrics_export(
         "summary": summary,
         "metrics": metrics,
     }
+
+
+def server_metrics_csv(export: dict[str, Any]) -> str:
+    """The same figures as a flat table, one row per metric series and statistic, for the
+    runs that look for aiperf's `server_metrics_export.csv` beside the JSON (benchmark_lib.sh
+    requires both; its processing reads the JSON)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["metric", "type", "endpoint_url", "labels", "stat", "value"])
+    for name, metric in export["metrics"].items():
+        for series in metric["series"]:
+            labels = ";".join(f"{k}={v}" for k, v in sorted(series.get("labels", {}).items()))
+            for stat, value in series["stats"].items():
+                writer.writerow([name, metric["type"], series["endpoint_url"], labels, stat, value])
+    return buffer.getvalue()
