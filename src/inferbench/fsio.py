@@ -23,6 +23,7 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,14 +188,25 @@ def write_output(path: Path | str, data: bytes, option: str | None = None) -> Pa
     An OS error (disk full, read-only, no permission, a closed pipe) is an InputError naming
     the file (and `option`) and what to do, never a traceback.
     """
+    return write_output_chunks(path, (data,), option)
+
+
+def write_output_chunks(
+    path: Path | str, chunks: Iterable[bytes], option: str | None = None
+) -> Path:
+    """`write_output` of the concatenated `chunks`, written as they come (a large export
+    never sits whole in memory); a regular file is still replaced atomically, at the end,
+    and an error while the chunks are made leaves it as it was."""
     target = output_target(path, option)
     try:
         if target.kind is TargetKind.FILE:
-            _replace_atomically(target.path, data)
+            _replace_atomically(target.path, chunks)
         elif target.kind is TargetKind.STREAM:
-            _stream(target, data)
+            _stream(target, chunks)
         else:
-            _std_stream(sys.stdout if target.kind is TargetKind.STDOUT else sys.stderr, data)
+            stream = sys.stdout if target.kind is TargetKind.STDOUT else sys.stderr
+            for data in chunks:
+                _std_stream(stream, data)
     except OSError as exc:
         shown = os.fspath(path)
         why = f"cannot write it: {exc.strerror or exc}"
@@ -202,13 +214,14 @@ def write_output(path: Path | str, data: bytes, option: str | None = None) -> Pa
     return target.path
 
 
-def _replace_atomically(path: Path, data: bytes) -> None:
+def _replace_atomically(path: Path, chunks: Iterable[bytes]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for data in chunks:
+                handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         # What is there now may have changed since output_target looked: rename over a
@@ -223,13 +236,14 @@ def _replace_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def _stream(target: OutputTarget, data: bytes) -> None:
+def _stream(target: OutputTarget, chunks: Iterable[bytes]) -> None:
     flags = os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC | (os.O_APPEND if target.append else 0)
     fd = os.open(target.path, flags)  # never O_CREAT/O_TRUNC: it exists and is not ours
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        for data in chunks:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 

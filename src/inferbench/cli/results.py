@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -194,20 +195,33 @@ def list_cmd(
     limit: int = typer.Option(200, "--limit", min=0, help="rows in table format (0 = all)"),
 ) -> None:
     """List stored points and the accuracy evals beside them."""
+    from inferbench.fsio import write_output_chunks
     from inferbench.results.evalcompare import eval_row
-    from inferbench.results.export import flat_row
+    from inferbench.results.export import list_json_chunks
 
     if fmt not in ("table", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
     flt = _filter(run, tag, model, precision, framework, hardware, isl, osl)
     store = open_store(db, create=False)
-    rows = [flat_row(s) for s in store.query(flt)]
     evals = [eval_row(e) for e in store.evals(flt)]
-    if fmt == "json":
-        data = {"points": rows, "evals": evals}
-        typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+    if fmt == "json":  # every point, streamed a page at a time
+        write_output_chunks("-", list_json_chunks(store.iter_records(flt), evals))
         return
-    runs = sorted({str(r["run_id"]) for r in rows})
+    _print_points(store, flt, limit)
+    if evals:
+        for e in evals:
+            e["status"] = "simulated" if e["simulated"] else e["status"]
+        _print_rows(f"{len(evals)} accuracy evals", _EVAL_COLUMNS, set(), evals)
+
+
+def _print_points(store: Store, flt: RecordFilter, limit: int) -> None:
+    """The first `limit` matching points (0: all): only those are read and parsed; the
+    count and the runs come from the database."""
+    from inferbench.results.export import flat_row
+
+    total = store.count_matching(flt)
+    runs = store.run_ids_matching(flt, most=2)
+    rows = [flat_row(s) for s in store.iter_records(flt, limit=limit or None)]
     skip = {"run_id"} if len(runs) == 1 else set()  # one run goes in the title instead
     # shown only when some row says something
     for key in ("failure_rate", "official", "planned_hardware"):
@@ -215,18 +229,18 @@ def list_cmd(
             skip.add(key)
     if all(r["valid"] for r in rows):
         skip.add("valid")
-    title = f"{len(rows)} points" + (f" of run {runs[0]}" if len(runs) == 1 else "")
-    _print_rows(title, _POINT_COLUMNS, skip, rows[:limit] if limit else rows)
+    title = f"{total} points" + (f" of run {runs[0]}" if len(runs) == 1 else "")
+    shown = "" if len(rows) == total else f" of the {len(rows)} shown"
+    if shown:
+        title += f" (the first {len(rows)}; --limit 0 lists all)"
+    _print_rows(title, _POINT_COLUMNS, skip, rows)
     invalid = [str(r["id"]) for r in rows if not r["valid"]]
     if invalid:
         typer.echo(
-            f"{len(invalid)} invalid (never drawn or compared; `results show ID` or --format"
-            f" json says why): {', '.join(invalid[:10])}{' ...' if len(invalid) > 10 else ''}"
+            f"{len(invalid)} invalid{shown} (never drawn or compared; `results show ID` or"
+            f" --format json says why): {', '.join(invalid[:10])}"
+            f"{' ...' if len(invalid) > 10 else ''}"
         )
-    if evals:
-        for e in evals:
-            e["status"] = "simulated" if e["simulated"] else e["status"]
-        _print_rows(f"{len(evals)} accuracy evals", _EVAL_COLUMNS, set(), evals)
 
 
 def _print_rows(
@@ -292,9 +306,10 @@ def export(
         count = export_evals(found_evals, fmt, output)
         typer.echo(f"wrote {count} evals to {output}")
         return
-    found = store.query(flt)
-    _refuse_empty_export(len(found), "points", run, tag)
-    count = export_records(found, fmt, output)
+    found = store.iter_records(flt)  # streamed: read a page at a time as it is written
+    first = next(found, None)
+    _refuse_empty_export(0 if first is None else 1, "points", run, tag)
+    count = export_records(found if first is None else chain([first], found), fmt, output)
     typer.echo(f"wrote {count} points to {output}")
 
 

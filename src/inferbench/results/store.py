@@ -14,9 +14,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 import orjson
-from sqlalchemy import Connection, Engine, bindparam, create_engine, func, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    bindparam,
+    create_engine,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -47,8 +57,12 @@ from inferbench.results.samples import PointSamples
 DEFAULT_DB_FILE = "results.sqlite"
 DEFAULT_DB_URL = f"sqlite:///runs/{DEFAULT_DB_FILE}"
 _CHUNK = 500
+PAGE_ROWS = 1000  # records read and parsed at a time when streaming a selection
 MAX_ROW_ID = 2**63 - 1  # ids are 64-bit integers in SQLite and PostgreSQL
 _WRITE_ATTEMPTS = 3
+
+
+_Select = TypeVar("_Select", bound="Select[Any]")
 
 
 class StoreError(InferbenchError):
@@ -81,6 +95,14 @@ class RecordFilter:
     isl: int | None = None
     osl: int | None = None
     official: bool | None = None
+
+
+def _filtered(stmt: _Select, flt: RecordFilter | None) -> _Select:
+    """`stmt` restricted to the records `flt` selects (equality on indexed columns)."""
+    for name, value in flt.__dict__.items() if flt else ():
+        if value is not None:
+            stmt = stmt.where(records.c[name] == value)
+    return stmt
 
 
 def _redact(url: str) -> str:
@@ -206,13 +228,47 @@ class Store:
         raise AssertionError("unreachable")
 
     def query(self, flt: RecordFilter | None = None) -> list[StoredRecord]:
-        stmt = select(records.c.id, records.c.record_json).order_by(records.c.id)
-        for name, value in flt.__dict__.items() if flt else ():
-            if value is not None:
-                stmt = stmt.where(records.c[name] == value)
+        """Every matching record, in ingest order (a selection someone asked for whole)."""
+        return list(self.iter_records(flt))
+
+    def iter_records(
+        self, flt: RecordFilter | None = None, *, limit: int | None = None
+    ) -> Iterator[StoredRecord]:
+        """Matching records in ingest order, at most `limit`, read a page at a time.
+
+        The filter and the limit are in the query, and only the rows returned are parsed:
+        listing 200 of a million records reads 200. Pages are keyed on the id (never
+        OFFSET, which rereads what it skips) and each is its own short read, so no
+        transaction stays open while the caller renders or writes.
+        """
+        after = 0
+        left = limit
+        while left is None or left > 0:
+            size = PAGE_ROWS if left is None else min(PAGE_ROWS, left)
+            stmt = _filtered(select(records.c.id, records.c.record_json), flt)
+            stmt = stmt.where(records.c.id > after).order_by(records.c.id).limit(size)
+            with self._begin() as conn:
+                rows = conn.execute(stmt).all()
+            for row_id, payload in rows:
+                yield StoredRecord(row_id, record_from_json(payload))
+            if len(rows) < size:
+                return
+            after = rows[-1][0]
+            if left is not None:
+                left -= len(rows)
+
+    def count_matching(self, flt: RecordFilter | None = None) -> int:
+        """How many records match (counted in the database)."""
+        stmt = _filtered(select(func.count()).select_from(records), flt)
         with self._begin() as conn:
-            rows = conn.execute(stmt).all()
-        return [StoredRecord(row_id, record_from_json(payload)) for row_id, payload in rows]
+            return int(conn.execute(stmt).scalar_one())
+
+    def run_ids_matching(self, flt: RecordFilter | None = None, *, most: int) -> list[str]:
+        """Up to `most` distinct run ids among the matching records (sorted)."""
+        stmt = _filtered(select(records.c.run_id).distinct(), flt)
+        with self._begin() as conn:
+            found = conn.execute(stmt.order_by(records.c.run_id).limit(most)).scalars()
+            return [str(r) for r in found]
 
     def latest_per_point(self, flt: RecordFilter | None = None) -> list[StoredRecord]:
         """The most recently ingested record of each point key (what a dashboard shows).
@@ -220,10 +276,7 @@ class Store:
         Chosen in SQL so only those records are read and validated, however many runs
         the store holds.
         """
-        newest = select(func.max(records.c.id)).group_by(records.c.point_key)
-        for name, value in flt.__dict__.items() if flt else ():
-            if value is not None:
-                newest = newest.where(records.c[name] == value)
+        newest = _filtered(select(func.max(records.c.id)), flt).group_by(records.c.point_key)
         stmt = (
             select(records.c.id, records.c.record_json)
             .where(records.c.id.in_(newest.scalar_subquery()))
