@@ -1,9 +1,11 @@
 """Find and read a trace source: a file, a folder, or a local Hugging Face dataset cache.
 
 Formats are told apart by the first record: a Weka trace has `requests` and `block_size`,
-an inferbench turn line has `session`. Nothing is ever downloaded: a Hugging Face cache is
-read where `hf download --repo-type dataset` left it (`datasets--ORG--NAME/snapshots/REV/`,
-the revision `refs/main` names, else the newest snapshot).
+an inferbench turn line has `session`, a Mooncake request `input_length` and
+`output_length`; a `.csv` file is a BurstGPT log (its header says so). Nothing is ever
+downloaded: a Hugging Face cache is read where `hf download --repo-type dataset` left it
+(`datasets--ORG--NAME/snapshots/REV/`, the revision `refs/main` names, else the newest
+snapshot).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from pathlib import Path
 
 import orjson
 
+from inferbench.bench.traces.burstgpt import looks_like_burstgpt, read_burstgpt
 from inferbench.bench.traces.context import ContextRule, apply_context_rule
 from inferbench.bench.traces.errors import trace_error
 from inferbench.bench.traces.jsonl import read_turn_lines
 from inferbench.bench.traces.model import Trace, TraceSet
+from inferbench.bench.traces.mooncake import looks_like_mooncake, read_mooncake_lines
 from inferbench.bench.traces.weka import looks_like_weka, parse_trace, read_weka_lines
 from inferbench.errors import InputError, Location
 from inferbench.fsread import MAX_DATA_BYTES, check_regular
@@ -64,11 +68,12 @@ def trace_files(path: Path) -> list[Path]:
         )
     root = _snapshot(path)
     files = sorted(p for p in root.rglob("*.jsonl") if p.is_file())
-    if not files:
-        files = sorted(p for p in root.rglob("*.json") if p.is_file())
+    for suffix in ("*.json", "*.csv"):
+        if not files:
+            files = sorted(p for p in root.rglob(suffix) if p.is_file())
     if not files:
         raise InputError(
-            "no .jsonl or .json trace files in this folder", location=Location(file=path)
+            "no .jsonl, .json or .csv trace files in this folder", location=Location(file=path)
         )
     return files
 
@@ -87,6 +92,14 @@ def read_file(path: Path) -> tuple[str, list[Trace]]:
     lines = _lines(path)
     if not lines:
         raise trace_error(path, None, None, "the trace file has no records")
+    if path.suffix == ".csv":
+        if not looks_like_burstgpt(lines[0][1].decode("utf-8", "replace")):
+            raise trace_error(
+                path, lines[0][0], None, "unknown CSV trace format",
+                hint="a BurstGPT log starts Timestamp,Model,Request tokens,Response tokens",
+            )  # fmt: skip
+        text = read_bytes(path, MAX_DATA_BYTES, what="trace file").decode("utf-8", "replace")
+        return "burstgpt", read_burstgpt(path, text)
     if path.suffix == ".json":  # one pretty-printed Weka trace per file
         try:
             data = orjson.loads(read_bytes(path, MAX_DATA_BYTES, what="trace file"))
@@ -101,12 +114,15 @@ def read_file(path: Path) -> tuple[str, list[Trace]]:
         return "weka", read_weka_lines(path, lines)
     if isinstance(first, dict) and "session" in first:
         return "jsonl", read_turn_lines(path, lines)
+    if looks_like_mooncake(first):
+        return "mooncake", read_mooncake_lines(path, lines)
     raise trace_error(
         path,
         lines[0][0],
         None,
         "unknown trace format",
-        hint="a Weka trace has `requests` and `block_size`; an inferbench turn line `session`",
+        hint="a Weka trace has `requests` and `block_size`; an inferbench turn line "
+        "`session`; a Mooncake request `input_length` and `output_length`",
     )
 
 

@@ -85,7 +85,7 @@ class Trace:
 @dataclass(frozen=True)
 class TraceSet:
     traces: tuple[Trace, ...]
-    format: str  # weka, jsonl or synth
+    format: str  # weka, jsonl, mooncake, burstgpt or synth (mixed: several)
     source: str
     notes: tuple[str, ...] = field(default=())  # what the context rule trimmed or dropped
 

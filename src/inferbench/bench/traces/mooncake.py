@@ -1,0 +1,75 @@
+"""Mooncake's request traces (Kimi's serving traces, FAST'25: `conversation_trace.jsonl`,
+`toolagent_trace.jsonl`, `synthetic_trace.jsonl`).
+
+One request per JSONL line: `{"timestamp": ms, "input_length": n, "output_length": m,
+"hash_ids": [...]}`. `hash_ids` name the prompt's 512-token blocks, shared across the
+whole trace (equal ids, equal content: the prefix reuse a cache can exploit).
+
+Mapping onto `model.Trace`: every request is a one-turn trace of global scope, its prompt one
+segment per hash id (512 tokens, the last cut to `input_length`) plus a segment unique to it
+for tokens beyond the hashed blocks. The replay is closed-loop (lanes at a concurrency), so
+the arrival `timestamp`s order the requests but are not replayed as arrival times.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from inferbench.bench.traces.errors import from_validation, trace_error
+from inferbench.bench.traces.model import Segment, Stream, Trace, Turn
+
+BLOCK_TOKENS = 512  # Mooncake's block size (its README: "hash_ids ... of 512 tokens")
+_TAIL_KEYS = 1 << 40  # unhashed prompt tails get keys above every hash id
+
+
+class MooncakeRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    timestamp: float = Field(ge=0, allow_inf_nan=False)  # ms since the trace began
+    input_length: int = Field(ge=1)
+    output_length: int = Field(ge=0)
+    hash_ids: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list)
+
+
+def looks_like_mooncake(first: Any) -> bool:
+    return (
+        isinstance(first, dict)
+        and "input_length" in first
+        and "output_length" in first
+        and "requests" not in first
+    )
+
+
+def read_mooncake_lines(path: Path, lines: list[tuple[int, bytes]]) -> list[Trace]:
+    requests: list[tuple[int, MooncakeRequest]] = []
+    for number, raw in lines:
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise trace_error(path, number, None, f"not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise trace_error(path, number, None, "a Mooncake request is a JSON object")
+        try:
+            requests.append((number, MooncakeRequest.model_validate(data)))
+        except ValidationError as exc:
+            raise from_validation(path, number, exc) from None
+    requests.sort(key=lambda item: (item[1].timestamp, item[0]))  # arrival order
+    return [_trace(path, number, req, _TAIL_KEYS + k) for k, (number, req) in enumerate(requests)]
+
+
+def _trace(path: Path, number: int, req: MooncakeRequest, tail_key: int) -> Trace:
+    left = req.input_length
+    prompt: list[Segment] = []
+    for h in req.hash_ids:
+        if left <= 0:
+            break
+        prompt.append(Segment(h, min(BLOCK_TOKENS, left)))
+        left -= BLOCK_TOKENS
+    if left > 0:
+        prompt.append(Segment(tail_key, left))
+    turn = Turn(tuple(prompt), max(req.output_length, 1), 0.0, line=number)
+    return Trace(f"{path.stem}:{number}", Stream("main", (turn,)), "global", f"{path}:{number}")
