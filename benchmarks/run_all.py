@@ -27,6 +27,7 @@ COMMANDS: dict[str, list[str]] = {
     "sim_clock": [PY, str(HERE / "sim_clock.py"), "--runs", "5"],
     "orchestration": [PY, str(HERE / "orchestration.py"), "--jobs", "5", "--repeats", "5"],
     "results_ingest": [PY, str(HERE / "results_ingest.py"), "--points", "100000"],
+    "store_scale": [PY, str(HERE / "store_scale.py"), "--ingest", "10000"],  # 10k and 100k
     "bench_client": [PY, str(HERE / "bench_client.py"), "--repeats", "5"],
     "agentic_replay": [PY, str(HERE / "agentic_replay.py"), "--lanes", "1024", "--repeats", "3"],
     "regression_gate": [PY, str(HERE / "regression_gate.py"), "--reruns", "20", "--slowed", "10"],

@@ -1,0 +1,195 @@
+"""How `results list`, `results export`, `report` and ingest grow with the store's size.
+
+    nice .venv/bin/python benchmarks/store_scale.py [--sizes 10000,100000] [--repeats 3]
+        [--ingest 10000] [--db-dir DIR] [--pg-url postgresql+psycopg://.../throwaway]
+
+For each size, builds a SQLite store (with --pg-url, a PostgreSQL one) of that many
+synthetic records (not timed): one run of 400 points (40 jobs x 10 concurrencies,
+`results_ingest.write_tree`) is ingested for real, then copied as runs 1, 2, ... (each
+copy re-keyed for its run, as an ingest would key it) until the store holds the size.
+Then each command runs in its own child process (`inferbench ...`, the CLI's entry
+point), `--repeats` times, and this reports the median wall time, CPU time (user +
+system) and peak RSS of that command's process alone (`os.wait4`'s rusage). `--ingest N`:
+also `results ingest` of N synthetic result files into a fresh SQLite store. Prints
+the load average beside every figure: the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from inferbench.results.ingest import ingest_paths
+from inferbench.results.record import content_hash
+from inferbench.results.store import StoreRow, open_store, store_row
+from results_ingest import write_tree
+
+BATCH = 20_000
+
+
+def build_store(url: str, size: int, tmp: Path) -> None:
+    """A store of `size` records: one real ingest, then its rows copied as further runs."""
+    tree = tmp / "template"
+    if not tree.exists():
+        write_tree(tree, 400)
+    ingest_paths([tree], url, workers=1)
+    with open_store(url) as store:
+        template = [s.record for s in store.query()]
+        have = store.count()
+        now = template[0].provenance.started_at
+        run = 1
+        while have < size:
+            rows: list[StoreRow] = []
+            while len(rows) < BATCH and have + len(rows) < size:
+                rows += [_copy(r, f"run-{run:05d}", str(now)) for r in template]
+                run += 1
+            rows = rows[: size - have]
+            store.write_rows(rows)
+            have += len(rows)
+
+
+def _copy(record: object, run_id: str, now: str) -> StoreRow:
+    from inferbench.results.record import Record
+
+    assert isinstance(record, Record)
+    prov = record.provenance.model_copy(update={"run_id": run_id})
+    row = store_row(record.model_copy(update={"provenance": prov}), now)
+    return dataclasses.replace(row, content_hash=content_hash(row.record_json))
+
+
+def drop_store_tables(url: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    from inferbench.results.migrations import metadata
+
+    names = ", ".join(table.name for table in metadata.sorted_tables)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP TABLE IF EXISTS {names} CASCADE"))
+    engine.dispose()
+
+
+def store_mb(url: str) -> float:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        size = conn.execute(text("SELECT pg_total_relation_size('records')")).scalar_one()
+    engine.dispose()
+    return float(size) / 1e6
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    wall_s: float
+    cpu_s: float
+    rss_mb: float
+    load: float
+
+
+# A child forked from this (large) process would report this process's peak RSS as its
+# own (Linux carries the peak across fork and exec): a small Python forks the command and
+# reports that grandchild's rusage alone.
+_WRAPPER = """
+import json, os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - t0
+code = os.waitstatus_to_exitcode(status)
+print(json.dumps([wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, code]))
+"""
+
+
+def measure(argv: list[str]) -> Sample:
+    """One run of `argv`: wall, CPU (user + sys) and peak RSS of that process alone."""
+    load = os.getloadavg()[0]
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *argv], capture_output=True, text=True, check=False
+    )
+    try:
+        wall, cpu, rss_kb, code = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        raise SystemExit(f"{' '.join(argv)}: no figures: {done.stderr[-2000:]}") from None
+    if code != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({code}): {done.stderr[-2000:]}")
+    return Sample(wall, cpu, rss_kb / 1024, load)
+
+
+def report_line(size: int, what: str, samples: list[Sample]) -> str:
+    def med(field: str) -> float:
+        return statistics.median(getattr(s, field) for s in samples)
+
+    loads = "/".join(f"{s.load:.1f}" for s in samples)
+    return (
+        f"{size:>9,} records  {what:<22} wall {med('wall_s'):7.2f} s  cpu {med('cpu_s'):7.2f} s"
+        f"  peak RSS {med('rss_mb'):7.0f} MB  (median of {len(samples)}; load {loads})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--ingest", type=int, default=0, help="result files to ingest (0: none)")
+    parser.add_argument("--db-dir", type=Path, default=None, help="where the stores go")
+    parser.add_argument(
+        "--pg-url",
+        default=None,
+        help="build the stores in this PostgreSQL database instead (its store tables are"
+        " DROPPED first: name a throwaway one)",
+    )
+    args = parser.parse_args()
+    cli = [sys.executable, "-c", "from inferbench.cli.main import main; main()"]
+    with tempfile.TemporaryDirectory(dir=args.db_dir) as tmp_name:
+        tmp = Path(tmp_name)
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {os.uname().release}")
+        if args.ingest:
+            write_tree(tmp / "ingest-tree", args.ingest)
+            samples = []
+            for rep in range(args.repeats):
+                url = f"sqlite:///{tmp / f'ingest-{rep}.sqlite'}"
+                samples.append(measure([*cli, "results", "ingest", str(tmp / "ingest-tree"),
+                                        "--db", url]))  # fmt: skip
+            print(report_line(args.ingest, "results ingest", samples), flush=True)
+        for size in (int(s) for s in args.sizes.split(",")):
+            db = tmp / f"store-{size}.sqlite"
+            url = args.pg_url or f"sqlite:///{db}"
+            if args.pg_url:
+                drop_store_tables(args.pg_url)
+            t0 = time.perf_counter()
+            build_store(url, size, tmp)
+            mb = db.stat().st_size / 1e6 if not args.pg_url else store_mb(args.pg_url)
+            print(f"built {size:,} records ({mb:,.0f} MB) in {time.perf_counter() - t0:.0f} s")
+            commands = {
+                "results list": ["results", "list", "--db", url],
+                "results list (no match)": ["results", "list", "--db", url, "--run", "none"],
+                "results export csv": ["results", "export", "--db", url, "--format", "csv",
+                                       "-o", str(tmp / "export.csv")],
+                "results export json": ["results", "export", "--db", url, "--format", "json",
+                                        "-o", str(tmp / "export.json")],
+                "report": ["report", "--db", url, "--output-dir", str(tmp / "report")],
+            }  # fmt: skip
+            for what, argv in commands.items():
+                samples = [measure([*cli, *argv]) for _ in range(args.repeats)]
+                print(report_line(size, what, samples), flush=True)
+            db.unlink(missing_ok=True)
+            shutil.rmtree(tmp / "report", ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
