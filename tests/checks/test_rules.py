@@ -21,6 +21,29 @@ from .test_broken_examples import EXPECTED, NEEDS_BASE
 from .treeutil import BROKEN, CHANGELOG, EXAMPLES, MASTER, RECIPE, copy_examples, edit
 
 CLUSTER = "clusters/b200-dgxc.yaml"
+RUNNERS = "configs/runners.yaml"
+# a multinode agentic entry offloading KV to DRAM, on a runner label without hardware facts
+AGENTIC_MULTINODE = """\
+kimik3-fp4-gb300-dynamo-vllm:
+  image: vllm/vllm-openai:v0.10.2
+  model: moonshotai/Kimi-K3
+  model-prefix: kimik3
+  runner: cluster:gb300-nv
+  precision: fp4
+  framework: dynamo-vllm
+  multinode: true
+  scenarios:
+    agentic-coding:
+      - dram-utilization: 0.8
+        search-space:
+          - conc-list: [8]
+            kv-offloading: dram
+            kv-offload-backend: {name: vllm-native}
+            prefill: {num-worker: 1, tp: 4, ep: 1, dp-attn: false}
+            decode: {num-worker: 1, tp: 4, ep: 1, dp-attn: false}
+
+llama3.1-8b-bf16-h200-vllm:
+"""
 # rule -> edits (file, old, new) that break exactly that rule
 CASES: dict[str, list[tuple[str, str, str]]] = {
     "IB001": [(MASTER, "recipes/vllm/minimax-m3", "recipes/sglang/deepseek")],
@@ -32,6 +55,8 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
                '- "NO_VALUE"\n                - "CONFIG_FILE=recipes/vllm')],
     "IB152": [(MASTER, "  kv-p2p-transfer: nixl\n", "")],
     "IB153": [(MASTER, "model: openai/gpt-oss-120b", "model: gpt oss 120b")],
+    "IB154": [(RUNNERS, "labels:\n", "labels:\n  cluster:gb300-nv: [gb300-nv_0]\n"),
+              (MASTER, "llama3.1-8b-bf16-h200-vllm:\n", AGENTIC_MULTINODE)],
     "IB205": [(RECIPE, "decode_nodes: 1", "decode_nodes: 2")],
     "IB206": [(RECIPE, "data-parallel-size: 8", "data-parallel-size: 4")],
     "IB210": [(RECIPE, "  gpus_per_node: 8\n", "  gpus_per_node: 4\n  gpus_per_node: 8\n")],

@@ -228,6 +228,15 @@ def _agentic(extra: dict[str, Any], scenario: dict[str, Any] | None = None) -> d
     return entry
 
 
+def test_a_bare_offload_backend_name_is_its_name(tmp_path: Path) -> None:
+    """`kv-offload-backend: lmcache`: InferenceX's spelling before upstream #2096."""
+    bare = _agentic({"kv-offloading": "dram", "kv-offload-backend": "lmcache"})
+    full = _agentic({"kv-offloading": "dram", "kv-offload-backend": {"name": "lmcache"}})
+    bare["scenarios"]["agentic-coding"][0]["dram-utilization"] = 0.5
+    full["scenarios"]["agentic-coding"][0]["dram-utilization"] = 0.5
+    assert load(tmp_path / "a", bare).entry == load(tmp_path / "b", full).entry
+
+
 def test_agentic_scenario(tmp_path: Path) -> None:
     backend = {"kv-offloading": "dram", "kv-offload-backend": {"name": "lmcache"}}
     entry = _agentic(backend, {"dram-utilization": 0.5})

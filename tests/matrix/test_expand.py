@@ -205,3 +205,15 @@ def test_recipe_reference_escaping_the_tree_is_swept_without_its_file(
     written = [j.resolved_settings for j in jobs if j.resolved_settings]
     mine = [s for s in written if s.env.get("CONFIG_FILE") == f"{reference}:override_a"]
     assert mine and all(s.config_file is None for s in mine)
+
+
+def test_multinode_dram_offload_without_hardware_facts_is_zero(tmp_path: Path) -> None:
+    """InferenceX's generator sized no multinode offload before upstream #2170 and wrote 0;
+    `check` reports the missing facts (IB154) instead of `sweep` refusing the tree."""
+    from inferbench.config.project import load_project
+    from inferbench.matrix.expand import expand_project
+
+    write_masters(tmp_path)
+    filters = SweepFilters(config_keys=("kimik3-fp4-gb300-dynamo-agentic",))
+    jobs = expand_project(load_project(tmp_path), filters)
+    assert jobs and all(j.kv_offloading == "dram" and j.total_cpu_dram_gb == 0 for j in jobs)

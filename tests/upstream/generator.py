@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
@@ -28,8 +30,14 @@ class Generator:
     runs: tuple[GeneratorRun, ...]
 
 
-def run_generator(python: Path, tree: Path, calls: list[list[str]]) -> Generator:
-    """Run `generate_sweep_configs.py` once per argument list, all in one oracle process."""
+def run_generator(
+    python: Path, tree: Path, calls: list[list[str]], cache: Path | None = None
+) -> Generator:
+    """Run `generate_sweep_configs.py` once per argument list, all in one oracle process.
+    With `cache` (a .json.gz file named by what the generator reads), an answer recorded
+    there is reused, and a new one recorded (written whole, then renamed)."""
+    if cache is not None and cache.is_file():
+        return _generator(json.loads(gzip.decompress(cache.read_bytes())))
     done = subprocess.run(
         [str(python), str(DRIVER), str(tree)],
         input=json.dumps(calls),
@@ -41,6 +49,15 @@ def run_generator(python: Path, tree: Path, calls: list[list[str]]) -> Generator
     if done.returncode != 0:
         raise AssertionError(f"the generator driver failed:\n{done.stderr[-4000:]}")
     answer = json.loads(done.stdout)
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        part = cache.with_name(f".{cache.name}.{os.getpid()}")
+        part.write_bytes(gzip.compress(done.stdout.encode(), compresslevel=5))
+        part.replace(cache)
+    return _generator(answer)
+
+
+def _generator(answer: dict[str, Any]) -> Generator:
     return Generator(
         fields=frozenset(answer["fields"]),
         master_configs=tuple(answer["master-configs"]),

@@ -17,6 +17,7 @@ commit of the range, the run docs/conformance.md quotes).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import re
@@ -29,11 +30,13 @@ from typing import Any, Literal
 from inferbench.cli.main import main
 from inferbench.core.job import INFERBENCH_KEYS
 
-from .generator import differences, inferencex_view, run_generator
+from .generator import GeneratorRun, differences, inferencex_view, run_generator
 from .oracles import UPSTREAM
 
 BUNDLE = UPSTREAM / "inferencex-history.bundle"
-SINCE = "2026-08-01T00:00:00Z"  # the range's start (committer date); its end is the bundle's main
+SINCE = "2026-04-01T00:00:00Z"  # the range's start (committer date); its end is the bundle's main
+# `--changed-since` is compared from here on (process_changelog.py's keys were stable since)
+CHANGELOG_SINCE = "2026-08-01T00:00:00Z"
 CHANGELOG = "perf-changelog.yaml"
 CHANGELOG_DRIVER = Path(__file__).resolve().parent / "changelog_driver.py"
 
@@ -72,6 +75,122 @@ def _no_multinode_agentic_evals(rows: Rows) -> Rows:
     return [row for row in rows if not (_multinode_agentic(row) and row.get("eval-only"))]
 
 
+def _agentic(row: dict[str, Any]) -> bool:
+    return row.get("scenario-type") == "agentic-coding"
+
+
+def _multinode_agentic_batches(rows: Rows) -> Rows:
+    """Before #2170 a multinode agentic row ran up to 4 concurrencies on one allocation: each
+    run of rows that differ only in conc (and the `_conc<c>` of the exp-name) is one row per
+    4, `conc` their list and the name `_conc<c1>x<c2>...`; it had no total-cpu-dram-gb."""
+    out: Rows = []
+    batch: Rows = []
+
+    def key(row: dict[str, Any]) -> str:
+        rest = {k: v for k, v in row.items() if k not in ("conc", "exp-name")}
+        return json.dumps([rest, re.sub(r"_conc\d+", "_conc", row["exp-name"], count=1)])
+
+    def flush() -> None:
+        for at in range(0, len(batch), 4):
+            part = batch[at : at + 4]
+            concs = [c for row in part for c in row["conc"]]
+            name = re.sub(
+                r"_conc\d+", "_conc" + "x".join(map(str, concs)), part[0]["exp-name"], count=1
+            )
+            out.append({**part[0], "conc": concs, "exp-name": name})
+        batch.clear()
+
+    for row in rows:
+        if not _multinode_agentic(row):
+            flush()
+            out.append(row)
+            continue
+        row = {k: v for k, v in row.items() if k != "total-cpu-dram-gb"}
+        if batch and key(batch[-1]) != key(row):
+            flush()
+        batch.append(row)
+    flush()
+    return out
+
+
+def _no_single_node_agentic_spec_decoding(rows: Rows) -> Rows:
+    """Before #2183 a single-node agentic row had no spec-decoding."""
+    return [
+        {k: v for k, v in row.items() if k != "spec-decoding"}
+        if _agentic(row) and "prefill" not in row
+        else row
+        for row in rows
+    ]
+
+
+def _batches_by_entry(rows: Rows, tree: Path) -> Rows:
+    """`_multinode_agentic_batches`, each search-space entry batched on its own (as the
+    generator did): the entries' concurrency counts read from the tree's master configs."""
+    from inferbench.config.master import AgenticMultiNodeSearchSpace
+    from inferbench.config.project import load_project
+    from inferbench.core.concurrency import ConcRule, expand_concurrency
+
+    counts: dict[str, list[int]] = {}
+    for key, config in load_project(tree).masters.items():
+        for point in config.entry.search_spaces():
+            space = point.space
+            if isinstance(space, AgenticMultiNodeSearchSpace):
+                concs = expand_concurrency(
+                    conc_list=space.conc_list,
+                    conc_start=space.conc_start,
+                    conc_end=space.conc_end,
+                    rule=ConcRule.STRICT,
+                )
+                counts.setdefault(key, []).append(len(concs))
+    out: Rows = []
+    left: dict[str, list[int]] = {k: list(v) for k, v in counts.items()}
+    at = 0
+    while at < len(rows):
+        row = rows[at]
+        if not _multinode_agentic(row) or not left.get(row.get("config-key", "")):
+            out.append(row)
+            at += 1
+            continue
+        size = left[row["config-key"]].pop(0)
+        out += _multinode_agentic_batches(rows[at : at + size])
+        at += size
+    return out
+
+
+def _no_agentic_evals(rows: Rows) -> Rows:
+    """Before #2267 an agentic row had no run-eval, and --evals-only marked no agentic row."""
+    return [
+        {k: v for k, v in row.items() if k != "run-eval"} if _agentic(row) else row
+        for row in rows
+        if not (_agentic(row) and row.get("eval-only"))
+    ]
+
+
+def _bare_offload_backend(rows: Rows) -> Rows:
+    """Before #2096 `kv-offload-backend` was the backend's name, not {name, version}."""
+    return [
+        {**row, "kv-offload-backend": row["kv-offload-backend"]["name"]}
+        if isinstance(row.get("kv-offload-backend"), dict)
+        else row
+        for row in rows
+    ]
+
+
+def _max_model_len_plus_200(rows: Rows) -> Rows:
+    """Before #1100 max-model-len was isl + osl + 200 (then + 256)."""
+    return [
+        {**row, "max-model-len": row["isl"] + row["osl"] + 200}
+        if "max-model-len" in row and "isl" in row
+        else row
+        for row in rows
+    ]
+
+
+def _no_eval_only_flag(rows: Rows) -> Rows:
+    """Before #1020 an --evals-only row carried no `eval-only: true`."""
+    return [{k: v for k, v in row.items() if k != "eval-only"} for row in rows]
+
+
 @dataclass(frozen=True)
 class FormatChange:
     """A change of InferenceX's row format within the range. inferbench writes the newest
@@ -81,6 +200,9 @@ class FormatChange:
     upstream: str  # the InferenceX commit that made it
     what: str
     older: Callable[[Rows], Rows]
+    modes: tuple[str, ...] = ("default", "no-evals", "evals-only")  # the modes it changed
+    # for a change that needs the tree (the master entries) to undo: older(rows, tree)
+    with_tree: Callable[[Rows, Path], Rows] | None = None
 
 
 FORMAT_CHANGES = (
@@ -94,7 +216,132 @@ FORMAT_CHANGES = (
         "multinode agentic rows get SWE-bench eval rows (2026-08-10)",
         _no_multinode_agentic_evals,
     ),
+    # (newest first: each maps the format after it to the one before it)
+    FormatChange(
+        "a141bfcb0e48e626c8fd278fa3c622c2d399da52",
+        "multinode agentic rows: one concurrency each (were batches of 4 per search-space"
+        " entry), with a sized total-cpu-dram-gb (2026-07-20, #2170)",
+        _multinode_agentic_batches,
+        with_tree=_batches_by_entry,
+    ),
+    FormatChange(
+        "476d0d24b668bb72736a3b5b2fcd363967a4e0fa",
+        "agentic rows carry run-eval and --evals-only marks agentic rows (2026-07-18, #2267)",
+        _no_agentic_evals,
+    ),
+    FormatChange(
+        "f9c22f0e7d17519c0c711ffdeb934daedc7f1e70",
+        "single-node agentic rows carry spec-decoding (2026-07-13, #2183)",
+        _no_single_node_agentic_spec_decoding,
+    ),
+    FormatChange(
+        "dbc515b38bd97cc2778143e699997980a0ba3db1",
+        "kv-offload-backend is {name, version} (was the name; 2026-07-13, #2096)",
+        _bare_offload_backend,
+    ),
+    FormatChange(
+        "f34a83b2535fbf7a413fb9fa92fdf7c95f0e2b93",
+        "max-model-len is isl + osl + 256 (was + 200; 2026-04-20, #1100)",
+        _max_model_len_plus_200,
+    ),
+    FormatChange(
+        "68bf34d2c5de220865c9df666e528bfa03341b7d",
+        "--evals-only rows carry eval-only: true (2026-04-10, #1020)",
+        _no_eval_only_flag,
+    ),
 )
+
+
+_EVAL_SEQ = (8192, 1024)
+MIN_EVAL_CONC = 16
+
+
+def _single_node_marks(rows: Rows, min_conc: int) -> set[int]:
+    """Per (model, runner, framework, precision, isl, osl, spec-decoding, dp-attn), the 8k1k
+    single-node rows at the highest and the median concurrency (of those >= min_conc)."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, row in enumerate(rows):
+        if "tp" not in row or (row.get("isl"), row.get("osl")) != _EVAL_SEQ:
+            continue
+        if row["conc"] < min_conc:
+            continue
+        key = tuple(row[k] for k in ("model", "runner", "framework", "precision", "isl", "osl"))
+        groups.setdefault((*key, row["spec-decoding"], row["dp-attn"]), []).append(i)
+    marks: set[int] = set()
+    for members in groups.values():
+        values = sorted({rows[i]["conc"] for i in members})
+        targets = {values[-1], values[len(values) // 2]}
+        marks.update(i for i in members if rows[i]["conc"] in targets)
+    return marks
+
+
+def _evals_before_1000(rows: Rows) -> Rows:
+    """InferenceX's eval selection before #1000 (2026-04-19): single-node 8k1k rows only, at
+    each group's highest and median concurrency, no lower bound."""
+    marks = _single_node_marks(rows, 0)
+    return [{**row, "run-eval": i in marks} for i, row in enumerate(rows)]
+
+
+def _evals_before_1850(rows: Rows) -> Rows:
+    """From #1000 to #1850 (2026-06-19): single-node as before with concurrencies below 16
+    ignored; multinode, per (model, runner, framework, precision, spec-decoding, prefill
+    dp-attn, decode dp-attn), the 8k1k row with the highest concurrency, `eval-conc` the
+    median of its concurrencies of 16 and more."""
+    marks = _single_node_marks(rows, MIN_EVAL_CONC)
+    best: dict[tuple[Any, ...], tuple[int, int]] = {}
+    for i, row in enumerate(rows):
+        if "tp" in row or "prefill" not in row or (row.get("isl"), row.get("osl")) != _EVAL_SEQ:
+            continue
+        eligible = sorted(c for c in row["conc"] if c >= MIN_EVAL_CONC)
+        if not eligible:
+            continue
+        key = tuple(row[k] for k in ("model", "runner", "framework", "precision"))
+        key = (*key, row["spec-decoding"], row["prefill"]["dp-attn"], row["decode"]["dp-attn"])
+        if key not in best or eligible[-1] > best[key][1]:
+            best[key] = (i, eligible[-1])
+    eval_conc = {}
+    for i, _ in best.values():
+        eligible = sorted(c for c in rows[i]["conc"] if c >= MIN_EVAL_CONC)
+        eval_conc[i] = eligible[len(eligible) // 2]
+    out = []
+    for i, row in enumerate(rows):
+        row = {**row, "run-eval": i in marks or i in eval_conc}
+        if i in eval_conc:
+            row["eval-conc"] = eval_conc[i]
+        out.append(row)
+    return out
+
+
+@dataclass(frozen=True)
+class EvalPolicy:
+    """A change of which rows InferenceX marks for an accuracy eval. inferbench follows the
+    newest policy; on a commit from before `upstream`, its default and --evals-only rows are
+    the older policy (`older`) applied to its --no-evals rows, and the report says so."""
+
+    upstream: str
+    what: str
+    older: Callable[[Rows], Rows]
+
+
+EVAL_POLICIES = (  # oldest first
+    EvalPolicy(
+        "2e9cecf916820f2a2d1bba5ab4aef0f708466d5a",
+        "multinode evals, concurrencies below 16 ignored (2026-04-19, #1000)",
+        _evals_before_1000,
+    ),
+    EvalPolicy(
+        "504f29c5639912f4a530b7f2dbac948998038e1c",
+        "a multinode eval per parallelism, at its highest concurrency (2026-06-19, #1850)",
+        _evals_before_1850,
+    ),
+)
+
+
+def older_evals(commit: Commit, commits: list[Commit]) -> EvalPolicy | None:
+    """The eval policy in force at `commit`, when it is older than inferbench's."""
+    at = {c.upstream: c.index for c in commits}
+    later = [p for p in EVAL_POLICIES if p.upstream in at and commit.index < at[p.upstream]]
+    return later[0] if later else None
 
 
 def older_format(commit: Commit, commits: list[Commit]) -> list[FormatChange]:
@@ -103,9 +350,16 @@ def older_format(commit: Commit, commits: list[Commit]) -> list[FormatChange]:
     return [f for f in FORMAT_CHANGES if f.upstream in at and commit.index < at[f.upstream]]
 
 
-def as_older(rows: Rows, changes: list[FormatChange]) -> Rows:
+def as_older(
+    rows: Rows, changes: list[FormatChange], mode: str = "default", tree: Path | None = None
+) -> Rows:
     for change in changes:
-        rows = change.older(rows)
+        if mode not in change.modes:
+            continue
+        if change.with_tree is not None and tree is not None:
+            rows = change.with_tree(rows, tree)
+        else:
+            rows = change.older(rows)
     return rows
 
 
@@ -115,6 +369,7 @@ class Outcome:
     status: Status
     jobs: int = 0  # the oracle's job (row) count
     detail: str = ""  # what differs, why a tool refused, or what was not compared
+    mode: str = "default"  # the eval mode (MODES) of a sweep comparison
 
     @property
     def ok(self) -> bool:
@@ -196,26 +451,89 @@ def _cli(*args: str) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
+# `inferbench sweep`'s eval modes and the generator's flags for them (the same spelling)
+MODES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("default", ()),
+    ("no-evals", ("--no-evals",)),
+    ("evals-only", ("--evals-only",)),
+)
+# what the generator reads: its code, its master list and the master and runner files
+GENERATOR_INPUTS = ("utils/matrix_logic", "utils/constants.py", "configs", ".github/configs")
+# what `inferbench sweep` reads besides: the recipes the entries name, inferbench.toml
+SWEEP_INPUTS = (*GENERATOR_INPUTS, "benchmarks/multi_node", "inferbench.toml")
+
+
+def inputs_key(repo: Clone, commit: Commit, paths: tuple[str, ...]) -> str:
+    """A digest of the git objects of `paths` at `commit`: two commits with the same key
+    give the tools the same files."""
+    listing = repo.git("ls-tree", commit.sha, "--", *paths)
+    return hashlib.sha256(listing.encode()).hexdigest()[:24]
+
+
 def compare_sweep(
-    repo: Clone, commit: Commit, python: Path, changes: list[FormatChange] | None = None
-) -> Outcome:
-    """The commit's generator (default mode) and `inferbench sweep` on the commit's tree
-    (inferbench's rows in the format of that commit: `changes`, see `older_format`)."""
+    repo: Clone,
+    commit: Commit,
+    python: Path,
+    changes: list[FormatChange] | None = None,
+    cache: Path | None = None,
+    policy: EvalPolicy | None = None,
+) -> list[Outcome]:
+    """The commit's generator and `inferbench sweep` on the commit's tree, in each eval mode
+    (inferbench's rows in the format of that commit: `changes`, see `older_format`; its eval
+    marks by that commit's `policy`, see `older_evals`). With `cache` (a folder), the
+    generator's answers are kept there by what it reads."""
     repo.checkout(commit.sha)
-    generator = run_generator(
-        python, repo.path, [["full-sweep", "--config-files", "{master-configs}"]]
-    )
-    (run,) = generator.runs
-    rc, out, err = _cli("sweep", "--root", str(repo.path), "--format", "json")
+    calls = [["full-sweep", "--config-files", "{master-configs}", *flags] for _, flags in MODES]
+    key = inputs_key(repo, commit, GENERATOR_INPUTS)
+    generator = run_generator(python, repo.path, calls, cache / f"{key}.json.gz" if cache else None)
+    swept = {mode: _cli("sweep", "--root", str(repo.path), "--format", "json", *flags)
+             for mode, flags in MODES}  # fmt: skip
+    if policy is not None and swept["no-evals"][0] == 0:
+        swept = _older_policy(swept, policy)
+    return [
+        _compare_mode(
+            commit, mode, swept[mode], run, generator.fields, changes or [], policy, repo.path
+        )
+        for (mode, _), run in zip(MODES, generator.runs, strict=True)
+    ]
+
+
+def _older_policy(
+    swept: dict[str, tuple[int, str, str]], policy: EvalPolicy
+) -> dict[str, tuple[int, str, str]]:
+    """The default and --evals-only rows under an older eval policy, from --no-evals."""
+    rows = policy.older(json.loads(swept["no-evals"][1]))
+    evals = [{**row, "eval-only": True} for row in rows if row.get("run-eval")]
+    return {
+        "default": (0, json.dumps(rows), ""),
+        "no-evals": swept["no-evals"],
+        "evals-only": (0, json.dumps(evals), ""),
+    }
+
+
+def _compare_mode(
+    commit: Commit,
+    mode: str,
+    swept: tuple[int, str, str],
+    run: GeneratorRun,
+    fields: frozenset[str],
+    changes: list[FormatChange],
+    policy: EvalPolicy | None,
+    tree: Path,
+) -> Outcome:
+    rc, out, err = swept
     if run.rc != 0 or run.jobs is None:
         status: Status = "both-refuse" if rc != 0 else "oracle-refuses"
-        return Outcome(commit, status, detail=_last_line(run.error))
+        return Outcome(commit, status, detail=_last_line(run.error), mode=mode)
     if rc != 0:
-        return Outcome(commit, "inferbench-refuses", len(run.jobs), err.strip()[-2000:])
-    view = [inferencex_view(row, generator.fields) for row in json.loads(out)]
-    problem = differences(run.jobs, as_older(view, changes or []))
-    note = _older_note(changes)
-    return Outcome(commit, "different" if problem else "equal", len(run.jobs), problem or note)
+        return Outcome(commit, "inferbench-refuses", len(run.jobs), err.strip()[-2000:], mode)
+    rows = as_older(json.loads(out), changes, mode, tree)
+    problem = differences(run.jobs, [inferencex_view(row, fields) for row in rows])
+    notes = [_older_note(changes)] if changes else []
+    if policy is not None and mode != "no-evals":
+        notes.append(f"eval marks by the policy before {policy.what}")
+    status = "different" if problem else "equal"
+    return Outcome(commit, status, len(run.jobs), problem or "; ".join(notes), mode)
 
 
 def _older_note(changes: list[FormatChange] | None) -> str:

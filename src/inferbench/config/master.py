@@ -77,6 +77,13 @@ class MasterKvOffloadBackend(_MasterModel):
     name: str = Field(min_length=1)
     version: str | None = Field(default=None, min_length=1)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, data: Any) -> Any:
+        """`kv-offload-backend: lmcache`, InferenceX's spelling before upstream #2096
+        (2026-07-13), is the backend's name."""
+        return {"name": data} if isinstance(data, str) else data
+
     @field_validator("version")
     @classmethod
     def _version(cls, value: str | None) -> str | None:

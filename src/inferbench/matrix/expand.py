@@ -410,6 +410,10 @@ def _dram_gb(
         return 0
     hardware = context.hardware(config.entry.runner)
     if hardware is None or hardware.available_cpu_dram_mib is None:
+        # InferenceX's generator sized no multinode offload before upstream #2170 (2026-07-20)
+        # and wrote 0; `check` reports the missing facts (IB154)
+        if isinstance(space, AgenticMultiNodeSearchSpace):
+            return 0
         raise ConfigError(
             f"runner {config.entry.runner!r} has no hardware facts to size the DRAM offload",
             location=config.locate((*point.path, "kv-offloading")),

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import MasterSubject
-from inferbench.config.master import MultiNodeSearchSpace
+from inferbench.config.master import AgenticMultiNodeSearchSpace, MultiNodeSearchSpace
 from inferbench.core.hfid import model_form
 
 
@@ -111,3 +111,32 @@ def model_not_a_reference(subject: MasterSubject) -> Iterator[Problem]:
             hint="write org/name (e.g. deepseek-ai/DeepSeek-R1-0528), hf:org/name, or an"
             " absolute path to the model folder",
         )
+
+
+@rule(
+    "IB154",
+    "dram-offload-unsized",
+    Severity.ERROR,
+    MasterSubject,
+    "a multinode agentic entry that offloads KV to DRAM runs on a runner whose hardware "
+    "facts size the offload (`available-cpu-dram-mib`); without them its jobs say 0 GB",
+    hint="add the runner's available-cpu-dram-mib under hardware: in runners.yaml",
+)
+def dram_offload_unsized(subject: MasterSubject) -> Iterator[Problem]:
+    config = subject.config
+    runners = subject.project.runners
+    if runners is None:
+        return
+    spec = runners.registry.hardware_for(config.entry.runner)
+    if spec is not None and spec.available_cpu_dram_mib is not None:
+        return
+    for point in config.entry.search_spaces():
+        space = point.space
+        if isinstance(space, AgenticMultiNodeSearchSpace) and space.kv_offloading == "dram":
+            yield Problem(
+                f"kv-offloading: dram, but runner {config.entry.runner!r} has no"
+                " available-cpu-dram-mib: the jobs get a 0 GB offload budget",
+                config.locate((*point.path, "kv-offloading")),
+                hint=f"add `{config.entry.runner}: {{gpus-per-node: N, available-cpu-dram-mib:"
+                " M}` under hardware: in runners.yaml",
+            )
