@@ -98,3 +98,59 @@ def test_measured_capacity_on_a_server_matches_its_grid(tmp_path: Path) -> None:
 
 def result_loads(result: dict[str, object]) -> int:
     return len(result["verdicts"])  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def agentic_job(tmp_path_factory: pytest.TempPathFactory) -> str:
+    out = tmp_path_factory.mktemp("agentic") / "jobs.json"
+    args = ["sweep", "--root", str(Path(__file__).resolve().parents[2] / "examples")]
+    with pytest.raises(SystemExit) as done:
+        main([*args, "--scenario-type", "agentic-coding", "--format", "json", "-o", str(out)])
+    assert done.value.code == 0
+    return f"{out}:0"
+
+
+def test_agentic_capacity_is_in_agent_sessions_per_gpu_and_mw(
+    agentic_job: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["capacity", "--job", agentic_job, "--synth", "sessions=16,seed=1", "--duration", "60"]
+    args += ["--slo", "ttft_p90<=2s,interactivity_p90>=30", "--concurrency", "1,4,16,64"]
+    code, out, err = _run([*args, "--format", "json", "--output-dir", str(tmp_path)], capsys)
+    assert code in (0, 1), err
+    answer = json.loads(out)["predicted"]
+    assert answer["unit"] == "agents" and answer["kw_per_gpu"] == 1.73  # the catalog's H200
+    files = sorted(p.name for p in tmp_path.glob("predicted_*.json"))
+    loads = [v["load"] for v in answer["result"]["verdicts"]]
+    assert files == sorted(f"predicted_conc{c}.json" for c in loads)
+    result = json.loads((tmp_path / files[0]).read_text())
+    assert result["inferbench"]["agentic"]["trace_format"] == "synth"
+    if answer["result"]["capacity"] is not None:
+        code, text, _ = _run(args, capsys)
+        assert "agent sessions" in text and "agents/GPU" in text and "agents/MW" in text
+
+
+@pytest.mark.integration
+def test_agentic_capacity_measured_by_replay_on_a_server(tmp_path: Path) -> None:
+    serve = [sys.executable, "-m", "inferbench.cli.main", "sim", "serve", "--port", "0"]
+    serve += ["--model", MODEL, "--gpu", "h100", "--max-model-len", "8192"]
+    proc = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip().rsplit(" ", 1)[-1]
+        ran = subprocess.run(
+            [sys.executable, "-m", "inferbench.cli.main", "capacity", "--base-url", url,
+             "--model", MODEL, "--synth", "sessions=8,turns=2,seed=3", "--duration", "4",
+             "--slo", "ttft_p90<=30s", "--concurrency", "1,2,4", "--format", "json",
+             "--output-dir", str(tmp_path)],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert ran.returncode in (0, 1), ran.stderr
+        answer = json.loads(ran.stdout)["measured"]
+        assert answer["unit"] == "agents"
+        verdicts = answer["result"]["verdicts"]
+        assert 1 <= len(verdicts) <= 2  # of three loads
+        first = json.loads(next(tmp_path.iterdir()).read_text())
+        assert first["inferbench"]["agentic"]["requests"] > 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

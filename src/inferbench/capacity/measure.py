@@ -14,9 +14,10 @@ from pathlib import Path
 from inferbench.bench.api import BenchOptions, run_point, sa_bench_workload
 from inferbench.bench.naming import point_stem
 from inferbench.bench.preset import SA_BENCH
-from inferbench.bench.result import PointResult, write_point_result
+from inferbench.bench.result import PointResult, read_point_result, write_point_result
 from inferbench.bench.schedule import LoadPoint
 from inferbench.bench.settings import Endpoint
+from inferbench.bench.traces.model import TraceSet
 from inferbench.capacity.search import Measure
 from inferbench.sim.points import JobPoints
 
@@ -67,5 +68,55 @@ def sim_measure(job: JobPoints, *, prompts_per_load: int = SA_BENCH.prompts_per_
         )
         result: PointResult = point_result_of(run, job.deployment, base_url="sim://capacity")
         return result
+
+    return measure
+
+
+def replay_measure(
+    endpoint: Endpoint,
+    traces: TraceSet,
+    *,
+    duration_s: float,
+    max_idle_s: float = 300.0,
+    result_dir: Path | None = None,
+) -> Measure:
+    """Measure a load of agent sessions on `endpoint`: `load` lanes replaying `traces` for
+    `duration_s`, each turn a request (its TTFT and output speed judged per turn)."""
+    from inferbench.bench.agentic.api import run_replay
+    from inferbench.bench.agentic.options import ReplayOptions
+
+    seen: Counter[int] = Counter()
+
+    def measure(load: int) -> PointResult:
+        options = ReplayOptions(lanes=load, duration_s=duration_s, max_idle_s=max_idle_s)
+        result = run_replay(endpoint, traces, options).result
+        seen[load] += 1
+        if result_dir is not None:
+            stem = point_stem(load) + (f"_r{seen[load]}" if seen[load] > 1 else "")
+            write_point_result(result_dir / f"{stem}.json", result)
+        return result
+
+    return measure
+
+
+def sim_replay_measure(
+    job: JobPoints,
+    folder: Path,
+    *,
+    duration_s: float,
+    trace: str | None,
+    synth: str | None,
+    max_idle_s: float = 300.0,
+) -> Measure:
+    """Predict a load of agent sessions on the simulated deployment (virtual clock); the
+    result files go to `folder` (`predicted_conc<C>.json`)."""
+
+    def measure(load: int) -> PointResult:
+        path = folder / f"predicted_{point_stem(load)}.json"
+        job.agentic_point(
+            load, duration_s, path, trace=trace, synth=synth, warmup_sessions=0,
+            max_idle_s=max_idle_s, max_model_len=None,
+        )  # fmt: skip
+        return read_point_result(path)
 
     return measure

@@ -18,20 +18,21 @@ def render_report(report: CapacityReport, fmt: str = "table") -> str:
 
 def _answer_lines(a: CapacityAnswer) -> list[str]:
     r = a.result
+    load = "agent sessions" if a.unit == "agents" else "concurrency"
     head = f"{a.kind} capacity within {', '.join(r.targets)}:"
     if r.capacity is None:
         return [head, f"  none: {r.confidence()}"]
-    lines = [head, f"  concurrency {r.capacity} (binding: {r.binding})"]
+    lines = [head, f"  {load} {r.capacity} (binding: {r.binding})"]
     figures = []
     if a.users_per_gpu is not None:
         figures.append(
-            f"{a.users_per_gpu:.3g} users/GPU ({a.gpus} GPU{'s' if a.gpus != 1 else ''})"
+            f"{a.users_per_gpu:.3g} {a.unit}/GPU ({a.gpus} GPU{'s' if a.gpus != 1 else ''})"
         )
     if a.tok_s_per_gpu is not None:
         figures.append(f"{a.tok_s_per_gpu:,.0f} tok/s/GPU")
     if a.users_per_mw is not None and a.tok_s_per_mw is not None:
         figures.append(
-            f"{a.users_per_mw:,.0f} users/MW, {a.tok_s_per_mw:,.0f} tok/s/MW"
+            f"{a.users_per_mw:,.0f} {a.unit}/MW, {a.tok_s_per_mw:,.0f} tok/s/MW"
             f" (at {a.kw_per_gpu:g} kW/GPU provisioned)"
         )
     if figures:

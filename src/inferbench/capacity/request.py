@@ -39,12 +39,23 @@ class CapacityRequest(FrozenModel):
         description="provisioned kW per GPU, for per-MW figures (default: the catalog's)",
     )
     result_dir: Path | None = Field(default=None, description="folder for measured points")
+    # agent sessions instead of sa-bench requests: the load is lanes replaying the traces
+    trace: Path | None = Field(default=None, description="agentic: trace file or folder")
+    synth: str | None = Field(default=None, description="agentic: synthetic sessions, k=v,...")
+    duration: float = Field(
+        default=60.0, gt=0, le=86_400, description="agentic: seconds each load is replayed"
+    )
+
+    @property
+    def agentic(self) -> bool:
+        return self.trace is not None or self.synth is not None
 
 
 class CapacityAnswer(FrozenModel):
     """One search's answer with the per-GPU and per-MW figures at the capacity."""
 
     kind: str  # "measured" or "predicted" (the simulator's)
+    unit: str  # what a unit of load is: "users" (request streams) or "agents" (sessions)
     result: CapacityResult
     gpus: int | None
     kw_per_gpu: float | None  # provisioned, all-in: --gpu-kw or the catalog's

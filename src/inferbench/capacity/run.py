@@ -1,17 +1,27 @@
 """`run_capacity(request)`: simulate the job (when given) to bracket or predict, measure the
-server (when given) starting from the prediction, and put both per GPU and per MW."""
+server (when given) starting from the prediction, and put both per GPU and per MW.
+
+The load is sa-bench request streams by default, or agent sessions (lanes replaying a trace,
+`--trace`/`--synth`), each of its turns judged against the targets."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from inferbench.bench.settings import Endpoint
-from inferbench.capacity.measure import bench_measure, sim_measure
+from inferbench.capacity.measure import (
+    bench_measure,
+    replay_measure,
+    sim_measure,
+    sim_replay_measure,
+)
 from inferbench.capacity.request import CapacityAnswer, CapacityReport, CapacityRequest
-from inferbench.capacity.search import CapacityResult, search_capacity
+from inferbench.capacity.search import CapacityResult, Measure, search_capacity
 from inferbench.capacity.targets import parse_targets
 from inferbench.core.concurrency import parse_concurrency_list
 from inferbench.errors import InputError, Location
+from inferbench.sim.points import JobPoints
 
 
 def run_capacity(request: CapacityRequest) -> CapacityReport:
@@ -21,53 +31,81 @@ def run_capacity(request: CapacityRequest) -> CapacityReport:
         raise InputError(
             "nothing to search", hint="give --base-url (and --model) to measure, --job to predict"
         )
+    if request.trace is not None and request.synth is not None:
+        raise InputError("give --trace or --synth, not both", location=Location(key="--synth"))
+    unit = "agents" if request.agentic else "users"
     predicted = None
-    gpus = request.gpus
-    gpu_kw = request.gpu_kw
+    gpus, gpu_kw = request.gpus, request.gpu_kw
     isl, osl = request.isl, request.osl
-    if request.job is not None:
-        from inferbench.sim.points import open_job
+    with tempfile.TemporaryDirectory(prefix="inferbench-capacity-") as scratch:
+        if request.job is not None:
+            from inferbench.sim.points import open_job
 
-        job = open_job(Path(request.job))
-        gpus = gpus or job.deployment.total_gpus
-        gpu_kw = gpu_kw or job.deployment.gpu.provisioned_kw  # the catalog's, cited there
-        isl = isl or job.deployment.workload.isl
-        osl = osl or job.deployment.workload.osl
-        found = search_capacity(
-            targets,
-            grid,
-            sim_measure(job, prompts_per_load=request.prompts_per_load),
-            noise=request.noise,
-            repeats=1,  # the simulator is deterministic: a repeat says nothing new
-        )
-        predicted = _answer("predicted", found, gpus, gpu_kw)
+            job = open_job(Path(request.job))
+            gpus = gpus or job.deployment.total_gpus
+            gpu_kw = gpu_kw or job.deployment.gpu.provisioned_kw  # the catalog's, cited there
+            isl = isl or job.deployment.workload.isl
+            osl = osl or job.deployment.workload.osl
+            found = search_capacity(
+                targets,
+                grid,
+                _predict(job, request, Path(request.result_dir or scratch)),
+                noise=request.noise,
+                repeats=1,  # the simulator is deterministic: a repeat says nothing new
+            )
+            predicted = _answer("predicted", unit, found, gpus, gpu_kw)
     measured = None
     if request.base_url is not None:
-        if not request.model:
-            raise InputError("--base-url needs --model", location=Location(key="--model"))
-        if isl is None or osl is None:
-            raise InputError(
-                "the workload's lengths are not known",
-                location=Location(key="--isl"),
-                hint="give --isl and --osl (or --job, whose lengths are used)",
-            )
         start = None if predicted is None else predicted.result.capacity
         found = search_capacity(
             targets,
             grid,
-            bench_measure(
-                Endpoint(base_url=request.base_url, model=request.model),
-                isl,
-                osl,
-                prompts_per_load=request.prompts_per_load,
-                result_dir=request.result_dir,
-            ),
+            _measure(request, isl, osl),
             start=start,
             noise=request.noise,
             repeats=request.repeats,
         )
-        measured = _answer("measured", found, gpus, gpu_kw)
+        measured = _answer("measured", unit, found, gpus, gpu_kw)
     return CapacityReport(request=request, predicted=predicted, measured=measured)
+
+
+def _predict(job: JobPoints, request: CapacityRequest, folder: Path) -> Measure:
+    if request.agentic:
+        folder.mkdir(parents=True, exist_ok=True)
+        return sim_replay_measure(
+            job,
+            folder,
+            duration_s=request.duration,
+            trace=str(request.trace) if request.trace is not None else None,
+            synth=request.synth,
+        )
+    return sim_measure(job, prompts_per_load=request.prompts_per_load)
+
+
+def _measure(request: CapacityRequest, isl: int | None, osl: int | None) -> Measure:
+    if not request.model:
+        raise InputError("--base-url needs --model", location=Location(key="--model"))
+    endpoint = Endpoint(base_url=request.base_url or "", model=request.model)
+    if request.agentic:
+        from inferbench.bench.traces.source import open_traces
+
+        traces = open_traces(trace=request.trace, synth=request.synth)
+        return replay_measure(
+            endpoint, traces, duration_s=request.duration, result_dir=request.result_dir
+        )
+    if isl is None or osl is None:
+        raise InputError(
+            "the workload's lengths are not known",
+            location=Location(key="--isl"),
+            hint="give --isl and --osl (or --job, whose lengths are used)",
+        )
+    return bench_measure(
+        endpoint,
+        isl,
+        osl,
+        prompts_per_load=request.prompts_per_load,
+        result_dir=request.result_dir,
+    )
 
 
 def _grid(text: str) -> tuple[int, ...]:
@@ -78,7 +116,11 @@ def _grid(text: str) -> tuple[int, ...]:
 
 
 def _answer(
-    kind: str, result: CapacityResult, gpus: int | None, gpu_kw: float | None
+    kind: str,
+    unit: str,
+    result: CapacityResult,
+    gpus: int | None,
+    gpu_kw: float | None,
 ) -> CapacityAnswer:
     at = result.verdict_at(result.capacity) if result.capacity is not None else None
     users = float(result.capacity) if result.capacity is not None else None
@@ -86,6 +128,7 @@ def _answer(
     mw = gpus * gpu_kw / 1000 if gpus and gpu_kw else None
     return CapacityAnswer(
         kind=kind,
+        unit=unit,
         result=result,
         gpus=gpus,
         kw_per_gpu=gpu_kw,

@@ -34,6 +34,11 @@ def capacity_cmd(
     result_dir: Path | None = typer.Option(
         None, "--output-dir", parser=output_folder("--output-dir"), help="measured points"
     ),
+    trace: Path | None = typer.Option(
+        None, "--trace", help="agent sessions: replay this trace file or folder as the load"
+    ),
+    synth: str | None = typer.Option(None, "--synth", help="agent sessions: synthetic, k=v,..."),
+    duration: float = typer.Option(60.0, "--duration", help="agentic: seconds each load runs"),
     fmt: str = typer.Option("table", "--format", help="table, or json (inferbench.capacity/1)"),
 ) -> None:
     """Find the highest concurrency of the grid that meets every target: simulated for a
@@ -53,7 +58,7 @@ def capacity_cmd(
         | {f: "--" + f.replace("_", "-") for f in CapacityRequest.model_fields},
         slo=slo, base_url=base_url, model=model, job=job, isl=isl, osl=osl, grid=grid,
         repeats=repeats, noise=noise, prompts_per_load=prompts_per_load, gpus=gpus,
-        gpu_kw=gpu_kw, result_dir=result_dir,
+        gpu_kw=gpu_kw, result_dir=result_dir, trace=trace, synth=synth, duration=duration,
     )  # fmt: skip
     report = run_capacity(request)
     typer.echo(render_report(report, fmt), nl=False)
