@@ -114,7 +114,7 @@ def sim_replay_measure(
     def measure(load: int) -> PointResult:
         path = folder / f"predicted_{point_stem(load)}.json"
         job.agentic_point(
-            load, duration_s, path, trace=trace, synth=synth, warmup_sessions=0,
+            load, duration_s, path, trace=trace, synth=synth or "", warmup_sessions=0,
             max_idle_s=max_idle_s, max_model_len=None,
         )  # fmt: skip
         return read_point_result(path)
