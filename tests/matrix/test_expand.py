@@ -5,7 +5,7 @@ import pytest
 from inferbench.core.job import Job
 from inferbench.errors import InputError
 from inferbench.matrix.expand import expand_masters
-from inferbench.matrix.filters import EvalMode, SweepFilters
+from inferbench.matrix.filters import EvalMode, SweepFilters, select_keys
 
 from .masters import CONTEXT, write_masters
 
@@ -217,3 +217,26 @@ def test_multinode_dram_offload_without_hardware_facts_is_zero(tmp_path: Path) -
     filters = SweepFilters(config_keys=("kimik3-fp4-gb300-dynamo-agentic",))
     jobs = expand_project(load_project(tmp_path), filters)
     assert jobs and all(j.kv_offloading == "dram" and j.total_cpu_dram_gb == 0 for j in jobs)
+
+
+def test_a_mistyped_config_key_is_offered_the_most_similar_keys() -> None:
+    keys = [
+        "dsr1-fp4-b200-sglang",
+        "dsr1-fp4-b200-trt",
+        "dsr1-fp8-b200-sglang",
+        "dsr1-fp8-h200-trt",
+        "dsr1-fp8-h200-sglang",
+        "gptoss-fp4-h100-vllm",
+    ]
+    with pytest.raises(InputError) as typo:
+        select_keys(["dsr1-fp8-h200-sglnag"], keys)
+    assert typo.value.hint is not None
+    # ranked by similarity, not the first three sharing the first word in file order
+    assert typo.value.hint.startswith("did you mean 'dsr1-fp8-h200-sglang', ")
+    assert "dsr1-fp4-b200-trt" not in typo.value.hint
+    with pytest.raises(InputError) as first_word:
+        select_keys(["gtposs-fp4-h100-vllm"], keys)
+    assert first_word.value.hint == "did you mean 'gptoss-fp4-h100-vllm'?"
+    with pytest.raises(InputError) as nothing:
+        select_keys(["llama"], keys)
+    assert nothing.value.hint == "`inferbench sweep --format table` lists the keys"

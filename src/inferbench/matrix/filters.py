@@ -39,6 +39,7 @@ from typing import Literal
 from inferbench.config.changelog import is_glob, key_matches
 from inferbench.core.concurrency import DEFAULT_STEP, MAX_CONCURRENCY
 from inferbench.core.job import Scenario
+from inferbench.core.suggest import did_you_mean
 from inferbench.errors import InputError, Location
 
 NodeType = Literal["all", "single-node", "multi-node"]
@@ -218,9 +219,9 @@ def select_keys(patterns: Sequence[str], available: Iterable[str]) -> list[str]:
         elif pattern in known:
             wanted.setdefault(pattern)
         else:
-            close = [k for k in keys if k.startswith(pattern.split("-")[0])][:3]
             raise InputError(
                 f"config key {pattern!r} is not in any master file",
-                hint=f"did you mean one of {', '.join(close)}?" if close else None,
+                hint=did_you_mean(pattern, keys)
+                or "`inferbench sweep --format table` lists the keys",
             )
     return list(wanted)
