@@ -291,9 +291,12 @@ def test_results_compare_reports_equal_interactivity(
     url = two_run_store(tmp_path)
     code, out, _ = _cli(capsys, "results", "compare", "n1", "n2", "--db", url, "--at", "50")
     assert code == 0
-    lines = [line for line in out.splitlines() if line.startswith("at 50 tok/s/user, ")]
-    vllm = next(line for line in lines if "h200 vllm fp8" in line)
-    assert "x base (" in vllm and "0.6" in vllm.split("tok/s/GPU, ")[1][:4]
+    # the sentences are prose, wrapped between words at the terminal's width
+    vllm = re.search(
+        r"at 50 tok/s/user, \S+ \S+ h200 vllm fp8: head .*? tok/s/GPU, (\S+) base \(",
+        " ".join(out.split()),
+    )
+    assert vllm is not None and vllm.group(1).startswith("0.6")
     code, md, _ = _cli(
         capsys, "results", "compare", "n1", "n2", "--db", url, "--format", "markdown"
     )

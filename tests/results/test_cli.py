@@ -2,12 +2,16 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from cli_helper import run_cli
 from results_fixtures import sa_bench, sa_bench_requests, write_json, write_run_dir
+
+from inferbench.results.synthetic import SyntheticConfig
+from inferbench.results.synthetic import write_run_dir as synthetic_run
 
 
 def test_ingest_list_show_export(tmp_path: Path) -> None:
@@ -118,7 +122,9 @@ def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
     gate = run_cli("results", "compare", "base", "head", "--db", db, "--fail-on-regression")
     assert gate.code == 1, gate
     assert "1 regressions, 0 improvements, 0 within noise, 1 not judged" in gate.out
-    assert "TTFT p50 ms" in gate.out and "[+" in gate.out  # the interval, shown
+    assert re.search(r"TTFT p\d0 ms \+\d", gate.out)  # the compact row says what regressed
+    verbose = run_cli("results", "compare", "base", "head", "--db", db, "--verbose")
+    assert "TTFT p50 ms" in verbose.out and "[+" in verbose.out  # every interval, shown
     # too few samples to judge is not a regression (and says so)
     strict = run_cli(
         "results",
@@ -131,7 +137,10 @@ def test_compare_markdown_and_fail_on_regression(tmp_path: Path) -> None:
         "--min-samples",
         "1000",
     )
-    assert strict.code == 0 and "2 not judged (fewer than 1000 samples)" in strict.out
+    # the summary is prose, wrapped between words at the terminal's width
+    assert strict.code == 0 and "2 not judged (fewer than 1000 samples)" in " ".join(
+        strict.out.split()
+    )
     bad = run_cli("results", "compare", "base", "head", "--db", db, "--confidence", "1.5")
     assert bad.code == 2 and "--confidence" in bad.err
     # the report's compare view carries the same intervals
@@ -226,3 +235,57 @@ def test_a_served_model_name_with_markup_is_stored_and_printed_literally(tmp_pat
     shown = run_cli("results", "show", "1", "--db", db)
     assert json.loads(shown.out)["identity"]["model"] == "[/][bold]x"
     assert run_cli("results", "list", "--db", db).code == 0
+
+
+SERIES = [
+    SyntheticConfig(),
+    SyntheticConfig(framework="vllm", tp=4),
+    SyntheticConfig(runner="b200", framework="trt", precision="fp4", tp=4, base_tpot_ms=5.0),
+    SyntheticConfig(model_prefix="llama70b", isl=8192, tp=4),
+]
+
+
+def test_compare_is_one_line_per_point_at_80_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two nightly runs of 20 points (vllm 20% slower in the second): a line per point,
+    nothing past 80 columns, every metric with its interval under --verbose."""
+    runs = tmp_path / "runs"
+    first = synthetic_run(runs, "nightly-1", SERIES, seed=1, requests=True)
+    second = synthetic_run(runs, "nightly-2", SERIES, seed=2, speedups={"vllm": 0.8}, requests=True)
+    monkeypatch.chdir(tmp_path)
+    path = "r.sqlite"  # a bare path: a SQLite store
+    assert run_cli("results", "ingest", str(first), str(second), "--db", path).code == 0
+    monkeypatch.setenv("COLUMNS", "80")
+    res = run_cli("results", "compare", "nightly-1", "latest", "--db", path)
+    assert res.code == 0, res
+    lines = res.out.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert lines[0].strip().startswith("nightly-2 (latest) vs nightly-1")
+    points = [line for line in lines if " conc " in line and not line.startswith("at ")]
+    assert len(points) == 20  # one line each, the whole label on it
+    assert all(re.match(r"^(dsr1|llama70b) \d+/1024 \S+ \S+ \S+ TP\d conc \d+ ", p) for p in points)
+    start = next(k for k, line in enumerate(lines) if line.startswith("regressions (5)"))
+    slow = lines[start + 1 : start + 6]
+    assert all("h200 vllm fp8" in line and "TPOT p50 ms +" in line for line in slow)
+    assert "not shown at 80 columns: --verbose" in res.err
+    assert len(lines) < 60  # 684 lines before, a block per point and metric
+    verbose = run_cli("results", "compare", "latest~1", "latest", "--db", path, "--verbose")
+    assert verbose.code == 0, verbose
+    assert (
+        verbose.out.splitlines()[0].strip().startswith("nightly-2 (latest) vs nightly-1 (latest~1)")
+    )
+    assert verbose.out.count("[") > 20 * 6 and len(verbose.out.splitlines()) > 160
+    # the same comparison, whatever the spelling of its runs and its store
+    full = run_cli("results", "compare", "nightly-1", "nightly-2", "--db", f"sqlite:///{path}")
+    assert [line.split()[-1] for line in full.out.splitlines() if " conc " in line] == [
+        line.split()[-1] for line in points
+    ]
+
+
+def test_latest_names_the_newest_run_and_says_when_there_is_none(tmp_path: Path) -> None:
+    db = _slow_head(tmp_path)  # base ingested before head
+    res = run_cli("results", "compare", "base", "latest", "--db", db, "--format", "markdown")
+    assert res.code == 0 and "`head (latest)` vs `base`" in res.out
+    too_far = run_cli("results", "compare", "latest~2", "latest", "--db", db)
+    assert too_far.code == 2 and "'latest~2': the store holds 2 run(s)" in too_far.err

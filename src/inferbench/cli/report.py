@@ -8,11 +8,18 @@ import typer
 from rich.console import Console
 
 from inferbench.cli.outputs import output_folder
+from inferbench.results.dburl import store_url
 from inferbench.results.store import DEFAULT_DB_URL
 
 
 def report(
-    db: str = typer.Option(DEFAULT_DB_URL, "--db", envvar="INFERBENCH_DB", help="Database URL."),
+    db: str = typer.Option(
+        DEFAULT_DB_URL,
+        "--db",
+        envvar="INFERBENCH_DB",
+        callback=store_url,
+        help="Database URL, or a SQLite file's path.",
+    ),
     output: Path = typer.Option(
         Path("runs/report"),
         "--output-dir",

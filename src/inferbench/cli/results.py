@@ -17,6 +17,7 @@ from rich.table import Table
 from inferbench.cli.fit import KEEP, Col, print_table
 from inferbench.cli.outputs import output_file
 from inferbench.errors import InputError, Location
+from inferbench.results.dburl import store_url
 from inferbench.results.store import (
     DEFAULT_DB_URL,
     MAX_ROW_ID,
@@ -36,7 +37,9 @@ DB_OPTION = typer.Option(
     DEFAULT_DB_URL,
     "--db",
     envvar="INFERBENCH_DB",
-    help="Database URL: sqlite:///file.sqlite (default under runs/) or postgresql+psycopg://...",
+    callback=store_url,
+    help="Database URL: sqlite:///file.sqlite (default under runs/) or postgresql+psycopg://..."
+    ", or a SQLite file's path",
 )
 
 
@@ -328,7 +331,11 @@ def _refuse_empty_export(count: int, what: str, run: str | None, tag: str | None
 
 
 def compare(
-    base: str = typer.Argument(..., help="run id, run:<id>, tag:<name> or key=value,... filters"),
+    base: str = typer.Argument(
+        ...,
+        help="run id, run:<id>, latest (the newest run; latest~1 the one before), tag:<name> "
+        "or key=value,... filters",
+    ),
     head: str = typer.Argument(..., help="same forms as BASE"),
     db: str = DB_OPTION,
     threshold: float = typer.Option(
@@ -364,18 +371,19 @@ def compare(
     accuracy_drop: float | None = typer.Option(
         None, "--accuracy-drop", help="instead: an absolute score drop (e.g. 0.02)"
     ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="table: every metric's base, head and interval"
+    ),
 ) -> None:
     """Per-point deltas between two sets of results (regressions first), and accuracy."""
-    from inferbench.core.printable import printable
-    from inferbench.report.markdown import at_sentence, change_text, comparison_markdown
+    from inferbench.cli.compare_table import print_comparison
+    from inferbench.report.markdown import comparison_markdown
     from inferbench.results.compare import (
         check_noise,
         check_threshold,
         compare_selectors,
-        point_label,
     )
     from inferbench.results.noise import NoiseModel
-    from inferbench.results.validity import validity_of
 
     if fmt not in ("table", "markdown", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table, markdown or json")
@@ -393,35 +401,7 @@ def compare(
     elif fmt == "markdown":
         typer.echo(comparison_markdown(cmp), nl=False)
     else:
-        table = Table(
-            title=f"{head} vs {base}: change [{confidence:.0%} interval], "
-            f"tolerance ±{threshold:.0%}"
-        )
-        for col in ("verdict", "point", "metric", "base", "head", "change [interval]"):
-            table.add_column(col)
-        for p in cmp.points:  # a row per metric: intervals stay readable in a terminal
-            for k, d in enumerate(p.deltas):
-                table.add_row(
-                    d.verdict,
-                    escape(printable(p.label)) if k == 0 else "",
-                    d.metric.label,
-                    _fmt(d.base),
-                    _fmt(d.head),
-                    escape(change_text(d)),
-                    end_section=k == len(p.deltas) - 1,
-                )
-        Console().print(table)
-        typer.echo(
-            f"{cmp.count('regression')} regressions, {cmp.count('improvement')} improvements, "
-            f"{cmp.count('noise')} within noise, {cmp.count('unjudged')} not judged "
-            f"(fewer than {min_samples} samples); "
-            f"{len(cmp.only_base)} only in base, {len(cmp.only_head)} only in head"
-        )
-        for side, r in cmp.invalid:
-            reasons = "; ".join(validity_of(r).reasons)
-            typer.echo(printable(f"left out, invalid in {side}: {point_label(r)}: {reasons}"))
-        for pair in cmp.at:
-            typer.echo(printable(at_sentence(pair)))
+        print_comparison(Console(highlight=False), cmp, verbose=verbose)
     if acc is not None and fmt != "json":
         _print_evals(acc, rule, base, head, fmt)
     acc_regressions = acc.count("regression") if acc is not None else 0
@@ -433,11 +413,11 @@ def _eval_comparison(
     store: Store, base: str, head: str, z: float, min_drop: float | None
 ) -> tuple[EvalComparison | None, str]:
     """The accuracy comparison (None unless both sides have evals) and its rule."""
-    from inferbench.results.compare import parse_selector
+    from inferbench.results.compare import parse_selector, resolve_selector
     from inferbench.results.evalcompare import compare_evals
 
     rule = f"drop > {min_drop:g}" if min_drop is not None else f"outside {z:g} x stderr"
-    b, h = store.evals(parse_selector(base)), store.evals(parse_selector(head))
+    b, h = (store.evals(parse_selector(resolve_selector(store, s))) for s in (base, head))
     if not b or not h:
         return None, rule
     return compare_evals(b, h, z=z, min_drop=min_drop), rule

@@ -15,6 +15,7 @@ The failure rate is compared in absolute points, with Newcombe's interval.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -375,8 +376,29 @@ def parse_selector(text: str) -> RecordFilter:
     return RecordFilter(**values)
 
 
+_LATEST = re.compile(r"^(?:run:)?latest(?:~(\d+))?$")
+
+
+def resolve_selector(store: Store, selector: str) -> str:
+    """`latest` names the most recently ingested run (`latest~1` the one before it), as
+    `run:<id>`; any other selector, and a run really called `latest`, is itself."""
+    alias = _LATEST.match(selector)
+    if alias is None:
+        return selector
+    runs = store.run_ids()
+    if selector.removeprefix("run:") in runs:
+        return selector
+    back = int(alias.group(1) or 0)
+    if back >= len(runs):
+        raise InputError(
+            f"{selector!r}: the store holds {len(runs)} run(s)",
+            hint="`latest` is the newest run, `latest~1` the one before it",
+        )
+    return f"run:{runs[-1 - back]}"
+
+
 def select_records(store: Store, selector: str) -> list[StoredRecord]:
-    found = store.query(parse_selector(selector))
+    found = store.query(parse_selector(resolve_selector(store, selector)))
     if not found:
         raise InputError(
             f"no stored results match {selector!r}",
@@ -425,6 +447,20 @@ def compare_selectors(
         raise InputError("--at must be a positive interactivity (tok/s/user)", hint="e.g. --at 50")
     b = [s.record for s in select_records(store, base)]
     h = [s.record for s in select_records(store, head)]
+    base_label, head_label = (_label(store, s) for s in (base, head))
     return compare_stored(
-        store, b, h, threshold=threshold, base_label=base, head_label=head, at=at, noise=noise
+        store,
+        b,
+        h,
+        threshold=threshold,
+        base_label=base_label,
+        head_label=head_label,
+        at=at,
+        noise=noise,
     )
+
+
+def _label(store: Store, selector: str) -> str:
+    """`nightly-2 (latest)` for an alias, the selector itself otherwise."""
+    resolved = resolve_selector(store, selector)
+    return selector if resolved == selector else f"{resolved.removeprefix('run:')} ({selector})"
