@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,52 @@ def test_rule_table_at_80_columns(
     # this table may be wider than 80)
     words = {w for line in ran.out.splitlines() for w in line.split()}
     assert {w for r in all_rules() for w in r.title.split()} <= words
+
+
+def test_bench_summary_at_narrow_widths_keeps_every_number_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inferbench.bench.testserver import ServerConfig, serve_in_thread
+
+    with serve_in_thread(ServerConfig()) as srv:
+        for width, cells in ((80, 9), (50, 6)):  # at 50: in flight, ITL and req/s go
+            monkeypatch.setenv("COLUMNS", str(width))
+            ran = run_cli(
+                ["bench", "--base-url", f"http://127.0.0.1:{srv.port}", "--model", "m",
+                 "--isl", "16", "--osl", "4", "--concurrency", "2,64", "--num-prompts", "64",
+                 "--output-dir", str(tmp_path / str(width))],
+                capsys,
+            )  # fmt: skip
+            assert ran.code == 0, ran.text
+            lines = ran.err.splitlines()  # progress lines, then the table
+            first = next(k for k, line in enumerate(lines) if "inferbench bench" in line)
+            last = max(k for k, line in enumerate(lines) if line.startswith("conc"))
+            assert all(cell_len(line) <= width for line in lines[first : last + 1]), ran.err
+            # one line per point with every figure on it: TTFT p50/p99 is one whole cell
+            rows = [line.split() for line in lines if line.startswith("conc")]
+            assert [r[0] for r in rows] == ["conc2", "conc64"], ran.err
+            assert all(len(r) == cells for r in rows), ran.err
+            assert all(any(re.fullmatch(r"[\d.]+/[\d.]+", c) for c in r) for r in rows)
+    assert "(req/s, ITL p99 ms, in flight max/mean not shown at 50 columns" in ran.err
+
+
+def test_sweep_topologies_at_80_columns_keeps_topologies_and_numbers_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    args = ["sim", "estimate", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100",
+            "--isl", "128", "--osl", "16", "--concurrency", "2,64", "--num-prompts", "16",
+            "--sweep-topologies", "--gpu-budget", "4"]  # fmt: skip
+    listed = json.loads(run_cli([*args, "--format", "json"], capsys).out)
+    ran = run_cli(args, capsys)
+    assert ran.code == 0, ran.text
+    lines = ran.out.splitlines()
+    assert all(cell_len(line) <= 80 for line in lines), ran.out
+    topologies = {p["topology"] for p in listed["points"]}
+    assert any(" " in t for t in topologies)  # disaggregated: `1P1D TP2/TP2`
+    # every row holds its whole topology label and its figures on one line
+    rows = [line for line in lines if any(line.startswith(t + " ") for t in topologies)]
+    assert {next(t for t in topologies if row.startswith(t + " ")) for row in rows} == topologies
+    starred = sum(row.rstrip().endswith("*") for row in rows)
+    assert len(rows) == len(listed["points"]) + starred  # the sweep, then its frontier
+    assert all(re.search(r"\d[\d,.]*(\s+\*)?\s*$", row) for row in rows)

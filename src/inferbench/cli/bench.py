@@ -8,7 +8,6 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from inferbench.bench.api import BenchRun, PointMeasurement, run_bench
 from inferbench.bench.config_file import load_bench_config
@@ -19,42 +18,47 @@ from inferbench.bench.points_json import PointDocument, points_document
 from inferbench.bench.preset import SA_BENCH
 from inferbench.bench.result import write_detail_jsonl, write_point_result
 from inferbench.bench.schedule import LoadPoint
+from inferbench.cli.fit import Col, print_table
 from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted
 from inferbench.cli.vocabulary import vocabulary
 from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS, MAX_WORKERS
 from inferbench.errors import InputError, Location
 
+# At 80 columns: the point, its counts, throughput and latency medians; the in-flight
+# counts, the ITL tail and the request rate go first. No number is broken across lines.
+_SUMMARY_COLUMNS = (
+    Col("point"),
+    Col("ok", justify="right"),
+    Col("failed", wrap=True),
+    Col("req/s", 3, justify="right"),
+    Col("out tok/s", justify="right"),
+    Col("TTFT p50/p99 ms", justify="right"),
+    Col("TPOT p50 ms", justify="right"),
+    Col("ITL p99 ms", 2, justify="right"),
+    Col("in flight max/mean", 1, justify="right"),
+)
+
 
 def _summary(console: Console, run: BenchRun) -> None:
-    table = Table(title="inferbench bench", show_lines=False)
-    for col in (
-        "point",
-        "ok",
-        "failed",
-        "req/s",
-        "out tok/s",
-        "TTFT p50/p99 ms",
-        "TPOT p50 ms",
-        "ITL p99 ms",
-        "in flight max/mean",
-    ):
-        table.add_column(col, justify="right")
+    rows = []
     for p in run.points:
         sa, ib = p.result.sa, p.result.inferbench
         failed = ", ".join(f"{k} {v}" for k, v in ib.failures.items() if v) or "0"
-        table.add_row(
-            ib.load.label + ("" if ib.complete else " (incomplete)"),
-            str(sa.completed),
-            failed,
-            f"{sa.request_throughput:.2f}",
-            f"{sa.output_throughput:.1f}",
-            f"{sa.median_ttft_ms:.1f} / {sa.p99_ttft_ms:.1f}",
-            f"{sa.median_tpot_ms:.2f}",
-            f"{sa.p99_itl_ms:.2f}",
-            f"{ib.in_flight.max} / {ib.in_flight.time_weighted_mean:.1f}",
+        rows.append(
+            [
+                ib.load.label + ("" if ib.complete else " (incomplete)"),
+                str(sa.completed),
+                failed,
+                f"{sa.request_throughput:.2f}",
+                f"{sa.output_throughput:.1f}",
+                f"{sa.median_ttft_ms:.1f}/{sa.p99_ttft_ms:.1f}",
+                f"{sa.median_tpot_ms:.2f}",
+                f"{sa.p99_itl_ms:.2f}",
+                f"{ib.in_flight.max}/{ib.in_flight.time_weighted_mean:.1f}",
+            ]
         )
-    console.print(table)
+    print_table(console, _SUMMARY_COLUMNS, rows, title="inferbench bench", wider="--output-dir")
     for p in run.points:
         for example in p.result.inferbench.failure_examples:
             console.print(f"  [yellow]{p.result.inferbench.load.label}[/] {escape(str(example))}")

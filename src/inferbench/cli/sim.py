@@ -25,6 +25,7 @@ from inferbench.cli.progress import counted, working
 from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
 from inferbench.errors import InputError, Location
 from inferbench.fsio import atomic_write_bytes
+from inferbench.results.dburl import store_url
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import SimDeployment
@@ -440,21 +441,31 @@ def _sweep(
         return
     front = pareto(points)
     on_front = {id(p) for p in front}
-    # the columns of plain `estimate`: tok/s/GPU is total (input + output), then output
-    columns = ("topology", "GPUs", "conc", "tok/s/GPU", "out tok/s/GPU", "tok/s/user")
-    table = Table(*columns, "TTFT p50 ms", "pareto")
-    for p in sorted(points, key=lambda q: -q.total_tok_s_gpu):
-        table.add_row(*_sweep_row(p), "*" if id(p) in on_front else "")
-    console.print(table)
+    rows = [
+        [*_sweep_row(p), "*" if id(p) in on_front else ""]
+        for p in sorted(points, key=lambda q: -q.total_tok_s_gpu)
+    ]
+    wider = "--json has every field"
+    print_table(console, [*_SWEEP_COLUMNS, Col("pareto")], rows, wider=wider)
     layouts = len({p.topology for p in points})
     title = (
         f"Pareto frontier: {len(front)} of {len(points)} points, {layouts} layouts tried "
         "(total tok/s/GPU against tok/s/user)"
     )
-    frontier = Table(*columns, "TTFT p50 ms", title=title)
-    for p in front:
-        frontier.add_row(*_sweep_row(p))
-    console.print(frontier)
+    print_table(console, _SWEEP_COLUMNS, [_sweep_row(p) for p in front], title=title, wider=wider)
+
+
+# the columns of plain `estimate` (tok/s/GPU is total, input + output), each cell on one
+# line: a topology label or a number is never broken; output tok/s/GPU and TTFT go first
+_SWEEP_COLUMNS = (
+    Col("topology"),
+    _num("GPUs"),
+    _num("conc"),
+    _num("tok/s/GPU"),
+    _num("out tok/s/GPU", 2),
+    _num("tok/s/user"),
+    _num("TTFT p50 ms", 1),
+)
 
 
 def _sweep_row(p: TopologyPoint) -> tuple[str, ...]:
@@ -478,7 +489,10 @@ def calibrate_cmd(
         ..., "--output", "-o", parser=output_file("--output"), help="Calibration file to write."
     ),
     store: str | None = typer.Option(
-        None, "--db", help="Read measured points from this results database URL instead."
+        None,
+        "--db",
+        callback=lambda v: None if v is None else store_url(v),
+        help="Read measured points from this results database (URL or SQLite path) instead.",
     ),
     model_prefix: str | None = typer.Option(
         None, "--model-prefix", help="Store filter: model prefix (InferenceX's, e.g. dsr1)."
