@@ -96,6 +96,8 @@ def test_empty_completions_are_stored_invalid_and_never_compared_or_drawn(
     assert cmp["points"] == [] and cmp["only_base"]  # the head's point is not compared
     assert [i["side"] for i in cmp["invalid"]] == ["head"]
     assert "no request completed" in cmp["invalid"][0]["reasons"]
+    text = " ".join(run_cli("results", "compare", "base", "head", "--db", db).out.split())
+    assert "left out, invalid in head: " in text and "no request completed" in text
 
     paths = build_report(db, tmp_path / "report", plots=False)
     html = paths.dashboard.read_text()

@@ -12,7 +12,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from inferbench.cli.fit import KEEP, Col, print_table
 from inferbench.cli.outputs import output_file
@@ -435,18 +434,20 @@ def _print_evals(cmp: EvalComparison, rule: str, base: str, head: str, fmt: str)
             lines.append(f"| {d.verdict} | {d.label} | {base_s} | {head_s} | {change} |")
         typer.echo("\n".join(lines))
     else:
-        table = Table(title=f"accuracy: {head} vs {base} ({rule})")
-        for col in ("verdict", "eval", "base", "head", "change"):
-            table.add_column(col)
-        for d in cmp.deltas:
-            table.add_row(
+        cols = [Col("verdict"), Col("eval", wrap=True), Col("base", justify="right")]
+        cols += [Col("head", justify="right"), Col("change", wrap=True)]
+        rows = [
+            [
                 d.verdict,
                 d.label,
                 _fmt(d.base),
                 _fmt(d.head),
                 f"{d.change:+.4f}" if d.change is not None else d.note,
-            )
-        Console().print(table)
+            ]
+            for d in cmp.deltas
+        ]
+        title = f"accuracy: {head} vs {base} ({rule})"
+        print_table(Console(highlight=False), cols, rows, title=title)
         typer.echo(f"{cmp.count('regression')} accuracy regressions")
 
 
