@@ -268,3 +268,18 @@ def test_a_job_with_a_script_is_planned_through_it(tmp_path: Path) -> None:
     )
     assert plan.warnings == ()
     assert script_plan(_dep(precision="fp4"), tmp_path, LABELS, PlanOptions()) is None
+
+
+def test_an_eval_only_job_runs_the_script_with_eval_only(tmp_path: Path) -> None:
+    # InferenceX runs an eval-only job through the same script, EVAL_ONLY=true: a point per
+    # eval concurrency, not none (the script serves and evals, with no throughput run)
+    write_tree(tmp_path)
+    dep = deployment_from_dicts(
+        [job_dict(runner="gpua", conc=16, **{"exp-name": "llama_1k1k", "eval-only": True})]
+    )
+    plan = script_plan(dep, tmp_path, LABELS, PlanOptions(eval_limit=2))
+    assert plan is not None and plan.script is not None
+    assert [p.concurrency for p in plan.bench.points] == [16]
+    (point,) = plan.script.points
+    env = point.env
+    assert (env["RUN_EVAL"], env["EVAL_ONLY"], env["EVAL_LIMIT"]) == ("true", "true", "2")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from inferbench.evals.spec import task_info
 from inferbench.launch.deployment import Deployment
-from inferbench.launch.plan import Backend, Plan
+from inferbench.launch.plan import Backend, BenchPoint, Plan
 from inferbench.launch.planner import PlanOptions, bench_spec, eval_plan
 from inferbench.launch.serverargs import detect_engine
 from inferbench.launch.treescript.capture import DEFAULT_TIMEOUT_S, capture_script
@@ -81,6 +81,14 @@ def script_plan(
     if choice is None:
         return None
     bench = bench_spec(dep, options)
+    if bench.eval is not None and bench.eval.only:
+        # an eval-only job is still a run of the script (EVAL_ONLY=true: it serves and evals,
+        # no throughput) at each eval concurrency, as the workflow runs it
+        points = tuple(
+            BenchPoint(concurrency=c, num_prompts=0, num_warmups=0)
+            for c in bench.eval.concurrencies
+        )
+        bench = bench.model_copy(update={"points": points})
     captures = tuple(
         capture_script(
             root,
