@@ -81,3 +81,11 @@ def test_the_threshold_is_a_share_of_e2e_latency(tmp_path: Path) -> None:
         }
     )
     assert queueing_reason(at_share) is not None
+
+
+def test_the_png_plots_draw_a_queued_point_apart(tmp_path: Path) -> None:
+    from inferbench.report import build_report
+
+    paths = build_report(_queued_store(tmp_path, 154_000.0), tmp_path / "report", plots=True)
+    assert [p.name for p in paths.plots] == ["pareto_dsr1_1024_1024.png"]
+    assert paths.plots[0].stat().st_size > 10_000

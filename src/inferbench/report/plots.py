@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from inferbench.fsio import atomic_write_bytes
-from inferbench.results.pareto import XAxis, build_curves
+from inferbench.results.pareto import XAxis, build_curves, x_value
+from inferbench.results.queueing import queueing_reason
 from inferbench.results.record import Record
 
 _AXES: tuple[tuple[XAxis, str], ...] = (
@@ -37,11 +38,23 @@ def write_plots(records: Sequence[Record], output_dir: Path) -> list[Path]:
     for (model, isl, osl), members in sorted(groups.items()):
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
         for ax, (axis, label) in zip(axes, _AXES, strict=True):
-            for curve in build_curves(members, axis):
+            # a queueing-dominated point is on no frontier: drawn apart (results.queueing)
+            queued = [r for r in members if queueing_reason(r) is not None]
+            ranked = [r for r in members if queueing_reason(r) is None]
+            for curve in build_curves(ranked, axis):
                 xs = [curve.x[k] for k in curve.frontier]
                 ys = [curve.y[k] for k in curve.frontier]
                 line = ax.plot(xs, ys, marker="o", label=curve.key.label())[0]
                 ax.scatter(curve.x, curve.y, s=10, color=line.get_color(), alpha=0.4)
+            points = [(x_value(r, axis), r.derived.total_tput_per_gpu) for r in queued]
+            points = [(x, y) for x, y in points if x is not None]
+            if points:
+                ax.scatter(
+                    *zip(*points, strict=True),
+                    marker="x",
+                    color="grey",
+                    label="queueing-dominated (not on a frontier)",
+                )
             ax.set_xlabel(label)
             ax.set_ylabel("throughput per GPU (tok/s/GPU)")
             ax.grid(alpha=0.3)
