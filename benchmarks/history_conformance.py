@@ -83,6 +83,16 @@ def main() -> int:
                 results["changelog"].append(outcome)
                 _show("changed-since", outcome)
         print(f"\n{time.perf_counter() - started:.0f} s")
+    by_commit: dict[str, list[history.Outcome]] = {}
+    for outcome in results["sweep"]:
+        by_commit.setdefault(outcome.commit.sha, []).append(outcome)
+    if by_commit:
+        accepted = [v for v in by_commit.values() if v[0].status not in _REFUSED]
+        equal = [v for v in accepted if all(o.status == "equal" for o in v)]
+        print(
+            f"sweep: {len(by_commit)} commits checked, {len(accepted)} accepted by their"
+            f" generator, {len(equal)} field-equal in all {len(history.MODES)} modes"
+        )
     for name, outcomes in results.items():
         if name == "sweep":
             for mode, _ in history.MODES:
@@ -101,6 +111,9 @@ def main() -> int:
             )
         )
     return 0 if all(o.ok for v in results.values() for o in v) else 1
+
+
+_REFUSED = ("oracle-refuses", "both-refuse")
 
 
 def _show(kind: str, outcome: history.Outcome) -> None:

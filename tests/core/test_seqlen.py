@@ -33,3 +33,11 @@ def test_one_name_for_1000_1000_as_inferencex_writes_it() -> None:
 def test_file_name_shorthand_reads_k_as_1024_or_1000() -> None:
     assert shorthand_matches(1, 1, 1000, 1000) and shorthand_matches(1, 1, 1024, 1024)
     assert shorthand_matches(8, 1, 8192, 1024) and not shorthand_matches(8, 1, 1024, 1024)
+
+
+def test_inferencex_names_only_its_table() -> None:
+    from inferbench.core.seqlen import inferencex_seq_len_name
+
+    assert inferencex_seq_len_name(8192, 1024) == "8k1k"
+    assert inferencex_seq_len_name(1024, 1024) == "1k1k"
+    assert inferencex_seq_len_name(1024, 8192) == "1024_8192"

@@ -60,7 +60,8 @@ def test_single_node_fields(tmp_path: Path) -> None:
 
 def test_exp_name_for_1k8k_and_router(tmp_path: Path) -> None:
     jobs = _sweep(tmp_path, config_keys=("dsr1-fp4-b200-sglang",))
-    assert {j.exp_name for j in jobs} == {"dsr1_1k8k"}
+    # InferenceX's generator names only 1k1k and 8k1k since it dropped 1k8k (2026-03-27)
+    assert {j.exp_name for j in jobs} == {"dsr1_1024_8192"}
     assert jobs[0].router is not None and jobs[0].router.name == "sglang-router"
     assert jobs[0].spec_decoding == "mtp"
 

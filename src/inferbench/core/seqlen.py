@@ -27,6 +27,16 @@ def seq_len_name(isl: int, osl: int) -> str:
     return f"{isl}_{osl}"
 
 
+# InferenceX's own table (`seq_len_stoi`) since 2026-03-27 (it dropped `1k8k` then): the names
+# its generator writes into exp-names and bucket keys; any other pair is `<isl>_<osl>`.
+INFERENCEX_SEQ_LENS = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
+
+
+def inferencex_seq_len_name(isl: int, osl: int) -> str:
+    """The name InferenceX's generator gives (isl, osl) in an exp-name: `8k1k`, `1024_8192`."""
+    return INFERENCEX_SEQ_LENS.get((isl, osl), f"{isl}_{osl}")
+
+
 def parse_seq_len(name: str) -> tuple[int, int]:
     """`8k1k` -> (8192, 1024); `1000_200` -> (1000, 200). Raises ValueError on anything else."""
     text = name.strip().lower()

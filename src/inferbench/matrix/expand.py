@@ -43,7 +43,7 @@ from inferbench.core.job import (
     ResolvedSettings,
 )
 from inferbench.core.lengths import max_model_len
-from inferbench.core.seqlen import seq_len_name
+from inferbench.core.seqlen import inferencex_seq_len_name
 from inferbench.errors import ConfigError, InputError, Location
 from inferbench.matrix.evals import apply_eval_mode
 from inferbench.matrix.filters import EvalMode, SweepFilters, select_keys
@@ -222,7 +222,7 @@ def _point_jobs(
             osl=point.osl,
             max_model_len=max_model_len(point.isl, point.osl),
             run_eval=False,  # InferenceX writes run-eval: false on every fixed-seq-len row
-            exp_name=f"{config.entry.model_prefix}_{seq_len_name(point.isl, point.osl)}",
+            exp_name=f"{config.entry.model_prefix}_{inferencex_seq_len_name(point.isl, point.osl)}",
         )
     else:  # agentic jobs have no lengths: --seq-lens keeps them, as in InferenceX
         fixed = {}
