@@ -282,7 +282,7 @@ def _evals_before_1000(rows: Rows) -> Rows:
     return [{**row, "run-eval": i in marks} for i, row in enumerate(rows)]
 
 
-def _evals_before_1850(rows: Rows) -> Rows:
+def _evals_before_1850(rows: Rows, skip: tuple[str, ...] = ()) -> Rows:
     """From #1000 to #1850 (2026-06-19): single-node as before with concurrencies below 16
     ignored; multinode, per (model, runner, framework, precision, spec-decoding, prefill
     dp-attn, decode dp-attn), the 8k1k row with the highest concurrency, `eval-conc` the
@@ -297,6 +297,8 @@ def _evals_before_1850(rows: Rows) -> Rows:
             continue
         key = tuple(row[k] for k in ("model", "runner", "framework", "precision"))
         key = (*key, row["spec-decoding"], row["prefill"]["dp-attn"], row["decode"]["dp-attn"])
+        if key[:3] == skip:
+            continue
         if key not in best or eligible[-1] > best[key][1]:
             best[key] = (i, eligible[-1])
     eval_conc = {}
@@ -323,11 +325,24 @@ class EvalPolicy:
     older: Callable[[Rows], Rows]
 
 
+def _evals_before_1295(rows: Rows) -> Rows:
+    """#1157 (2026-04-29) to #1295 (2026-05-07): #1000's policy with no multinode eval for
+    DeepSeek-V4-Pro on gb300-cw with dynamo-sglang (its srt-slurm pin had no eval path)."""
+    return _evals_before_1850(
+        rows, skip=("deepseek-ai/DeepSeek-V4-Pro", "gb300-cw", "dynamo-sglang")
+    )
+
+
 EVAL_POLICIES = (  # oldest first
     EvalPolicy(
         "2e9cecf916820f2a2d1bba5ab4aef0f708466d5a",
         "multinode evals, concurrencies below 16 ignored (2026-04-19, #1000)",
         _evals_before_1000,
+    ),
+    EvalPolicy(
+        "876b595218171ade27c4ec4a16edd4a67d7328cd",
+        "DeepSeek-V4-Pro gb300-cw dynamo-sglang evaluated again (2026-05-07, #1295)",
+        _evals_before_1295,
     ),
     EvalPolicy(
         "504f29c5639912f4a530b7f2dbac948998038e1c",
