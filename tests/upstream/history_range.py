@@ -166,6 +166,24 @@ def _no_agentic_evals(rows: Rows) -> Rows:
     ]
 
 
+def _worker_blocks_as_written(rows: Rows) -> Rows:
+    """Before #2167 a multinode row's prefill/decode blocks were the master's as written:
+    no pp, dcp-size or pcp-size filled in (left out here where 1, their default)."""
+
+    def block(worker: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in worker.items() if not (k in _WORKER_DEFAULTS and v == 1)}
+
+    return [
+        {**row, "prefill": block(row["prefill"]), "decode": block(row["decode"])}
+        if isinstance(row.get("prefill"), dict) and isinstance(row.get("decode"), dict)
+        else row
+        for row in rows
+    ]
+
+
+_WORKER_DEFAULTS = ("pp", "dcp-size", "pcp-size")
+
+
 def _bare_offload_backend(rows: Rows) -> Rows:
     """Before #2096 `kv-offload-backend` was the backend's name, not {name, version}."""
     return [
@@ -238,6 +256,11 @@ FORMAT_CHANGES = (
         "dbc515b38bd97cc2778143e699997980a0ba3db1",
         "kv-offload-backend is {name, version} (was the name; 2026-07-13, #2096)",
         _bare_offload_backend,
+    ),
+    FormatChange(
+        "62b2c9bc76f571d7b154a8b4dddccd8f5bf61c38",
+        "multinode prefill/decode blocks carry pp, dcp-size, pcp-size (2026-07-10, #2167)",
+        _worker_blocks_as_written,
     ),
     FormatChange(
         "f34a83b2535fbf7a413fb9fa92fdf7c95f0e2b93",
