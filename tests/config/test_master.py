@@ -424,3 +424,13 @@ def test_an_older_format_error_is_located_in_the_file(tmp_path: Path) -> None:
     line = err.value.location.line
     lines = (tmp_path / "configs" / "x-master.yaml").read_text().splitlines()
     assert line is not None and '"tpp"' in lines[line - 1]
+
+
+def test_the_older_agentic_format_is_named_not_blamed(tmp_path: Path) -> None:
+    """`offloading:` / scenario `duration:` (InferenceX 2026-05-01 .. 07-02) is refused as a
+    format this version does not read, never as unknown keys of an invalid file."""
+    old = _agentic({"offloading": "cpu"}, {"duration": 1800})
+    with pytest.raises(ConfigError) as err:
+        load(tmp_path, old)
+    assert "agentic format of 2026-05-01" in err.value.message
+    assert "unknown key" not in err.value.message and err.value.location.line is not None

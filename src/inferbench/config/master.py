@@ -484,8 +484,36 @@ def _load_entry(doc: PositionedDoc, key: Any) -> MasterConfig:
             location=doc.locate((key,)),
             hint="indent image, model, runner, ... under the config key",
         )
+    _refuse_unread_agentic_format(doc, key)
     entry = validate_doc(doc, MasterEntry, path=(key,))
     return MasterConfig(key=key, entry=entry, doc=doc)
+
+
+# InferenceX's agentic format from upstream #1201 (2026-05-01) to AgentX v1.0 (#1970,
+# 2026-07-02) has `offloading:` on a search-space entry and `duration:` on the scenario.
+def _refuse_unread_agentic_format(doc: PositionedDoc, key: str) -> None:
+    """Name that older format instead of calling its keys unknown: the file is valid for its
+    time, this version of inferbench does not read it (yet)."""
+    scenarios = doc.data[key].get("scenarios")
+    agentic = scenarios.get("agentic-coding") if isinstance(scenarios, dict) else None
+    for i, scenario in enumerate(agentic if isinstance(agentic, list) else []):
+        if not isinstance(scenario, dict):
+            continue
+        spaces = scenario.get("search-space")
+        found: list[KeyPath] = [("duration",)] if "duration" in scenario else []
+        found += [
+            ("search-space", j, "offloading")
+            for j, space in enumerate(spaces if isinstance(spaces, list) else [])
+            if isinstance(space, dict) and "offloading" in space
+        ]
+        if found:
+            raise ConfigError(
+                f"{found[0][-1]!r} is InferenceX's agentic format of 2026-05-01 .. 07-02 (before"
+                " AgentX v1.0, upstream #1970), which this version of inferbench does not read",
+                location=doc.locate((key, "scenarios", "agentic-coding", i, *found[0])),
+                hint="write the current format: kv-offloading: none|dram (+ kv-offload-backend)"
+                " on each entry, no scenario duration, a cluster: runner",
+            )
 
 
 # InferenceX's master format before `scenarios:` (upstream #1201, 2026-05-01): the entry's
