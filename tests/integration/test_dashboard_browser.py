@@ -416,7 +416,11 @@ def test_cost_models_with_their_sources_and_tokens_per_dollar(page: Any, report:
         "cost: owned (hyperscaler TCO)",
         "cost: owned (neocloud giant TCO)",
         "cost: 3-year rental",
+        "provisioned power",  # per-GPU constants: offered without any power samples
     ]
+    page.select_option("#y", "tput_per_provisioned_mw")
+    assert all(v > 0 for t in traces(page) for v in t["y"])
+    assert "provisioned kW" in page.locator("#axis-note").inner_text()
     page.select_option("#y", "cost_total.on_demand")
     on_demand = {t["name"]: t["y"] for t in traces(page)}
     page.select_option("#y", "cost_total.rental_3y")

@@ -1,11 +1,11 @@
 """The search: the highest load of a grid whose measured point meets every target.
 
 Latency grows with load, so the points that meet the targets are a prefix of the grid; a
-binary search over the grid finds its end in about log2(n) measurements instead of n. A
+binary search over the grid finds its end in about log2(n + 1) measurements instead of n.
+From a start (the simulator's prediction) it steps 1, 2, 4 ... loads away from the known
+side until both sides are known, then halves: a right prediction settles it in two. A
 measurement whose value lies within `noise` of a bound is not trusted on its own: the point
-is measured again (up to `repeats` times) and judged by the median of its measurements. A
-start (the simulator's prediction) narrows the first steps; without one the search starts
-in the middle of the grid.
+is measured again (up to `repeats` times) and judged by the median of its measurements.
 
 The measuring itself is a callable (one load -> one result file), so the same search runs
 on any engine and backend that produces a `PointResult`, and on synthetic points in tests.
@@ -173,9 +173,9 @@ def search_capacity(
             lo = probe
         else:
             hi = probe
-        if lo >= 0 and hi < n:  # bracketed: halve
+        if start is None or (lo >= 0 and hi < n):  # halve (the grid's ends as sentinels)
             probe = (lo + hi) // 2
-        else:  # one side known: gallop away from it (1, 2, 4, ... grid steps)
+        else:  # from a prediction, one side known: gallop away from it (1, 2, 4 ... steps)
             probe = min(n - 1, lo + stride) if hi >= n else max(0, hi - stride)
             stride *= 2
     capacity = loads[lo] if lo >= 0 else None

@@ -162,7 +162,7 @@ ENERGY_AXES: tuple[Axis, ...] = (
         _per_provisioned_mw,
         note="every GPU at its all-in provisioned kW (the InferenceX site's constants, "
         "cited in the hardware catalog): no measurement needed",
-        group="energy",
+        group="provisioned power",
     ),
 )
 
