@@ -117,7 +117,8 @@ class Recorder:
         self, script: str, env: Mapping[str, str], timeout_s: float = 60
     ) -> list[dict[str, object]]:
         """Run `script` (tree-relative) with `env` (built for /workspace); the calls made, in
-        order, with the workspace written back as /workspace."""
+        order, with the folders written back as the container paths (/workspace, /tmp, the
+        HF cache mount)."""
         run = self.home / "run"
         for folder in (run, self.tmp):
             shutil.rmtree(folder, ignore_errors=True)
@@ -157,8 +158,12 @@ class Recorder:
         if not log.is_file():
             return []
         calls = [json.loads(line) for line in log.read_text().splitlines()]
+        back = sorted(((local, c) for c, local in mounts.items()), key=lambda m: -len(m[0]))
         for call in calls:
-            call["argv"] = [a.replace(ws, "/workspace") for a in call["argv"]]
+            argv = call["argv"]
+            for local, container in back:  # the folders shown as the container's paths
+                argv = [a.replace(local, container) for a in argv]
+            call["argv"] = argv
         return calls
 
 
