@@ -114,6 +114,9 @@ TEXT_MUTATIONS: dict[str, Mutation] = {
     "markup": _edits(
         Edit(WORD, r"\1'[/][bold]x[/]'"),
         {
+            # a master's first word is its model, which InferenceX's generator takes as any
+            # text (sweep runs it; check warns, IB153); `multinode` is a true/false both read
+            MASTER: Edit(r"^(  multinode: )\S+$", r"\1'[/][bold]x[/]'"),
             RUNNERS: Edit(RUNNER_LABEL, r"\1'[/][bold]x[/]':"),
             CHANGELOG: Edit(PR_LINK, r"\1'[/][bold]x[/]'"),
         },
