@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from inferbench.results.ingest import ingest_paths
-from inferbench.results.record import content_hash
+from inferbench.results.record import Record, content_hash
 from inferbench.results.store import StoreRow, open_store, store_row
 from results_ingest import write_tree
 
@@ -46,26 +46,31 @@ def build_store(url: str, size: int, tmp: Path) -> None:
     ingest_paths([tree], url, workers=1)
     with open_store(url) as store:
         template = [s.record for s in store.query()]
+        now = str(template[0].provenance.started_at)
+        rows = [(r, store_row(r, now)) for r in template]
         have = store.count()
-        now = template[0].provenance.started_at
         run = 1
         while have < size:
-            rows: list[StoreRow] = []
-            while len(rows) < BATCH and have + len(rows) < size:
-                rows += [_copy(r, f"run-{run:05d}", str(now)) for r in template]
+            batch: list[StoreRow] = []
+            while len(batch) < BATCH and have + len(batch) < size:
+                batch += [_copy(r, row, f"run-{run:05d}") for r, row in rows]
                 run += 1
-            rows = rows[: size - have]
-            store.write_rows(rows)
-            have += len(rows)
+            batch = batch[: size - have]
+            store.write_rows(batch)
+            have += len(batch)
 
 
-def _copy(record: object, run_id: str, now: str) -> StoreRow:
-    from inferbench.results.record import Record
-
-    assert isinstance(record, Record)
+def _copy(record: Record, row: StoreRow, run_id: str) -> StoreRow:
+    """`row` as the same point of another run: its key from the record, as an ingest keys
+    it; its JSON with the run id replaced (what serialising the changed record gives)."""
     prov = record.provenance.model_copy(update={"run_id": run_id})
-    row = store_row(record.model_copy(update={"provenance": prov}), now)
-    return dataclasses.replace(row, content_hash=content_hash(row.record_json))
+    key = record.model_copy(update={"provenance": prov}).natural_key()
+    old = f'"run_id":"{record.provenance.run_id}"'
+    assert row.record_json.count(old) == 1, old
+    payload = row.record_json.replace(old, f'"run_id":"{run_id}"')
+    return dataclasses.replace(
+        row, natural_key=key, run_id=run_id, record_json=payload, content_hash=content_hash(payload)
+    )
 
 
 def drop_store_tables(url: str) -> None:
@@ -130,6 +135,15 @@ def measure(argv: list[str]) -> Sample:
     return Sample(wall, cpu, rss_kb / 1024, load)
 
 
+NAMES = {
+    "list": "results list",
+    "nomatch": "results list (no match)",
+    "csv": "results export csv",
+    "json": "results export json",
+    "report": "report",
+}
+
+
 def report_line(size: int, what: str, samples: list[Sample]) -> str:
     def med(field: str) -> float:
         return statistics.median(getattr(s, field) for s in samples)
@@ -146,6 +160,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--ingest", type=int, default=0, help="result files to ingest (0: none)")
+    parser.add_argument(
+        "--commands", default="list,nomatch,csv,json,report", help="which, in this order"
+    )
     parser.add_argument("--db-dir", type=Path, default=None, help="where the stores go")
     parser.add_argument(
         "--pg-url",
@@ -176,17 +193,18 @@ def main() -> None:
             mb = db.stat().st_size / 1e6 if not args.pg_url else store_mb(args.pg_url)
             print(f"built {size:,} records ({mb:,.0f} MB) in {time.perf_counter() - t0:.0f} s")
             commands = {
-                "results list": ["results", "list", "--db", url],
-                "results list (no match)": ["results", "list", "--db", url, "--run", "none"],
-                "results export csv": ["results", "export", "--db", url, "--format", "csv",
+                "list": ["results", "list", "--db", url],
+                "nomatch": ["results", "list", "--db", url, "--run", "none"],
+                "csv": ["results", "export", "--db", url, "--format", "csv",
                                        "-o", str(tmp / "export.csv")],
-                "results export json": ["results", "export", "--db", url, "--format", "json",
+                "json": ["results", "export", "--db", url, "--format", "json",
                                         "-o", str(tmp / "export.json")],
                 "report": ["report", "--db", url, "--output-dir", str(tmp / "report")],
             }  # fmt: skip
-            for what, argv in commands.items():
+            for what in args.commands.split(","):
+                argv = commands[what]
                 samples = [measure([*cli, *argv]) for _ in range(args.repeats)]
-                print(report_line(size, what, samples), flush=True)
+                print(report_line(size, NAMES[what], samples), flush=True)
             db.unlink(missing_ok=True)
             shutil.rmtree(tmp / "report", ignore_errors=True)
 
