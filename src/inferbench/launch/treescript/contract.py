@@ -119,7 +119,9 @@ def script_env(
         "KV_OFFLOAD_BACKEND_METADATA": _json(backend.model_dump(exclude_none=True))
         if backend is not None
         else "",
-        "ROUTER_METADATA": _json(job.router.model_dump()) if job.router is not None else "",
+        "ROUTER_METADATA": _json(job.router.model_dump(exclude_none=True))
+        if job.router is not None
+        else "",
         "KV_P2P_TRANSFER": job.kv_p2p_transfer or "",
         "TOTAL_CPU_DRAM_GB": str(job.total_cpu_dram_gb or 0),
         "DURATION": str(job.duration or 3600),
@@ -146,7 +148,9 @@ def script_env(
 
 
 def _json(data: object) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    """As run-sweep.yml passes an object input: GitHub's toJSON, indented by two spaces,
+    keys in the master config's order (the models' field order)."""
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 def run_mounts_for(
