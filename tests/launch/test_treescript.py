@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from inferbench.errors import InputError
 from inferbench.launch.deployment import deployment_from_dicts
 from inferbench.launch.planner import PlanOptions
+from inferbench.launch.treescript import stubs
 from inferbench.launch.treescript.capture import capture_script
 from inferbench.launch.treescript.contract import result_filename, script_env
 from inferbench.launch.treescript.exports import launcher_exports
@@ -283,3 +285,14 @@ def test_an_eval_only_job_runs_the_script_with_eval_only(tmp_path: Path) -> None
     (point,) = plan.script.points
     env = point.env
     assert (env["RUN_EVAL"], env["EVAL_ONLY"], env["EVAL_LIMIT"]) == ("true", "true", "2")
+
+
+def test_the_real_interpreter_is_found_behind_a_version_managers_shim(tmp_path: Path) -> None:
+    """A pyenv-like shim adds its variables before it starts the interpreter: the stubs
+    reach the interpreter itself, so a recorded sa-bench call carries only the script's."""
+    real = Path(sys.executable).resolve()
+    shim = tmp_path / "python3"
+    shim.write_text(f'#!/bin/sh\nexport PYENV_VERSION=1\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    assert Path(stubs.real_python(str(tmp_path))).resolve() == real
+    assert stubs.real_python("/nonexistent") == sys.executable

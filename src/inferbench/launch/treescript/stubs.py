@@ -13,8 +13,10 @@ record is two files in the capture folder, named by time and pid so they sort in
 
 from __future__ import annotations
 
+import functools
 import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -159,9 +161,27 @@ def _python(real: str, sleep: str) -> str:
     )
 
 
+@functools.cache
 def real_python(path: str) -> str:
-    """The interpreter other `python3` calls reach: the system's, else inferbench's own."""
-    return shutil.which("python3", path=path) or sys.executable
+    """The interpreter other `python3` calls reach: the system's, else inferbench's own. A
+    version manager's shim (pyenv) is resolved to the interpreter it starts: the shim adds
+    its own variables (PYENV_*, PATH) to what the script gave the call, and a plan would show
+    them as the sa-bench call's environment."""
+    found = shutil.which("python3", path=path)
+    if found is None:
+        return sys.executable
+    try:
+        done = subprocess.run(
+            [found, "-c", "import sys; print(sys.executable)"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return found
+    resolved = done.stdout.strip()
+    return resolved if done.returncode == 0 and Path(resolved).is_file() else found
 
 
 def write_stubs(folder: Path, path: str) -> None:
