@@ -131,11 +131,15 @@ def test_launchers_exports_are_read_with_their_values() -> None:
         "# --export=ALL,COMMENTED=1\n"
         "srun --export=ALL,UCX_NET_DEVICES=$UCX_NET_DEVICES bash x.sh\n"
         '-e HF_TOKEN -e PYTHONPYCACHEPREFIX=/tmp/pycache/ -e TORCH_CUDA_ARCH_LIST="9.0" \\\n'
+        "    --env NCCL_IB_DISABLE --env CUDA_DEVICE_ORDER=PCI_BUS_ID --env=A_B=1 \\\n"
+        "    --env-file x.env \\\n"
     )
     assert launcher_exports(text) == {
         "AIPERF_DATASET_MMAP_CACHE_DIR": "/aiperf_mmap_cache",
         "PYTHONPYCACHEPREFIX": "/tmp/pycache/",
         "TORCH_CUDA_ARCH_LIST": "9.0",
+        "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+        "A_B": "1",
     }
 
 

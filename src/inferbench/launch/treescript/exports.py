@@ -1,9 +1,10 @@
 """What a runner's launcher passes into the benchmark container with a value of its own.
 
 `srun ... --export=ALL,PORT=8888,AIPERF_DATASET_MMAP_CACHE_DIR=/aiperf_mmap_cache` and
-docker's `-e PYTHONPYCACHEPREFIX=/tmp/pycache/`. A value the launcher computes (`$...`) and
-a bare `-e NAME` (forwarded from the launcher's own environment: secrets, the job's inputs)
-are not read; neither is PORT, which a local run picks.
+docker's `-e PYTHONPYCACHEPREFIX=/tmp/pycache/` (`--env NAME=VALUE` too). A value the
+launcher computes (`$...`) and a bare `-e NAME` (forwarded from the launcher's own
+environment: secrets, the job's inputs) are not read; neither is PORT, which a local run
+picks.
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ from __future__ import annotations
 import re
 
 _SRUN_EXPORT = re.compile(r"--export=ALL((?:,[A-Za-z_][A-Za-z0-9_]*=[^,\s\\]*)+)")
-_DOCKER_ENV = re.compile(r"(?:^|\s)-e\s+([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s\\]+)")
+# `-e NAME=VALUE`, `--env NAME=VALUE`, `--env=NAME=VALUE` (launch_rtx6000pro-lat.sh writes
+# the long form)
+_DOCKER_ENV = re.compile(
+    r"(?:^|\s)(?:-e\s+|--env(?:\s+|=))([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s\\]+)"
+)
 
 
 def launcher_exports(text: str) -> dict[str, str]:
