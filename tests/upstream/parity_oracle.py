@@ -13,8 +13,8 @@ that script starts, all from InferenceX's own files (shares no code with inferbe
 - what it starts: the launch step run for real in the sandbox, the script in its container.
 
 The script choice is run once per job up to the concurrency: jobs that differ only in `conc`
-(and the concurrency an agentic exp-name carries) share it. `conc_invariance_sample` names
-jobs to check that on.
+(and the concurrency an agentic exp-name carries) share it; the test checks that on the
+highest-concurrency job of every group.
 """
 
 from __future__ import annotations
@@ -98,14 +98,14 @@ def _script_of(calls: Sequence[Call], tree: Path) -> str:
 
 def choose_scripts(
     tree: Path, workflows: Workflows, jobs: Sequence[Mapping[str, Any]], home: Path
-) -> dict[str, Choice]:
-    """{choice_key: Choice} for every job, each launcher of the label tried in order."""
-    pending = {choice_key(j): j for j in jobs}
-    tried: dict[str, list[str]] = {k: [] for k in pending}
-    out: dict[str, Choice] = {}
+) -> list[Choice]:
+    """The Choice of each job, each launcher of its label tried in order."""
+    pending = dict(enumerate(jobs))
+    tried: dict[int, list[str]] = {k: [] for k in pending}
+    out: dict[int, Choice] = {}
     round_no = 0
     while pending:
-        batch: list[tuple[str, str, LaunchStep]] = []
+        batch: list[tuple[int, str, LaunchStep]] = []
         for key, job in pending.items():
             options = machines(tree, str(job["runner"]))
             if round_no < len(options):
@@ -133,4 +133,4 @@ def choose_scripts(
                 out[key] = Choice(script, name, tuple(tried[key]))
         pending = {k: j for k, j in pending.items() if k not in out}
         round_no += 1
-    return out
+    return [out[i] for i in range(len(jobs))]

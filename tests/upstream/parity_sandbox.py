@@ -4,13 +4,17 @@ Shares no code with inferbench. The launch step of `benchmark-tmpl.yml` runs unc
 private root (user and mount namespaces, `unshare -rm`, then `chroot`): the system's
 folders are bound read-only, everything else (/tmp, /home, /mnt, /var, /workspace, ...) is
 an empty folder of the sandbox, so what a launcher or script writes lands in the test's tmp
-folder. The checkout is a copy of the tree at GITHUB_WORKSPACE. On PATH first, stand-ins
+folder. The checkout at GITHUB_WORKSPACE is the tree read-only under an overlay that takes
+what the run writes. On PATH first, stand-ins
 (bash) record each call they take: engines (`vllm`, `trtllm-serve`, `python3 -m sglang...`)
 record and stay up like a server; the sa-bench client (`python3 .../benchmark_serving.py`)
-records and returns; downloads, installs, Slurm, GPU tools and `sleep` record and succeed;
-every other python3 call runs the real interpreter. `srun`/`docker` are parity_container.py,
-which runs the benchmark script in a container-like mount namespace. A record is the call's
-argv and its whole environment, in call order, tagged host or container.
+records and returns, as does the eval harness (`python3 -m lm_eval`); downloads, installs,
+Slurm, GPU tools and `sleep` record and succeed (`hf download` leaves a checkpoint's files,
+`aiperf profile` its artifact files, `salloc` grants job 4242); every other python3 call runs
+the real interpreter. `srun`/`docker` are parity_container.py, which runs the benchmark
+script in a container-like mount namespace. A record is the call's argv and its whole
+environment, in call order, tagged host or container. `select` runs many launch steps up to
+their launcher with srun/docker only recording: the launcher's own choice of script.
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ _RECORD = r"""
 record() {
     local dir="${ORACLE_RECORDS:-/oracle/records}" n="${EPOCHREALTIME/./}-$BASHPID"
     [[ -n "${ORACLE_RECORDS:-}" ]] || env -0 > "$dir/$n.env"
-    printf '%s\0' "$@" > "$dir/$n.argv"
+    printf '%s\0' "$@" > "$dir/$n.tmp"
+    mv "$dir/$n.tmp" "$dir/$n.argv"  # whole or not at all: the sandbox may be killed here
 }
 """
 
@@ -67,7 +72,8 @@ _PYTHON = r"""
 if [[ "$1" == -m ]]; then
     case "${2%%.*}" in
         MODULES) record engine "${0##*/}" "$@"; exec @SLEEP@ 86400 ;;
-        pip) record tool "${0##*/}" "$@"; exit 0 ;;
+        # installs, and the eval harness (a client of the server, as sa-bench is)
+        pip|lm_eval) record tool "${0##*/}" "$@"; exit 0 ;;
     esac
 fi
 script=""
@@ -112,12 +118,30 @@ hf|huggingface-cli)
             dir="$base/snapshots/oracle"
         fi
         mkdir -p "$dir"
-        for f in config.json tokenizer_config.json; do
+        for f in config.json tokenizer_config.json tokenizer.json; do
             [[ -e "$dir/$f" ]] || echo '{}' > "$dir/$f"
         done
         [[ -e "$dir/model.safetensors.index.json" ]] ||
             echo '{"weight_map": {}}' > "$dir/model.safetensors.index.json"
         echo "$dir"
+    fi ;;
+aiperf)
+    # a replay that ran: its artifact files, the server's with one metric of the prefix a
+    # script may require (AIPERF_REQUIRED_SERVER_METRIC_PREFIX)
+    if [[ "$1" == profile ]]; then
+        out=""
+        while [[ $# -gt 0 ]]; do
+            [[ "$1" == --output-artifact-dir ]] && out="$2"
+            shift
+        done
+        if [[ -n "$out" ]]; then
+            mkdir -p "$out"
+            printf '' > "$out/profile_export.jsonl"
+            echo '{}' > "$out/profile_export_aiperf.json"
+            name="${AIPERF_REQUIRED_SERVER_METRIC_PREFIX:-}oracle"
+            echo "{\"metrics\": {\"$name\": {}}}" > "$out/server_metrics_export.json"
+            printf 'metric\n%s\n' "$name" > "$out/server_metrics_export.csv"
+        fi
     fi ;;
 rocm-smi)
     [[ " $* " != *" --showmemuse "* ]] ||
