@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import io
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -290,11 +292,29 @@ def env_differences(
     }
 
 
+# the revision folder of a checkpoint a download stand-in left in the HF cache: each side's
+# stand-in names it (a real download names the commit)
+_REVISION = re.compile(r"(/models--[^/]+/snapshots/)[^/]+")
+
+
+def _revisionless(view: View) -> View:
+    def process(p: Process) -> Process:
+        return Process(
+            tuple(_REVISION.sub(r"\1<revision>", a) for a in p.argv),
+            {k: _REVISION.sub(r"\1<revision>", v) for k, v in p.env.items()},
+        )
+
+    return dataclasses.replace(
+        view, engines=tuple(map(process, view.engines)), bench=tuple(map(process, view.bench))
+    )
+
+
 def compare(oracle: View, plan: View, verdict: Verdict, item: Item, runner: Runner) -> None:
     """Add each difference to `verdict`: argv exactly (order included), then the environment
     of each engine and sa-bench call over every variable but the ignored and allowed ones.
     A variable docker did not pass (`-e`) is absent in its container whatever the contract
     says: that difference is recorded as the allowed name `docker -e`."""
+    oracle, plan = _revisionless(oracle), _revisionless(plan)
     for text in _processes("engine", oracle.engines, plan.engines):
         verdict.add("engine argv", text)
     for text in _processes("sa-bench", oracle.bench, plan.bench):

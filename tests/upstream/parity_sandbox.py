@@ -121,8 +121,12 @@ hf|huggingface-cli)
         for f in config.json tokenizer_config.json tokenizer.json; do
             [[ -e "$dir/$f" ]] || echo '{}' > "$dir/$f"
         done
+        # a complete checkpoint: an index and the one (empty) shard it names
         [[ -e "$dir/model.safetensors.index.json" ]] ||
-            echo '{"weight_map": {}}' > "$dir/model.safetensors.index.json"
+            echo '{"weight_map": {"w": "model-00001-of-00001.safetensors"}}' \
+                > "$dir/model.safetensors.index.json"
+        [[ -e "$dir/model-00001-of-00001.safetensors" ]] ||
+            printf '' > "$dir/model-00001-of-00001.safetensors"
         echo "$dir"
     fi ;;
 aiperf)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import subprocess
 from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from services import missing_service
 
 from .generator import run_generator
 from .parity_compare import Item, Verdict, check, config_keys, generator_args
@@ -136,6 +139,19 @@ def _selected(
     return out
 
 
+def _namespaces() -> None:
+    """The sandbox needs user and mount namespaces (unshare -rm, overlay mounts), or skip."""
+    probe = "mkdir -p /tmp && mount -t tmpfs none /mnt"
+    try:
+        done = subprocess.run(
+            ["unshare", "-rm", "bash", "-c", probe], capture_output=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        missing_service(f"the parity sandbox needs unshare -rm: {exc}")
+    if done.returncode != 0:
+        missing_service(f"the parity sandbox needs unshare -rm: {done.stderr.decode()[-300:]}")
+
+
 @pytest.fixture(scope="module")
 def sweep(inferencex_python: Path, inferencex_tree: Path) -> list[dict[str, object]]:
     """The single-node jobs of InferenceX's full sweep, by its own generator."""
@@ -155,6 +171,7 @@ def parity(
     inferencex_tree: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Parity:
+    _namespaces()
     tree = inferencex_tree.resolve()
     home = tmp_path_factory.mktemp("parity")
     jobs = sweep
@@ -170,7 +187,9 @@ def parity(
     choices = dict(zip(groups, found[: len(firsts)], strict=True))
     by_conc = [
         f"{f['exp-name']} conc {f['conc']}/{last['conc']}: {a.script} / {b.script}"
-        for f, last, a, b in zip(firsts, lasts, found, found[len(firsts) :], strict=True)
+        for f, last, a, b in zip(
+            firsts, lasts, found[: len(firsts)], found[len(firsts) :], strict=True
+        )
         if (a.script, a.runner_name) != (b.script, b.runner_name)
     ]
     assert not by_conc, "the script depends on the concurrency:\n" + "\n".join(by_conc)
