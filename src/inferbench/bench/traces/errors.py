@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import ValidationError
+import orjson
+from pydantic import BaseModel, ValidationError
 
 from inferbench.errors import InputError, Location
 
@@ -20,3 +22,20 @@ def from_validation(path: Path, line: int, exc: ValidationError, prefix: str = "
     err = exc.errors()[0]
     key = ".".join(str(p) for p in err["loc"] if p not in ("function-after", "tagged-union"))
     return trace_error(path, line, prefix + key if key else prefix or None, err["msg"])
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def json_record(path: Path, line: int, raw: bytes, model: type[M], what: str) -> M:
+    """One JSON-lines record as `model`, or the error naming file, line and field."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise trace_error(path, line, None, f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise trace_error(path, line, None, f"{what} is a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(path, line, exc) from None

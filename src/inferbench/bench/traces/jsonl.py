@@ -27,10 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from inferbench.bench.traces.errors import from_validation, trace_error
+from inferbench.bench.traces.errors import json_record, trace_error
 from inferbench.bench.traces.model import Fork, Segment, Stream, Trace, Turn
 
 
@@ -130,16 +129,7 @@ def read_turn_lines(path: Path, lines: list[tuple[int, bytes]]) -> list[Trace]:
     sessions: dict[str, _SessionBuilder] = {}
     first_line: dict[str, int] = {}
     for number, raw in lines:
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise trace_error(path, number, None, f"not valid JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise trace_error(path, number, None, "a turn is a JSON object")
-        try:
-            row = TurnLine.model_validate(data)
-        except ValidationError as exc:
-            raise from_validation(path, number, exc) from None
+        row = json_record(path, number, raw, TurnLine, "a turn")
         builder = sessions.get(row.session)
         if builder is None:
             builder = sessions[row.session] = _SessionBuilder(row.session, path)

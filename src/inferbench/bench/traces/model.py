@@ -8,7 +8,7 @@ prompt repeats turn k-1's segments, then adds its output's and the new input's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -19,6 +19,23 @@ Scope = Literal["local", "global"]  # local: keys are private to a trace; global
 class Segment:
     key: int
     length: int
+
+
+def hashed_prompt(
+    hash_ids: Sequence[int], length: int, block_size: int, tail_key: int
+) -> tuple[Segment, ...]:
+    """A prompt of `length` tokens whose blocks of `block_size` are named by `hash_ids` (the
+    last cut to length); tokens beyond the hashed blocks are one segment keyed `tail_key`."""
+    out: list[Segment] = []
+    left = length
+    for h in hash_ids:
+        if left <= 0:
+            break
+        out.append(Segment(h, min(block_size, left)))
+        left -= block_size
+    if left > 0:
+        out.append(Segment(tail_key, left))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

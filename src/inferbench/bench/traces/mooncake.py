@@ -16,11 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from inferbench.bench.traces.errors import from_validation, trace_error
-from inferbench.bench.traces.model import Segment, Stream, Trace, Turn
+from inferbench.bench.traces.errors import json_record
+from inferbench.bench.traces.model import Stream, Trace, Turn, hashed_prompt
 
 BLOCK_TOKENS = 512  # Mooncake's block size (its README: "hash_ids ... of 512 tokens")
 _TAIL_KEYS = 1 << 40  # unhashed prompt tails get keys above every hash id
@@ -45,31 +44,15 @@ def looks_like_mooncake(first: Any) -> bool:
 
 
 def read_mooncake_lines(path: Path, lines: list[tuple[int, bytes]]) -> list[Trace]:
-    requests: list[tuple[int, MooncakeRequest]] = []
-    for number, raw in lines:
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise trace_error(path, number, None, f"not valid JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise trace_error(path, number, None, "a Mooncake request is a JSON object")
-        try:
-            requests.append((number, MooncakeRequest.model_validate(data)))
-        except ValidationError as exc:
-            raise from_validation(path, number, exc) from None
+    requests = [
+        (number, json_record(path, number, raw, MooncakeRequest, "a Mooncake request"))
+        for number, raw in lines
+    ]
     requests.sort(key=lambda item: (item[1].timestamp, item[0]))  # arrival order
     return [_trace(path, number, req, _TAIL_KEYS + k) for k, (number, req) in enumerate(requests)]
 
 
 def _trace(path: Path, number: int, req: MooncakeRequest, tail_key: int) -> Trace:
-    left = req.input_length
-    prompt: list[Segment] = []
-    for h in req.hash_ids:
-        if left <= 0:
-            break
-        prompt.append(Segment(h, min(BLOCK_TOKENS, left)))
-        left -= BLOCK_TOKENS
-    if left > 0:
-        prompt.append(Segment(tail_key, left))
-    turn = Turn(tuple(prompt), max(req.output_length, 1), 0.0, line=number)
+    prompt = hashed_prompt(req.hash_ids, req.input_length, BLOCK_TOKENS, tail_key)
+    turn = Turn(prompt, max(req.output_length, 1), 0.0, line=number)
     return Trace(f"{path.stem}:{number}", Stream("main", (turn,)), "global", f"{path}:{number}")

@@ -26,7 +26,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench.bench.traces.errors import from_validation, trace_error
-from inferbench.bench.traces.model import Fork, Segment, Stream, Trace, Turn
+from inferbench.bench.traces.model import Fork, Segment, Stream, Trace, Turn, hashed_prompt
 
 _TAIL_KEYS = 1 << 40  # unhashed prompt tails get keys above every hash id
 
@@ -73,17 +73,8 @@ class _Builder:
         self.tails = _TAIL_KEYS
 
     def prompt(self, req: WekaRequest) -> tuple[Segment, ...]:
-        bs, left = self.trace.block_size, req.input_length
-        out: list[Segment] = []
-        for h in req.hash_ids:
-            if left <= 0:
-                break
-            out.append(Segment(h, min(bs, left)))
-            left -= bs
-        if left > 0:
-            self.tails += 1
-            out.append(Segment(self.tails, left))
-        return tuple(out)
+        self.tails += 1  # a key of its own for whatever the hashed blocks leave over
+        return hashed_prompt(req.hash_ids, req.input_length, self.trace.block_size, self.tails)
 
     def stream(self, name: str, items: list[WekaRequest | WekaSubagent]) -> Stream:
         steps: list[Turn | Fork] = []
