@@ -371,7 +371,7 @@ def compare(
         None, "--accuracy-drop", help="instead: an absolute score drop (e.g. 0.02)"
     ),
     verbose: bool = typer.Option(
-        False, "--verbose", "-v", help="table: every metric's base, head and interval"
+        False, "--verbose", help="table: every metric's base, head and interval"
     ),
 ) -> None:
     """Per-point deltas between two sets of results (regressions first), and accuracy."""
