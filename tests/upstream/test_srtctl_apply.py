@@ -235,7 +235,7 @@ def test_a_job_this_slurm_can_never_start_is_cancelled_not_waited_for(
     )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     saved = json.loads((job_dir.parent / "run.json").read_text())["settings"]
-    assert saved["srt_slurm"] == str(srt_slurm_tree.resolve())
+    assert saved["srt_slurm"] == [str(srt_slurm_tree.resolve())]  # every --srt-slurm given
     assert saved["plan"]["srtctl_root"] == str((tmp_path / "srtctl-root").resolve())
     assert saved["plan"]["srtctl_root"] in resumed.stdout  # srtslurm.yaml's srtctl_root
 
