@@ -72,7 +72,8 @@ def _nothing_left(run: Path) -> None:
     """No process vLLM logged is alive, none runs in the run folder, the ports are free."""
     pids = set().union(*(logged_pids(log) for log in run.glob("*/logs/server-conc*.log")))
     assert pids, "vLLM logged no process ids"
-    assert no_live_servers(run), "a process still runs inside the run directory"
+    # vLLM's engine core can take tens of seconds to exit on a loaded 2-core machine
+    assert no_live_servers(run, timeout=60), "a process still runs inside the run directory"
     assert not [pid for pid in pids if alive(pid)], f"alive after the run: {pids}"
     for plan in run.glob("*/plan.json"):
         for point in json.loads(plan.read_text())["script"]["points"]:
