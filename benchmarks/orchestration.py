@@ -29,9 +29,9 @@ import urllib.request
 from pathlib import Path
 
 from inferbench.config.project import load_project
+from inferbench.core.fsio import atomic_write_text
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import PointStatus
-from inferbench.fsio import atomic_write_text
 from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.local import LocalExecutor, LocalOptions, PointRunner
 from inferbench.launch.plan import Backend, BenchPoint, BenchSpec, Engine, Plan

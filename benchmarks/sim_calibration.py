@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from inferbench.fsio import atomic_write_bytes
+from inferbench.core.fsio import atomic_write_bytes
 from inferbench.sim.calibrate import METRICS, Measured, MeasuredPoint, dump_calibration, evaluate
 from inferbench.sim.holdout import HoldoutReport, holdout, prepare
 

@@ -14,7 +14,7 @@ from inferbench.bench.agentic.chat import ChatConversation, TextOfIds
 from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.settings import ApiKind, Endpoint
 from inferbench.bench.traces.load import load_traces
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 from .recording_server import recording_server
 from .test_replay import EXPECTED_LENGTHS, TRACE, _write

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.core.errors import InputError
 from inferbench.engines import Offload
 from inferbench.engines.offload import sglang_offload, vllm_offload
-from inferbench.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KEY = "llama3.1-8b-bf16-h200-vllm-agentic"

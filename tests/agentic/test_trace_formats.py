@@ -12,7 +12,7 @@ import pytest
 
 from inferbench.bench.traces.load import load_traces
 from inferbench.bench.traces.model import Segment
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 # Mooncake's published fields (FAST'25 traces): ms timestamps, 512-token hash blocks
 MOONCAKE = [

@@ -12,7 +12,7 @@ from inferbench.bench.traces.load import load_traces
 from inferbench.bench.traces.model import Fork, Turn
 from inferbench.bench.traces.source import open_traces, parse_synth, synth_traces
 from inferbench.bench.traces.synth import SynthSpec, synth_jsonl
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 WEKA = {
     "id": "w1",

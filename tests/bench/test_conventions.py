@@ -12,7 +12,7 @@ from inferbench.bench.metrics import Slo
 from inferbench.bench.preset import SA_BENCH, Preset
 from inferbench.bench.schedule import parse_concurrency_list
 from inferbench.bench.workload import RangeMode, draw_lengths, length_bounds
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 
 @pytest.mark.parametrize(

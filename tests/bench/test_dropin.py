@@ -15,7 +15,7 @@ from inferbench.bench.result import read_point_result
 from inferbench.bench.settings import ApiKind
 from inferbench.bench.testserver import TestServer
 from inferbench.cli.main import main
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 
 def _cli(args: list[str], capsys: pytest.CaptureFixture[str] | None = None) -> int:

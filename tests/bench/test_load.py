@@ -130,7 +130,7 @@ def test_chat_and_text_prompts_with_a_local_tokenizer(
 
 
 def test_chat_without_a_tokenizer_is_refused() -> None:
-    from inferbench.errors import InputError
+    from inferbench.core.errors import InputError
 
     with pytest.raises(InputError, match="tokenizer"):
         run_bench(

@@ -17,8 +17,8 @@ import pytest
 from aiohttp import web
 
 from inferbench.bench.settings import Endpoint
+from inferbench.core.redact import REDACTED, Redactor, query_secrets, redact_url, split_userinfo
 from inferbench.launch.rundir import environment_record
-from inferbench.redact import REDACTED, Redactor, query_secrets, redact_url, split_userinfo
 
 KEY = "sk-planted-4f1c9e"
 PASSWORD = "pw-planted-77aa"

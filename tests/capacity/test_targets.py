@@ -4,7 +4,7 @@ import pytest
 
 from inferbench.bench.result import PointResult
 from inferbench.capacity.targets import Target, parse_targets
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 from .conftest import shaped
 

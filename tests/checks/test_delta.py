@@ -14,7 +14,7 @@ from inferbench.checks.engine import check_tree
 from inferbench.checks.identity import file_label, message_values
 from inferbench.checks.report import CheckOptions, FailOn
 from inferbench.config.gitbase import export_tree
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 from .treeutil import RECIPE, edit, git
 

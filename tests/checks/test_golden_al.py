@@ -11,7 +11,7 @@ from inferbench.checks.engine import CheckOptions, check_tree
 from inferbench.checks.finding import Finding, Severity
 from inferbench.cli.main import main
 from inferbench.config.golden_al import load_golden, read_golden_file
-from inferbench.errors import ConfigError
+from inferbench.core.errors import ConfigError
 
 from .treeutil import MASTER, RECIPE, edit
 

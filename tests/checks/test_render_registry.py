@@ -12,7 +12,7 @@ import pytest
 from inferbench.checks.finding import Finding, Severity
 from inferbench.checks.registry import Problem, Rule, all_rules, run_rule, select_rules
 from inferbench.checks.render import render_github, render_json, render_text
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 F1 = Finding(
     "IB201", "config-file-missing", Severity.ERROR, "CONFIG_FILE x.yaml does not exist",

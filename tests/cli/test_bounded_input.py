@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.errors import InputError
-from inferbench.fsread import read_file
+from inferbench.core.errors import InputError
+from inferbench.core.fsread import read_file
 
 from .clirun import run_cli
 from .corpus import EXAMPLES

@@ -13,7 +13,7 @@ import pytest
 # A heap like a long command's (objects kept alive in reference cycles), then the exit.
 PROGRAM = """
 import sys, time
-from inferbench.lifetime import exit_promptly
+from inferbench.core.lifetime import exit_promptly
 heap = []
 for i in range(600_000):
     a = {"i": i}

@@ -11,7 +11,7 @@ from inferbench.config.changelog import load_changelog, parse_changelog
 from inferbench.config.cluster import load_cluster
 from inferbench.config.runners import load_runners
 from inferbench.config.srtslurm import SrtslurmConfig, load_srtslurm
-from inferbench.errors import ConfigError
+from inferbench.core.errors import ConfigError
 
 WriteFile = Callable[[str, str], Path]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inferbench.config.gitbase import read_base
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 
 def git(repo: Path, *args: str) -> None:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from inferbench.cli import clusters as clusters_cli
 from inferbench.config.cluster import load_cluster
 from inferbench.config.launcher import parse_launcher, read_launchers
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 TREE = Path(__file__).resolve().parent / "fixtures" / "launcher_tree"
 

@@ -16,8 +16,8 @@ from inferbench.config.master import (
     load_master_file,
     load_masters,
 )
+from inferbench.core.errors import ConfigError
 from inferbench.engines.layout import Spelling
-from inferbench.errors import ConfigError
 
 WriteFile = Callable[[str, str], Path]
 

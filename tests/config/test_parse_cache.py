@@ -11,7 +11,7 @@ import pytest
 from inferbench.config import parse_cache
 from inferbench.config.yamlio import PRELOAD_MIN_FILES, load_yaml, preload
 from inferbench.core.cpus import usable_cores
-from inferbench.errors import ConfigError
+from inferbench.core.errors import ConfigError
 
 TEXT = "a:\n  b: [1, 2.5, yes, null, '3']\n  b: 4\nc: {d: x}\n"
 

@@ -10,7 +10,7 @@ import pytest
 
 from inferbench.config.project import load_project
 from inferbench.config.settings import RecipeRef
-from inferbench.errors import ConfigError
+from inferbench.core.errors import ConfigError
 
 WriteFile = Callable[[str, str], Path]
 SEED_KEY = "minimaxm3-fp4-b200-dynamo-vllm"

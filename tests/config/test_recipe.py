@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from inferbench.config.recipe import deep_merge, load_recipe, load_recipe_file, locate
+from inferbench.core.errors import ConfigError
 from inferbench.engines.flags import EngineFlags
-from inferbench.errors import ConfigError
 
 WriteFile = Callable[[str, str], Path]
 

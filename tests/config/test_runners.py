@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from inferbench.config.runners import load_runners
-from inferbench.errors import ConfigError
+from inferbench.core.errors import ConfigError
 
 FLAT = """\
 h100:

@@ -16,7 +16,7 @@ from inferbench.config.srt_slurm_refs import (
     unpacked_label,
 )
 from inferbench.config.srtctl_schema import schema_problems, srtctl_schema
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from srtctl_gen import with_key, write_srtctl
 
 PROVIDER = ("telemetry", "provider")

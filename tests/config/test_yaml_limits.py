@@ -14,7 +14,7 @@ from inferbench.config.yamlio import (
     load_yaml,
     parse_yaml,
 )
-from inferbench.errors import ConfigError
+from inferbench.core.errors import ConfigError
 from services import missing_service
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from inferbench.config.yamlio import format_path, load_yaml, parse_path, parse_yaml
-from inferbench.errors import ConfigError
+from inferbench.core.errors import ConfigError
 
 WriteFile = Callable[[str, str], Path]
 T = Path("t.yaml")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.evals.lmeval import lm_eval_argv, prepare_task, run_eval
 from inferbench.evals.result import EvalStatus, read_eval_result, write_eval_result
 from inferbench.evals.spec import EvalApi, EvalSpec, eval_context_length, task_info

@@ -67,7 +67,7 @@ def http_point(
     base_url: str, spec: BenchSpec, point: BenchPoint, out: Path, log: Path
 ) -> PointOutcome:
     """A point runner that really calls the server and writes a result file atomically."""
-    from inferbench.fsio import atomic_write_text
+    from inferbench.core.fsio import atomic_write_text
 
     try:
         with urllib.request.urlopen(base_url + "/v1/work", timeout=5) as resp:

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.launch.deployment import deployment_from_dicts
 from inferbench.launch.plan import Engine
 from inferbench.launch.planner import PlanOptions, local_plan, slurm_plan

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.fsio import atomic_write_text, current_umask
+from inferbench.core.fsio import atomic_write_text, current_umask
 from inferbench.launch.runner import execute_run
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.synthetic import SyntheticConfig, write_run_dir

@@ -10,9 +10,9 @@ import pytest
 from rich.console import Console
 
 from inferbench.cli.run import render_summary
+from inferbench.core.errors import InputError
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import JobStatus
-from inferbench.errors import InputError
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.local import LocalExecutor
 from inferbench.launch.lock import RunInUse, run_lock

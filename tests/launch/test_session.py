@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from inferbench.config.project import load_project
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.launch.deployment import group_jobs
 from inferbench.launch.plan import Backend
 from inferbench.launch.rundir import JobDir
@@ -97,7 +97,7 @@ def test_engine_args_rules_of_the_tree_then_the_command_line(tmp_path: Path) -> 
 
 
 def test_engine_args_rule_with_an_unknown_key_is_named(tmp_path: Path) -> None:
-    from inferbench.errors import ConfigError
+    from inferbench.core.errors import ConfigError
 
     tree = _tree_with_rules(tmp_path, '[[engine-args]]\nconfig-keys = ["x"]\nargz = ["a"]\n')
     with pytest.raises(ConfigError, match="unknown key 'engine-args.0.argz'") as err:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from inferbench.config.cluster import load_cluster
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.launch.deployment import deployment_from_dicts
 from inferbench.launch.plan import Engine
 from inferbench.launch.planner import PlanOptions, local_plan

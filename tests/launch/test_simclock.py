@@ -16,8 +16,8 @@ import pytest
 
 from inferbench.bench.result import read_point_result
 from inferbench.config.project import load_project
+from inferbench.core.errors import InputError
 from inferbench.core.outcome import PointOutcome
-from inferbench.errors import InputError
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import Engine, Plan
 from inferbench.launch.resume import load_saved_run, refuse_conflicts

@@ -15,7 +15,7 @@ import pytest
 from inferbench.config.project import load_project
 from inferbench.config.recipe import load_recipe
 from inferbench.config.srtslurm import load_srtslurm
-from inferbench.errors import ExternalToolError, InputError
+from inferbench.core.errors import ExternalToolError, InputError
 from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.plan import Engine
 from inferbench.launch.planner import PlanOptions

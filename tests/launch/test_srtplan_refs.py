@@ -15,7 +15,7 @@ import yaml
 
 from inferbench.config.project import load_project
 from inferbench.config.srt_slurm_refs import SrtSlurmSources
-from inferbench.errors import ConfigError
+from inferbench.core.errors import ConfigError
 from inferbench.launch.deployment import group_jobs
 from inferbench.launch.plan import Plan
 from inferbench.launch.srtplan import SrtSources, srtctl_plan

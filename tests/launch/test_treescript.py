@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.launch.deployment import deployment_from_dicts
 from inferbench.launch.planner import PlanOptions
 from inferbench.launch.treescript import stubs

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from inferbench.config.changelog_diff import added_entries, added_lines
-from inferbench.errors import ConfigError, InputError
+from inferbench.core.errors import ConfigError, InputError
 from inferbench.matrix.changed import ChangelogRun, changed_jobs
 from inferbench.matrix.filters import SweepFilters
 

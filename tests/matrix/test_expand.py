@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.core.errors import InputError
 from inferbench.core.job import Job
-from inferbench.errors import InputError
 from inferbench.matrix.expand import expand_masters
 from inferbench.matrix.filters import EvalMode, SweepFilters, select_keys
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.launch.rundir import environment_record
 from inferbench.power.hostzone import host_zone, recorded_zone
 from inferbench.power.parse import (

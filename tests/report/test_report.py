@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.report import build_report
 from inferbench.report.dashboard import DashboardInputs, dashboard_data
 from inferbench.report.metrics import X_AXES, axis, y_axes

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from inferbench.cli import report as report_cli
 from inferbench.cli import results as results_cli
-from inferbench.errors import InferbenchError
+from inferbench.core.errors import InferbenchError
 
 
 @dataclass

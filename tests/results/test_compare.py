@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from results_fixtures import sa_bench, sa_bench_requests, write_json, write_run_dir
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.report.markdown import comparison_markdown
 from inferbench.results.compare import Delta, PointDelta, compare_selectors, parse_selector
 from inferbench.results.ingest import ingest_paths

@@ -10,7 +10,7 @@ import pytest
 from results_fixtures import point_result, sa_bench, write_json, write_point, write_run_dir
 
 from inferbench.bench.result import SCHEMA_VERSION as BENCH_SCHEMA_VERSION
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.results.benchfile import read_bench_file
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.store import open_store

@@ -6,7 +6,7 @@ import orjson
 import pytest
 from results_fixtures import write_run_dir
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.record import SCHEMA_VERSION, Record, record_from_json
 from inferbench.results.store import open_store

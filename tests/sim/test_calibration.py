@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from inferbench.catalog import load_catalog
 from inferbench.cli.main import app, main
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.sim.calibrate import (
     Measured,
     MeasuredPoint,

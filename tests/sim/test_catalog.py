@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from inferbench.catalog import CATALOG_ENV, Precision, load_catalog
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 REQUIRED_GPUS = ("h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x")
 

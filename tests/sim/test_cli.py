@@ -114,7 +114,7 @@ def test_estimate_cli_writes_result(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_estimate_cli_refuses_a_bad_topology() -> None:
-    from inferbench.errors import InputError
+    from inferbench.core.errors import InputError
 
     with pytest.raises(InputError, match="does not divide"):
         app(["sim", "estimate", *SMALL, "--tp", "3"], standalone_mode=False)

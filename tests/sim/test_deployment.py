@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.sim.deployment import Mode, SimDeployment
 from inferbench.sim.inputs import Overrides, from_job, from_recipe
 

@@ -13,7 +13,7 @@ import pytest
 
 from inferbench.bench.settings import Endpoint
 from inferbench.bench.testserver import ServerConfig, serve_in_thread
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.sim.calibrate import Measured, MeasuredPoint, deployment, load_points
 from inferbench.sim.engine_grid import (
     BatchLimits,

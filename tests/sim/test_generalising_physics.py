@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inferbench.catalog import Precision, load_catalog
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.sim.inputs import Overrides, from_job_data, from_recipe
 from inferbench.sim.perf import EfficiencyParams, Parallelism, RankBatch, Speculation, StepModel
 

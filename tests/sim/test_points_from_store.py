@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from inferbench.bench.result import read_point_result
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.results.calibration_points import points_from_store
 from inferbench.results.ingest import ingest_paths
 from inferbench.sim.calibrate import deployment, simulate

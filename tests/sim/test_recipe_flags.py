@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.inputs import Overrides, from_recipe
 

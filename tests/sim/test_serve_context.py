@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from inferbench.cli.sim import DeploymentOptions, _deployment
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.sim.server import ServeOptions, SimServer
 
 from .test_catalog import USER_CATALOG

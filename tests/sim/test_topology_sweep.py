@@ -8,7 +8,7 @@ import re
 import pytest
 
 from inferbench.cli.sim import DeploymentOptions, _deployment
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.sim.estimate import estimate
 from inferbench.sim.summary import point
 from inferbench.sim.topologies import pareto, sweep_topologies

@@ -17,7 +17,7 @@ from ruamel.yaml import YAML
 from inferbench.catalog import load_catalog
 from inferbench.cli.main import app
 from inferbench.config.master import load_master_file
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.matrix.api import sweep_tree
 from inferbench.matrix.filters import SweepFilters
 

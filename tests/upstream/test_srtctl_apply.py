@@ -24,7 +24,7 @@ import yaml
 from inferbench.config.project import load_project
 from inferbench.config.srt_job import RunnerLaunchers
 from inferbench.config.srt_slurm_refs import SrtSlurmSources
-from inferbench.errors import InferbenchError
+from inferbench.core.errors import InferbenchError
 from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.srtcluster import srtctl_catalog
 from inferbench.launch.srtplan import SrtSources, srtctl_plan

@@ -24,7 +24,7 @@ import yaml
 from inferbench.config.project import Project, load_project
 from inferbench.config.srt_job import RunnerLaunchers, SrtChoice
 from inferbench.config.srt_slurm_refs import SrtSlurmSources
-from inferbench.errors import InferbenchError
+from inferbench.core.errors import InferbenchError
 from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.plan import Plan
 from inferbench.launch.srtcluster import srtctl_catalog

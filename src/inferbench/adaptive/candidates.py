@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inferbench.errors import InferbenchError
+from inferbench.core.errors import InferbenchError
 from inferbench.launch.deployment import Deployment
 from inferbench.sim.calibrate import Measured, MeasuredPoint
 from inferbench.sim.deployment import SimDeployment

@@ -25,10 +25,10 @@ from inferbench.adaptive.planner import (
     Assessment,
     Measurement,
 )
+from inferbench.core.errors import InferbenchError, InputError, Location
+from inferbench.core.fsio import atomic_write_text
+from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
 from inferbench.core.status import RunPhase
-from inferbench.errors import InferbenchError, InputError, Location
-from inferbench.fsio import atomic_write_text
-from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.rundir import RunDir, run_dir
 from inferbench.launch.runner import RunRequest, RunSummary, start_run

@@ -33,7 +33,7 @@ from inferbench.bench.schedule import LoadPoint, arrival_offsets, split_evenly
 from inferbench.bench.settings import ApiKind, ClientOptions, Endpoint, RequestOptions
 from inferbench.bench.worker import WorkerTask
 from inferbench.bench.workload import RandomWorkload, RangeMode, SharedPrefixWorkload, Workload
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 __all__ = [
     "BenchOptions",

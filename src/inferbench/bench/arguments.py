@@ -26,8 +26,8 @@ from inferbench.bench.workload import (
     SharedPrefixWorkload,
     Workload,
 )
+from inferbench.core.errors import InputError, Location
 from inferbench.core.hints import type_hint
-from inferbench.errors import InputError, Location
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -25,7 +25,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from inferbench.bench import deepseek_v4
 from inferbench.bench.workload import PromptTemplate
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 Wrap = Callable[[str], str]
 

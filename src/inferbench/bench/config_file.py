@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from inferbench.errors import InputError, Location
-from inferbench.fsread import read_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import read_file
 
 MAX_BYTES = 1 << 20  # a benchmark definition is a few lines; refuse anything absurd
 

@@ -25,8 +25,8 @@ from inferbench.bench.workload import (
     Workload,
     draw_lengths,
 )
-from inferbench.errors import InputError, Location
-from inferbench.fsread import MAX_DATA_BYTES, read_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_DATA_BYTES, read_file
 
 _PREFIX_STREAM = 1 << 40  # separates the shared-prefix random streams from per-request ones
 

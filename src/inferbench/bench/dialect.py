@@ -17,7 +17,7 @@ from pathlib import Path
 from inferbench.bench.metrics import PERCENTILE_METRICS, Slo
 from inferbench.bench.settings import ApiKind
 from inferbench.bench.workload import PromptTemplate
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 # sa-bench's and vLLM's backends that speak the OpenAI-compatible streaming API.
 COMPLETIONS_BACKENDS = frozenset({"vllm", "openai", "sglang", "lmdeploy", "scalellm"})

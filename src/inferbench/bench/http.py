@@ -34,7 +34,7 @@ import aiohttp
 
 from inferbench.bench.records import FailureKind
 from inferbench.bench.sse import StreamProtocolError, StreamState
-from inferbench.redact import Redactor
+from inferbench.core.redact import Redactor
 
 _HEAD, _CHUNKED, _LENGTH, _UNTIL_CLOSE, _TRAILER = range(5)
 _SNIPPET = 300

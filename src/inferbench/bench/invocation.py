@@ -58,8 +58,8 @@ from inferbench.bench.workload import (
     SharedPrefixWorkload,
     Workload,
 )
+from inferbench.core.errors import InputError, Location
 from inferbench.core.printable import printable
-from inferbench.errors import InputError, Location
 
 SA_BENCH_RANDOM_LENGTHS = (1024, 128)  # sa-bench's --random-input-len / --random-output-len
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from inferbench.errors import InputError
-from inferbench.fsio import is_stream, output_target
+from inferbench.core.errors import InputError
+from inferbench.core.fsio import is_stream, output_target
 
 
 def point_stem(concurrency: int | None, request_rate: float | None = None) -> str:

@@ -24,9 +24,9 @@ from inferbench.bench.records import RecordColumns, RequestRecord
 from inferbench.bench.schedule import LoadPoint
 from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
 from inferbench.bench.workload import Workload
-from inferbench.errors import InputError, Location
-from inferbench.fsio import atomic_write_bytes
-from inferbench.fsread import MAX_RESULT_BYTES, read_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import atomic_write_bytes
+from inferbench.core.fsread import MAX_RESULT_BYTES, read_file
 
 SCHEMA_VERSION = 1
 

@@ -24,8 +24,8 @@ from typing import Any, cast
 
 from inferbench.bench.records import FailureKind, RequestRecord
 from inferbench.bench.worker import WorkerTask, run_worker
-from inferbench.errors import InputError
-from inferbench.lifetime import die_with_parent
+from inferbench.core.errors import InputError
+from inferbench.core.lifetime import die_with_parent
 
 START_DELAY_S = 0.05  # lets every worker see t0 before it arrives
 STOP_GRACE_S = 10.0

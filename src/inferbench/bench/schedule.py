@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from inferbench.bench.naming import point_stem
 from inferbench.core.concurrency import parse_concurrency_list as parse_list
+from inferbench.core.errors import InputError, Location
 from inferbench.core.limits import MAX_DURATION_S
-from inferbench.errors import InputError, Location
 
 
 class LoadPoint(BaseModel):

@@ -23,8 +23,8 @@ from pydantic import (
 )
 
 from inferbench.bench.preset import SA_BENCH
-from inferbench.errors import InputError, Location
-from inferbench.redact import (
+from inferbench.core.errors import InputError, Location
+from inferbench.core.redact import (
     API_KEY_VARS,
     Redactor,
     basic_auth,

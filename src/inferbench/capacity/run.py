@@ -20,7 +20,7 @@ from inferbench.capacity.request import CapacityAnswer, CapacityReport, Capacity
 from inferbench.capacity.search import CapacityResult, Measure, search_capacity
 from inferbench.capacity.targets import parse_targets
 from inferbench.core.concurrency import parse_concurrency_list
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 from inferbench.sim.points import JobPoints
 
 

@@ -15,8 +15,8 @@ from typing import Literal
 from pydantic import Field
 
 from inferbench.bench.result import PointResult
+from inferbench.core.errors import InputError, Location
 from inferbench.core.model import FrozenModel
-from inferbench.errors import InputError, Location
 
 Metric = Literal["ttft", "tpot", "itl", "e2el", "interactivity"]
 Stat = Literal["mean", "median", "p90", "p99"]

@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from inferbench.catalog.schema import PRECISION_SPELLINGS, GpuSpec, ModelSpec, Precision
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 CATALOG_ENV = "INFERBENCH_CATALOG"
 _PRECISION_SUFFIX = re.compile(

@@ -33,7 +33,7 @@ from inferbench.checks.subjects import DeploymentSubject
 from inferbench.config.golden_al import GoldenSet, ThinkingMode
 from inferbench.config.recipe import Recipe, locate
 from inferbench.config.settings import AdditionalSettings
-from inferbench.errors import Location
+from inferbench.core.errors import Location
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from inferbench import __version__
 from inferbench.checks.finding import Finding, Severity
 from inferbench.checks.identity import FindingIdentity, identity_of
 from inferbench.checks.report import CheckOptions, CheckReport
-from inferbench.errors import InputError, Location
-from inferbench.fsio import write_output
-from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import write_output
+from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
 
 FORMAT = "inferbench-check-baseline"
 VERSION = 1

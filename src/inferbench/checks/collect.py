@@ -49,7 +49,7 @@ from inferbench.config.srtctl_loader import using_srtctl
 from inferbench.config.srtctl_schema import SrtctlSchema
 from inferbench.config.yamlio import KeyPath, preload
 from inferbench.core.concurrency import expand_concurrency
-from inferbench.errors import ConfigError, Location
+from inferbench.core.errors import ConfigError, Location
 
 
 @dataclass

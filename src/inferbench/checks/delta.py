@@ -21,7 +21,7 @@ from inferbench.checks.baseline import Baseline, RecordedFinding
 from inferbench.checks.finding import Finding, Severity
 from inferbench.checks.identity import FindingIdentity, identity_of
 from inferbench.checks.report import CheckOptions, CheckReport, FailOn
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,8 @@ from inferbench.config.recipe import locate
 from inferbench.config.srt_slurm_refs import SrtSlurmSources
 from inferbench.config.srtctl_loader import use_srtctl
 from inferbench.config.yamlio import parse_yaml
-from inferbench.errors import ConfigError, InputError, Location
-from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
+from inferbench.core.errors import ConfigError, InputError, Location
+from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
 
 
 def check_tree(

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from inferbench.errors import Location
+from inferbench.core.errors import Location
 
 
 class Severity(StrEnum):

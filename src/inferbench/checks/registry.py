@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from inferbench.checks.finding import Finding, Severity
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 S = TypeVar("S")
 

@@ -45,9 +45,9 @@ from inferbench.checks.report import CheckOptions, CheckReport
 from inferbench.config import parse_cache
 from inferbench.config.project import CONFIG_FILE_NAME, read_layout
 from inferbench.config.srt_slurm_refs import parse_source
-from inferbench.errors import InputError
-from inferbench.fsio import describe_file_type
-from inferbench.fsread import read_file
+from inferbench.core.errors import InputError
+from inferbench.core.fsio import describe_file_type
+from inferbench.core.fsread import read_file
 
 VERSION = b"inferbench-check-2"  # bump when a stored entry's shape changes
 FOLDER = "check-v1"

@@ -33,7 +33,7 @@ from inferbench.checks.acceptance import (
     thinking_of,
 )
 from inferbench.config.golden_al import GoldenSet
-from inferbench.errors import Location
+from inferbench.core.errors import Location
 
 _VALUE = (  # a number, a $VARIABLE (with a default), or a printf placeholder
     r"""(-?\d+(?:\.\d+)?|\$\{?[A-Za-z_]\w*(?::?-[^}"'\s]*)?\}?"""

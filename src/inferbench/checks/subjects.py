@@ -20,7 +20,7 @@ from inferbench.config.recipe import Recipe
 from inferbench.config.recipe_schema import RecipeProblem
 from inferbench.config.settings import RecipeRef
 from inferbench.config.yamlio import DuplicateKey
-from inferbench.errors import ConfigError, Location
+from inferbench.core.errors import ConfigError, Location
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from inferbench.cli.fit import Col, print_table
 from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted
 from inferbench.cli.vocabulary import vocabulary
+from inferbench.core.errors import InputError, Location
 from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS, MAX_WORKERS
-from inferbench.errors import InputError, Location
 
 # At 80 columns: the point, its counts, throughput and latency medians; the in-flight
 # counts, the ITL tail and the request rate go first. No number is broken across lines.

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from inferbench.cli.outputs import output_folder
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 
 def capacity_cmd(

@@ -13,7 +13,7 @@ from inferbench.checks.render import RENDERERS
 from inferbench.checks.report import CheckOptions, CheckReport, FailOn
 from inferbench.checks.statistics import STATISTICS_RENDERERS
 from inferbench.cli.srt_option import SRT_SLURM
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 
 def _split(values: list[str] | None) -> tuple[str, ...]:

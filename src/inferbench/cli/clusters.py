@@ -19,7 +19,7 @@ from inferbench.config.launcher import read_launchers
 from inferbench.config.master import load_masters
 from inferbench.config.project import read_layout
 from inferbench.config.runners import load_runners
-from inferbench.errors import ConfigError, InputError
+from inferbench.core.errors import ConfigError, InputError
 
 clusters_app = typer.Typer(
     name="clusters",

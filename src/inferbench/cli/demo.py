@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 from inferbench.launch.deployment import Deployment, group_jobs
 from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.planner import PlanOptions

@@ -11,8 +11,8 @@ from rich.table import Table
 
 from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import working
-from inferbench.errors import InputError, Location
-from inferbench.fsio import is_stream
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import is_stream
 
 
 def eval_cmd(
@@ -51,11 +51,11 @@ def eval_cmd(
     Exit 0 when the eval ran, 1 when it failed, 2 for bad input or a missing lm-eval/dataset.
     """
     from inferbench.bench.arguments import validated
+    from inferbench.core.redact import redact_url
     from inferbench.evals.inferencex import meta_env, stage_lm_eval_files, write_meta_env
     from inferbench.evals.lmeval import run_eval
     from inferbench.evals.result import EvalStatus, eval_file_name, write_eval_result
     from inferbench.evals.spec import EvalApi, EvalSpec, task_info
-    from inferbench.redact import redact_url
 
     info = task_info(task)
     if timeout is not None and not timeout > 0:  # NaN too

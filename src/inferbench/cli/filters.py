@@ -11,9 +11,9 @@ from typing import Annotated
 import typer
 
 from inferbench.core.concurrency import DEFAULT_STEP
+from inferbench.core.errors import InputError, Location
 from inferbench.core.job import Scenario
 from inferbench.core.seqlen import parse_seq_len
-from inferbench.errors import InputError, Location
 from inferbench.matrix.filters import EvalMode, NodeType, SweepFilters
 
 

@@ -14,8 +14,8 @@ from rich.markup import escape
 
 from inferbench import __version__
 from inferbench.cli.vocabulary import VocabularyGroup
-from inferbench.errors import InferbenchError
-from inferbench.lifetime import (
+from inferbench.core.errors import InferbenchError
+from inferbench.core.lifetime import (
     EXIT_TERMINATED,
     Terminated,
     exit_promptly,

@@ -2,7 +2,7 @@
 
 `typer.Option(None, "--output", parser=output_file("--output"))` refuses an empty name, a
 directory, a block device or a socket with a message naming the option (exit 2), before a
-benchmark runs for an hour to end with nowhere to write. The writer (`inferbench.fsio`)
+benchmark runs for an hour to end with nowhere to write. The writer (`inferbench.core.fsio`)
 checks again when it writes.
 """
 
@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from inferbench.fsio import check_output_folder, output_target
+from inferbench.core.fsio import check_output_folder, output_target
 
 
 def _text(value: object) -> str:

@@ -21,8 +21,8 @@ from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces
 from inferbench.cli.outputs import output_file
 from inferbench.cli.progress import working
+from inferbench.core.errors import InputError, Location
 from inferbench.core.limits import MAX_CONCURRENCY, MAX_SESSIONS, MAX_TOKENS
-from inferbench.errors import InputError, Location
 
 
 def register(app: typer.Typer) -> None:

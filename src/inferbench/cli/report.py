@@ -39,7 +39,7 @@ def report(
     threshold: float = typer.Option(0.05, "--threshold", help="relative change treated as noise"),
 ) -> None:
     """Write the dashboard (index.html, opens offline) and PNG Pareto plots."""
-    from inferbench.errors import InputError
+    from inferbench.core.errors import InputError
     from inferbench.report import build_report
 
     if (base is None) != (head is None):

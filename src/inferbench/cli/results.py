@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from inferbench.cli.fit import KEEP, Col, print_table
 from inferbench.cli.outputs import output_file
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 from inferbench.results.dburl import store_url
 from inferbench.results.store import (
     DEFAULT_DB_URL,
@@ -49,7 +49,7 @@ def _identity(value: str | None) -> dict[str, Any] | None:
     if path.suffix in (".yaml", ".yml"):
         from ruamel.yaml import YAML, YAMLError
 
-        from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
+        from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
 
         text = read_text_file(path, MAX_CONFIG_BYTES, what="identity file", option="--identity")
         try:
@@ -197,7 +197,7 @@ def list_cmd(
     limit: int = typer.Option(200, "--limit", min=0, help="rows in table format (0 = all)"),
 ) -> None:
     """List stored points and the accuracy evals beside them."""
-    from inferbench.fsio import write_output_chunks
+    from inferbench.core.fsio import write_output_chunks
     from inferbench.results.evalcompare import eval_row
     from inferbench.results.export import list_json_chunks
 

@@ -20,9 +20,9 @@ from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_folder
 from inferbench.cli.progress import LineProgress, log_mode
 from inferbench.cli.srt_option import SRT_SLURM
+from inferbench.core.errors import InputError, Location
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
-from inferbench.errors import InputError, Location
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.runner import RunEvents, RunRequest, RunSummary, execute_run
@@ -615,7 +615,7 @@ def _split_args(text: str) -> tuple[str, ...]:
 
 
 def _env_pairs(items: list[str]) -> dict[str, str]:
-    from inferbench.redact import looks_secret
+    from inferbench.core.redact import looks_secret
 
     out: dict[str, str] = {}
     for item in items:
@@ -636,7 +636,7 @@ def _env_pairs(items: list[str]) -> dict[str, str]:
 
 
 def _request_timeout(seconds: float | None) -> float | None:
-    from inferbench.errors import InputError, Location
+    from inferbench.core.errors import InputError, Location
 
     if seconds is not None and not 0 < seconds <= MAX_REQUEST_TIMEOUT_S:  # NaN too
         raise InputError(
@@ -659,7 +659,7 @@ def _print_plans(request: RunRequest, as_json: bool = False) -> int:
     planned is reported on stderr. Returns how many could not be planned."""
     import json
 
-    from inferbench.errors import InferbenchError
+    from inferbench.core.errors import InferbenchError
     from inferbench.launch.rundir import RunDir
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -22,9 +22,9 @@ from inferbench.cli.fit import KEEP, Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted, working
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import atomic_write_bytes
 from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
-from inferbench.errors import InputError, Location
-from inferbench.fsio import atomic_write_bytes
 from inferbench.results.dburl import store_url
 
 if TYPE_CHECKING:
@@ -510,7 +510,7 @@ def calibrate_cmd(
 ) -> None:
     """Fit efficiency parameters per (GPU, engine) from measured points; write a calibration
     file for `sim estimate --calibration` and `sim serve --calibration`."""
-    from inferbench.fsio import write_output
+    from inferbench.core.fsio import write_output
     from inferbench.results.calibration_points import points_from_store
     from inferbench.sim.calibrate import METRICS, dump_calibration, evaluate, load_points
     from inferbench.sim.holdout import GROUP_BYS, GroupBy, holdout, prepare

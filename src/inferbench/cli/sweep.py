@@ -14,9 +14,9 @@ from inferbench.cli.filters import FilterOptions, eval_mode
 from inferbench.cli.fit import Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file
+from inferbench.core.errors import ConfigError, InputError
+from inferbench.core.fsio import write_output
 from inferbench.core.job import Job
-from inferbench.errors import ConfigError, InputError
-from inferbench.fsio import write_output
 
 Format = Literal["table", "json", "github"]
 _FORMATS = ("table", "json", "github")

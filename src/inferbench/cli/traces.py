@@ -13,9 +13,9 @@ from inferbench.bench.traces.context import ContextRule
 from inferbench.bench.traces.source import open_traces, parse_synth
 from inferbench.bench.traces.synth import synth_jsonl
 from inferbench.cli.outputs import output_file
+from inferbench.core.errors import InputError
+from inferbench.core.fsio import write_output
 from inferbench.core.limits import MAX_SESSIONS, MAX_TOKENS
-from inferbench.errors import InputError
-from inferbench.fsio import write_output
 
 traces_app = typer.Typer(help="Agentic traces: synth, show.", no_args_is_help=True)
 

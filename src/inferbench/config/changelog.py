@@ -17,7 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from inferbench.config.base import FrozenModel
 from inferbench.config.validate import validate_doc
 from inferbench.config.yamlio import PositionedDoc, load_yaml, parse_yaml
-from inferbench.errors import ConfigError, Location
+from inferbench.core.errors import ConfigError, Location
 
 GLOB_CHARS = frozenset("*?[")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from inferbench.config.changelog import Changelog, ChangelogItem, parse_changelog
 from inferbench.config.gitbase import read_texts
-from inferbench.errors import ConfigError, ExternalToolError, InputError, Location
+from inferbench.core.errors import ConfigError, ExternalToolError, InputError, Location
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 

@@ -21,7 +21,7 @@ from inferbench.config.base import FrozenModel, RuleViolation
 from inferbench.config.srtslurm import SbatchValue, SrtslurmConfig
 from inferbench.config.validate import validate_doc
 from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml
-from inferbench.errors import ConfigError, Location
+from inferbench.core.errors import ConfigError, Location
 
 
 class Scheduler(FrozenModel):

@@ -16,8 +16,8 @@ from inferbench.config.launcher import LauncherRow, LauncherTable, UnreadableBra
 from inferbench.config.master import MasterConfig
 from inferbench.config.runners import Runners
 from inferbench.config.srt_slurm_refs import UPSTREAM_REPOSITORY
-from inferbench.errors import ConfigError, InputError, Location
-from inferbench.fsio import atomic_write_text
+from inferbench.core.errors import ConfigError, InputError, Location
+from inferbench.core.fsio import atomic_write_text
 
 DEFAULT_GPUS_PER_NODE = 8
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from inferbench.errors import ExternalToolError, InputError
+from inferbench.core.errors import ExternalToolError, InputError
 
 
 @dataclass(frozen=True)

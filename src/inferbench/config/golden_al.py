@@ -26,7 +26,7 @@ from pydantic import Field, model_validator
 
 from inferbench.config.base import FrozenModel
 from inferbench.config.yamlio import PositionedDoc, load_yaml
-from inferbench.errors import ConfigError, Location
+from inferbench.core.errors import ConfigError, Location
 
 ThinkingMode = Literal["thinking_on", "thinking_off"]
 THINKING_MODES: tuple[ThinkingMode, ...] = get_args(ThinkingMode)

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inferbench.config.launcher_srt_ref import SrtClone, SrtCloneTable, read_clone_table
-from inferbench.errors import ConfigError
-from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
+from inferbench.core.errors import ConfigError
+from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
 
 ROUTING_VARS = ("MODEL_PREFIX", "PRECISION", "FRAMEWORK")
 MODEL_VAR = "MODEL"  # the job's model id: a branch may pick weights by a glob on it

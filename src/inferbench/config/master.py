@@ -19,11 +19,11 @@ from inferbench.config.base import FrozenModel, RuleViolation
 from inferbench.config.settings import AdditionalSettings, RecipeRef
 from inferbench.config.validate import validate_doc
 from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml, parse_path
+from inferbench.core.errors import ConfigError, Location
+from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
 from inferbench.core.hfid import check_model_reference
 from inferbench.core.limits import MAX_CONCURRENCY, MAX_ENGINE_INT, MAX_TOKENS
 from inferbench.engines.layout import WorkerLayout, worker_layout
-from inferbench.errors import ConfigError, Location
-from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
 
 SpecDecoding = Literal["mtp", "draft_model", "none"]
 # Any non-empty name, as InferenceX's validator reads it: its trees name transfer engines that

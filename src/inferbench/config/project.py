@@ -39,9 +39,9 @@ from inferbench.config.recipe import Recipe, RecipeFile, load_recipe_file, split
 from inferbench.config.runners import Runners, load_runners
 from inferbench.config.settings import RecipeRef
 from inferbench.config.validate import unknown_key_hint
-from inferbench.errors import ConfigError, Location
-from inferbench.fsio import describe_file_type
-from inferbench.fsread import MAX_CONFIG_BYTES, check_regular, present, read_text_file
+from inferbench.core.errors import ConfigError, Location
+from inferbench.core.fsio import describe_file_type
+from inferbench.core.fsread import MAX_CONFIG_BYTES, check_regular, present, read_text_file
 
 if TYPE_CHECKING:
     from inferbench.config.changelog import Changelog

@@ -38,7 +38,7 @@ from inferbench.config.srtctl_schema import (
 )
 from inferbench.config.validate import config_error_from, unknown_key_hint
 from inferbench.config.yamlio import KeyPath, PositionedDoc, format_path, load_yaml
-from inferbench.errors import ConfigError, Location
+from inferbench.core.errors import ConfigError, Location
 
 _SELECTOR = re.compile(r"(base|override_[\w.-]+|zip_override_[\w.-]+)(?:\[(\d+)\])?\Z")
 

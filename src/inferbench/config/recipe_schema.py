@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from inferbench.config.base import RuleViolation
 from inferbench.config.recipe_values import RESOURCE_COUNTS
 from inferbench.core.concurrency import parse_concurrency_list
+from inferbench.core.errors import Location
 from inferbench.engines.flags import EngineFlags, engine_layout
 from inferbench.engines.layout import WorkerLayout
-from inferbench.errors import Location
 
 BackendType = Literal["sglang", "vllm", "trtllm"]
 WorkerMode = Literal["prefill", "decode", "aggregated"]

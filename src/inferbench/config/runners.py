@@ -16,7 +16,7 @@ from pydantic import Field, ValidationError, field_validator
 from inferbench.config.base import FrozenModel, RuleViolation
 from inferbench.config.validate import config_error_from, validate_doc
 from inferbench.config.yamlio import KeyPath, PositionedDoc, load_yaml
-from inferbench.errors import ConfigError, Location
+from inferbench.core.errors import ConfigError, Location
 
 # A runner label is a GitHub `runs-on` label and a machine name becomes RUNNER_NAME, which
 # the workflow turns into `launch_${RUNNER_NAME%%_*}.sh`: plain names only (every label and

@@ -26,7 +26,7 @@ from inferbench.config.srt_slurm_refs import (
     repository_name,
 )
 from inferbench.config.srtctl_schema import SrtctlSchema, srtctl_schema
-from inferbench.errors import InferbenchError
+from inferbench.core.errors import InferbenchError
 
 if TYPE_CHECKING:
     from inferbench.config.cluster import Cluster, ClusterFile

@@ -42,7 +42,7 @@ from pathlib import Path
 from inferbench.config import parse_cache
 from inferbench.config.srtctl_schema import SrtctlSchema, schema_from_tree, srtctl_schema
 from inferbench.config.srtctl_source_schema import SchemaSourceError, derive_tree
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 # the repository InferenceX's launchers clone unless they name a fork; a source without a
 # remote that says otherwise (a bundle, a plain checkout) is taken to be a copy of it

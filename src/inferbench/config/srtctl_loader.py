@@ -15,7 +15,7 @@ import logging
 from typing import Any
 
 from inferbench.config.srtctl_schema import SchemaProblem, schema_problems
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 _state = {"srtctl": False}
 

@@ -12,8 +12,8 @@ from pydantic import BaseModel, Tag, ValidationError
 
 from inferbench.config.base import RuleViolation
 from inferbench.config.yamlio import KeyPath, PositionedDoc, format_path
+from inferbench.core.errors import ConfigError, Location
 from inferbench.core.hints import type_hint
-from inferbench.errors import ConfigError, Location
 
 Locator = Callable[[KeyPath], Location]
 

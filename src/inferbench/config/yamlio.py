@@ -49,9 +49,9 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from inferbench.config import parse_cache
 from inferbench.core.cpus import usable_cores
-from inferbench.errors import ConfigError, Location
-from inferbench.fsread import check_regular, read_file
-from inferbench.lifetime import pool_worker_setup
+from inferbench.core.errors import ConfigError, Location
+from inferbench.core.fsread import check_regular, read_file
+from inferbench.core.lifetime import pool_worker_setup
 
 try:  # libyaml: several times faster than the pure-Python parser
     _BaseLoader: Any = yaml.CSafeLoader

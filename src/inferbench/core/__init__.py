@@ -10,4 +10,9 @@ lengths.py      the max-model-len margin (isl + osl + 256)
 seqlen.py       sequence-length names (1k1k, 8k1k, 1000_1000)
 concurrency.py  concurrency expansion (ranges, lists, filters) and concurrency-list parsing
 cpus.py         the cores this process may run on (parallel parsing and ingest)
+errors.py       InputError and its kin: the file, line, key and fix of a bad input
+fsio.py         atomic writes, with the hint for a full disk or a read-only folder
+fsread.py       reading an input file: a regular file only, never more than a cap
+lifetime.py     child processes die with their parent, whatever signal ends it
+redact.py       secrets kept out of logs and results
 """

@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from inferbench.core.errors import InputError, Location
 from inferbench.engines.server import Offload
-from inferbench.errors import InputError, Location
 
 MOONCAKE_CONFIG = "mooncake_config.json"
 MOONCAKE_PORT_OFFSET = 12000  # the master listens on the server port + this, as InferenceX

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import orjson
 
+from inferbench.core.fsio import atomic_write_bytes
 from inferbench.core.job import Job
-from inferbench.fsio import atomic_write_bytes
 
 META_FILE = "meta_env.json"
 ARTIFACTS_DIR = "eval_results"  # a run's folder of per-job artifacts, as InferenceX's CI names it

@@ -22,11 +22,11 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
+from inferbench.core.fsio import describe_file_type
+from inferbench.core.lifetime import child_setup
+from inferbench.core.redact import Redactor, query_secrets, redact_url, split_userinfo
 from inferbench.evals.result import EvalResult, EvalScore, EvalStatus
 from inferbench.evals.spec import EvalApi, EvalSpec, TaskInfo, task_dir
-from inferbench.fsio import describe_file_type
-from inferbench.lifetime import child_setup
-from inferbench.redact import Redactor, query_secrets, redact_url, split_userinfo
 
 MIN_LM_EVAL = (0, 4, 9)  # the release InferenceX pins (0.4.9.2) and newer
 _SCORE = re.compile(r"^(?P<metric>[^,]+),(?P<filter>.+)$")

@@ -14,10 +14,10 @@ from pathlib import Path
 import orjson
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import atomic_write_bytes
+from inferbench.core.fsread import MAX_RESULT_BYTES, read_file
 from inferbench.evals.spec import EvalSpec
-from inferbench.fsio import atomic_write_bytes
-from inferbench.fsread import MAX_RESULT_BYTES, read_file
 
 # 2: lm-eval's version is `harness_version` (InferenceX's collector takes any file with a
 # top-level `lm_eval_version` for lm-eval's own results file); version-1 files still read

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from inferbench.core.errors import InputError, Location
 from inferbench.core.lengths import max_model_len
-from inferbench.errors import InputError, Location
 
 DEFAULT_CONTEXT = 16_384  # InferenceX's EVAL_MAX_MODEL_LEN fallback
 DEFAULT_CONCURRENCY = 64  # InferenceX's fallback when neither EVAL_CONCURRENT_REQUESTS nor CONC

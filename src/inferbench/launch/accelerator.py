@@ -20,7 +20,7 @@ from typing import Any
 from inferbench.catalog.load import load_catalog
 from inferbench.core.accelerator import CPU_HARDWARE, Accelerator
 from inferbench.core.cpus import usable_cores
-from inferbench.errors import InferbenchError
+from inferbench.core.errors import InferbenchError
 
 _TOOL_TIMEOUT_S = 20.0  # nvidia-smi may take seconds while the driver wakes the GPUs
 CPUINFO = Path("/proc/cpuinfo")

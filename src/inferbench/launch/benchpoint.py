@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.bench.naming import repeat_path
+from inferbench.core.errors import ExternalToolError
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import PointStatus
-from inferbench.errors import ExternalToolError
 from inferbench.launch.local import PointRunner
 from inferbench.launch.plan import BenchPoint, BenchSpec, client_options
 from inferbench.launch.pointpower import log_line as _log_line

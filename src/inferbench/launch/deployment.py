@@ -15,10 +15,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferbench.config.agentic import AGENTIC_MAX_MODEL_LEN, SCENARIO
+from inferbench.core.errors import InputError, Location
 from inferbench.core.job import Job, JobWorkerBlock
 from inferbench.core.lengths import max_model_len
 from inferbench.engines.server import Offload
-from inferbench.errors import InputError, Location
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ def eval_result_name(task: str, concurrency: int) -> str:
 def eval_statuses(results: Path) -> list[str]:
     """One word per eval a job recorded, for a run's summary: `gsm8k@c32 ok 0.712`,
     `gsm8k@c32 simulated`, `gsm8k@c32 unavailable`, `gsm8k@c32 failed`."""
-    from inferbench.errors import InferbenchError
+    from inferbench.core.errors import InferbenchError
     from inferbench.evals.result import EvalStatus, read_eval_result
 
     out = []

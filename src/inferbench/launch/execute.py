@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inferbench.core.fsio import atomic_write_text, make_executable
 from inferbench.core.outcome import PointOutcome, SlurmJobRecord
 from inferbench.core.status import JobStatus
-from inferbench.fsio import atomic_write_text, make_executable
 from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.plan import BenchPoint, Plan
 from inferbench.launch.rundir import JobDir

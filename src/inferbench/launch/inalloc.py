@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from inferbench.fsio import atomic_write_text
+from inferbench.core.fsio import atomic_write_text
 from inferbench.launch.accelerator import detect_accelerator
 from inferbench.launch.benchpoint import bench_point_runner
 from inferbench.launch.local import run_local

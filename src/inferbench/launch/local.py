@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inferbench.core.errors import InferbenchError
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import JobStatus
-from inferbench.errors import InferbenchError
 from inferbench.launch.evalstep import read_job, run_evals
 from inferbench.launch.execute import ExecResult, Executor, JobRun
 from inferbench.launch.outcome import LaunchFailure

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 LOCK_FILE = "run.lock"
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from inferbench.bench.preset import SA_BENCH
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 from inferbench.evals.spec import eval_context_length
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import (

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from inferbench.fsio import atomic_write_text
+from inferbench.core.fsio import atomic_write_text
 
 
 def log_line(log_path: Path, text: str) -> None:

@@ -19,11 +19,11 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
+from inferbench.core.lifetime import child_setup
+from inferbench.core.redact import Redactor
 from inferbench.core.status import JobStatus
 from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.plan import ProcessSpec
-from inferbench.lifetime import child_setup
-from inferbench.redact import Redactor
 
 TAIL_BYTES = 4000
 

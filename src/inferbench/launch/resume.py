@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.config.srt_slurm_refs import absolute_source
-from inferbench.errors import InputError, Location
-from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
 from inferbench.launch.deployment import Deployment, deployment_from_dicts
 from inferbench.launch.local import LocalOptions
 from inferbench.launch.plan import Backend, Engine

@@ -35,12 +35,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from inferbench import __version__
 from inferbench.bench.naming import point_stem
 from inferbench.core.accelerator import Accelerator
+from inferbench.core.errors import InputError, Location, validation_summary
+from inferbench.core.fsio import atomic_write_text
+from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.redact import REDACTED, Redactor, looks_secret
 from inferbench.engines.registry import env_prefixes
-from inferbench.errors import InputError, Location, validation_summary
-from inferbench.fsio import atomic_write_text
-from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
 from inferbench.power.hostzone import host_zone
-from inferbench.redact import REDACTED, Redactor, looks_secret
 
 SHORT_FP = 12
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")

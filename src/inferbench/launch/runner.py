@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inferbench.core.accelerator import Accelerator
+from inferbench.core.errors import InferbenchError
+from inferbench.core.fsio import WriteFailed, atomic_write_text
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
-from inferbench.errors import InferbenchError
-from inferbench.fsio import WriteFailed, atomic_write_text
 from inferbench.launch.accelerator import detect_accelerator
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.execute import ExecResult, Executor

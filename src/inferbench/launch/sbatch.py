@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 import sys
 
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 from inferbench.launch.plan import ProcessSpec
 from inferbench.launch.shellsafe import single_line
 from inferbench.launch.site import SlurmSite

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from inferbench.config.cluster import Cluster
 from inferbench.config.srt_slurm_refs import absolute_source
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 from inferbench.launch.benchpoint import bench_point_runner
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.execute import Executor

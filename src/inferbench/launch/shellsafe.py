@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from inferbench.config.cluster import CONTROL as _CONTROL
 from inferbench.config.cluster import ONE_LINE_HINT, ClusterFile, refuse_control
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 _HINT = ONE_LINE_HINT
 

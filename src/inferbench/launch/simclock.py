@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from inferbench.core.errors import InferbenchError
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import JobStatus
-from inferbench.errors import InferbenchError
 from inferbench.launch.execute import ExecResult, Executor, JobRun
 from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.plan import Engine, Plan

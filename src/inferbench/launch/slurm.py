@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from inferbench.core.errors import ExternalToolError
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import JobStatus, PointStatus
-from inferbench.errors import ExternalToolError
 from inferbench.launch.execute import ExecResult, JobRun
 from inferbench.launch.plan import Plan
 from inferbench.launch.process import log_tail

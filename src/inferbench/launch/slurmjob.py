@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from inferbench.core.fsio import atomic_write_text
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import JobStatus
-from inferbench.fsio import atomic_write_text
 from inferbench.launch.execute import ExecResult, Executor, JobRun
 from inferbench.launch.outcome import LaunchFailure, slurm_status
 from inferbench.launch.sbatch import EXIT_STATUS_FILE

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from inferbench.config.cluster import Cluster, ClusterFile
 from inferbench.config.images import ImageRefError, enroot_image, same_image
-from inferbench.errors import InferbenchError, InputError, Location
+from inferbench.core.errors import InferbenchError, InputError, Location
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.shellsafe import check_cluster
 

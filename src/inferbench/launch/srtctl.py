@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from inferbench.core.errors import ExternalToolError
+from inferbench.core.fsio import atomic_write_bytes, atomic_write_text
 from inferbench.core.outcome import PointOutcome, SlurmJobRecord
 from inferbench.core.status import JobStatus, PointStatus
-from inferbench.errors import ExternalToolError
-from inferbench.fsio import atomic_write_bytes, atomic_write_text
 from inferbench.launch.execute import ExecResult, Executor, JobRun
 from inferbench.launch.outcome import LaunchFailure
 from inferbench.launch.process import log_tail

@@ -33,8 +33,8 @@ from inferbench.config.launcher_srt_ref import job_variables
 from inferbench.config.srt_job import RunnerLaunchers, SrtChoice, choose, fallback
 from inferbench.config.srt_slurm_refs import SrtSlurmSources
 from inferbench.config.srtctl_schema import SrtctlSchema, schema_problems, srtctl_schema
+from inferbench.core.errors import ConfigError, InputError, Location
 from inferbench.engines import find_engine
-from inferbench.errors import ConfigError, InputError, Location
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import Backend, Engine, Plan, RenderedFile
 from inferbench.launch.planner import PlanOptions, bench_spec

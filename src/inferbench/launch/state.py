@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from inferbench.core.errors import InputError, Location, validation_summary
+from inferbench.core.fsio import atomic_write_text
+from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
 from inferbench.core.status import RETRYABLE, JobStatus, RunPhase
-from inferbench.errors import InputError, Location, validation_summary
-from inferbench.fsio import atomic_write_text
-from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
 
 _CONC = re.compile(r"^conc(\d+)\.json$")
 # What a resume runs again (its unfinished points only): never started, cut short (a kill,

@@ -8,8 +8,8 @@ import errno
 import shlex
 from pathlib import Path
 
-from inferbench.errors import InputError, Location
-from inferbench.fsio import WriteFailed
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import WriteFailed
 
 # errors of the storage, not of inferbench: the user frees space or fixes the mount, then resumes
 STORAGE_ERRNOS = frozenset(

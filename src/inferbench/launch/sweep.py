@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 from inferbench.launch.deployment import Deployment, group_jobs
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from inferbench.config.gitbase import read_texts
 from inferbench.config.master import load_masters
 from inferbench.config.project import Project, load_project
 from inferbench.config.runners import load_runners
+from inferbench.core.errors import ConfigError, InputError, Location
 from inferbench.core.job import Job
-from inferbench.errors import ConfigError, InputError, Location
 from inferbench.matrix.changed import BaseTree, ChangelogRun, changed_jobs
 from inferbench.matrix.expand import expand_project, project_context, registry_context
 from inferbench.matrix.filters import SweepFilters

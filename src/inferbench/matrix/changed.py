@@ -28,8 +28,8 @@ from typing import Any
 
 from inferbench.config.changelog import ChangelogItem, changelog_key_matches
 from inferbench.config.master import MasterConfig
+from inferbench.core.errors import ConfigError
 from inferbench.core.job import Job, Scenario, inferencex_row, recipe_fingerprint
-from inferbench.errors import ConfigError
 from inferbench.matrix.expand import ExpandContext, expand_masters
 from inferbench.matrix.filters import EvalMode, SweepFilters
 

@@ -35,6 +35,7 @@ from inferbench.config.master import (
 from inferbench.config.project import Project
 from inferbench.config.runners import RunnerRegistry
 from inferbench.core.concurrency import ConcRule, expand_concurrency
+from inferbench.core.errors import ConfigError, InputError, Location
 from inferbench.core.job import (
     Job,
     JobKvOffloadBackend,
@@ -44,7 +45,6 @@ from inferbench.core.job import (
 )
 from inferbench.core.lengths import max_model_len
 from inferbench.core.seqlen import inferencex_seq_len_name
-from inferbench.errors import ConfigError, InputError, Location
 from inferbench.matrix.evals import apply_eval_mode
 from inferbench.matrix.filters import EvalMode, SweepFilters, select_keys
 

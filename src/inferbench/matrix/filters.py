@@ -38,9 +38,9 @@ from typing import Literal
 
 from inferbench.config.changelog import is_glob, key_matches
 from inferbench.core.concurrency import DEFAULT_STEP, MAX_CONCURRENCY
+from inferbench.core.errors import InputError, Location
 from inferbench.core.job import Scenario
 from inferbench.core.suggest import did_you_mean
-from inferbench.errors import InputError, Location
 
 NodeType = Literal["all", "single-node", "multi-node"]
 

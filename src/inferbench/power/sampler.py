@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
 
-from inferbench.lifetime import child_setup
+from inferbench.core.lifetime import child_setup
 from inferbench.power.parse import CSV_HEADER, ParseError, PowerCsvReader, parse_dcgm_metrics
 
 NVIDIA_QUERY = "timestamp,index,power.draw,clocks.sm"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from inferbench.fsio import atomic_write_text
+from inferbench.core.fsio import atomic_write_text
 from inferbench.report.dashboard import DashboardInputs, render_dashboard
 from inferbench.report.history import HISTORY_PER_POINT
 from inferbench.report.plots import write_plots

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from inferbench.fsio import atomic_write_bytes
+from inferbench.core.fsio import atomic_write_bytes
 from inferbench.results.pareto import XAxis, build_curves, x_value
 from inferbench.results.queueing import queueing_reason
 from inferbench.results.record import Record

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from inferbench.catalog.load import load_catalog
 from inferbench.config.yamlio import load_yaml, parse_yaml
-from inferbench.errors import InputError, Location
-from inferbench.fsread import check_regular
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import check_regular
 from inferbench.results.record import Identity
 
 DEFAULT_PRICES = "data/gpu_prices.yaml"

@@ -25,8 +25,8 @@ from pydantic import ValidationError
 
 from inferbench.bench import result as bench_result
 from inferbench.bench.metrics import BenchStats
-from inferbench.errors import InputError, Location
-from inferbench.fsread import MAX_RESULT_BYTES, read_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_RESULT_BYTES, read_file
 from inferbench.results.derived import (
     PowerSample,
     interactivity_from_tpot_stats,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 from inferbench.results.benchfile import REPLACE_HINT, BenchFile
 from inferbench.results.derived import energy_per_token, per_gpu_throughput
 from inferbench.results.record import Derived, Energy, Identity, Metrics, Provenance, Record

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.results.record import Record
 from inferbench.results.store import RecordFilter, open_store
 from inferbench.sim.calibrate import Measured, MeasuredPoint

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.results.equal import PairAt, compare_at
 from inferbench.results.noise import (
     Interval,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inferbench.catalog.load import load_catalog
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.results.record import Energy, Identity, RecordInteractivity, RecordStats
 
 

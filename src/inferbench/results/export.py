@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 import orjson
 
-from inferbench.errors import InputError
-from inferbench.fsio import atomic_write_bytes, atomic_write_text, write_output_chunks
+from inferbench.core.errors import InputError
+from inferbench.core.fsio import atomic_write_bytes, atomic_write_text, write_output_chunks
 from inferbench.results.derived import provisioned_mw
 from inferbench.results.evalcompare import eval_row
 from inferbench.results.evalrecord import EvalRecord

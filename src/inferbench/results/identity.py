@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferbench.config.images import ImageRefError, normalize_image
+from inferbench.core.errors import InputError, Location
 from inferbench.engines.layout import Spelling, worker_layout
-from inferbench.errors import InputError, Location
 from inferbench.results.record import Identity, Pool, PoolRole
 
 REQUIRED = ("model-prefix", "precision", "framework", "isl", "osl", "conc")

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.core.cpus import usable_cores
+from inferbench.core.errors import InputError, Location
+from inferbench.core.lifetime import pool_worker_setup
 from inferbench.core.outcome import StoredOutcome
-from inferbench.errors import InputError, Location
-from inferbench.lifetime import pool_worker_setup
 from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.predicted import ADAPTIVE_JSON, PredictedPoint, read_predicted
 from inferbench.results.sources import (

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from inferbench.catalog.load import load_catalog
 from inferbench.core.accelerator import Accelerator
-from inferbench.errors import InferbenchError
+from inferbench.core.errors import InferbenchError
 from inferbench.results.record import Identity
 
 SIMULATED = "sim"  # the engine (and backend) name of the simulator's points

@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import tzinfo
 from pathlib import Path
 
-from inferbench.errors import InputError, Location
-from inferbench.fsread import MAX_RESULT_BYTES, read_text_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_RESULT_BYTES, read_text_file
 from inferbench.power.parse import ParseError, PowerCsvReader
 from inferbench.results.derived import PowerSample
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from inferbench.errors import InputError, Location
-from inferbench.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
 
 ADAPTIVE_JSON = "adaptive.json"
 

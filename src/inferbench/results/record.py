@@ -39,9 +39,9 @@ from pydantic import Field, ValidationError
 from inferbench.bench.agentic.block import AgenticBlock
 from inferbench.config.topology import topology_label
 from inferbench.core.accelerator import Accelerator
+from inferbench.core.errors import InputError, Location
 from inferbench.core.model import FrozenModel
 from inferbench.engines.layout import WorkerLayout
-from inferbench.errors import InputError, Location
 
 SCHEMA_VERSION = 7
 

@@ -23,11 +23,11 @@ from typing import Any
 
 from inferbench.bench.naming import repeat_of
 from inferbench.core.concurrency import MAX_CONCURRENCY
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_RESULT_BYTES, not_regular, read_file
 from inferbench.core.outcome import StoredOutcome
 from inferbench.core.status import JobStatus
-from inferbench.errors import InputError, Location
 from inferbench.evals.result import is_eval_file, read_eval_result
-from inferbench.fsread import MAX_RESULT_BYTES, not_regular, read_file
 from inferbench.power.hostzone import recorded_zone
 from inferbench.results.agentic import agentic_fields
 from inferbench.results.benchfile import BenchFile, load_json_object, read_bench_file

@@ -36,8 +36,8 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
+from inferbench.core.errors import InferbenchError, InputError, Location
 from inferbench.core.outcome import StoredOutcome
-from inferbench.errors import InferbenchError, InputError, Location
 from inferbench.results.evalrecord import EvalRecord, eval_record_from_json
 from inferbench.results.migrations import (
     LATEST,

@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
+from inferbench.core.fsio import atomic_write_bytes
 from inferbench.core.lengths import max_model_len
 from inferbench.core.seqlen import seq_len_name
 from inferbench.core.status import JobStatus
-from inferbench.fsio import atomic_write_bytes
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from inferbench.errors import InputError, Location
-from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
 from inferbench.sim.calibration import FIT_BOUNDS, Calibration, CalibrationEntry, base_efficiency
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import estimate

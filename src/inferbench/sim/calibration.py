@@ -19,8 +19,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from inferbench.catalog.schema import GpuSpec
-from inferbench.errors import InputError, Location
-from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
 from inferbench.sim.engines import engine_profile
 from inferbench.sim.perf import EfficiencyParams
 

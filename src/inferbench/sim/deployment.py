@@ -14,9 +14,9 @@ from pydantic import Field
 from inferbench.bench.preset import SA_BENCH
 from inferbench.catalog.schema import GpuSpec, ModelSpec, Precision
 from inferbench.config.topology import topology_label, worker_word
+from inferbench.core.errors import InputError, Location
 from inferbench.core.model import FrozenModel
 from inferbench.engines.layout import WorkerLayout
-from inferbench.errors import InputError, Location
 from inferbench.sim.engine import EngineLimits
 from inferbench.sim.engines import engine_profile
 from inferbench.sim.perf import EfficiencyParams, Parallelism, Speculation, StepModel

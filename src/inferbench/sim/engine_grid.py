@@ -29,9 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from inferbench.bench.api import BenchOptions, run_point, sa_bench_point, sa_bench_workload
 from inferbench.bench.settings import Endpoint
 from inferbench.bench.workload import RandomWorkload
-from inferbench.errors import InputError, Location
-from inferbench.fsio import atomic_write_text
-from inferbench.fsread import MAX_CONFIG_BYTES, read_text_file
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import atomic_write_text
+from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
 from inferbench.sim.calibrate import Measured, MeasuredPoint, fit, predict
 from inferbench.sim.holdout import (
     HeldOutError,

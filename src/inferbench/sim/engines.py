@@ -9,8 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from ruamel.yaml import YAML
 
+from inferbench.core.errors import InputError
 from inferbench.engines.registry import find_engine
-from inferbench.errors import InputError
 from inferbench.sim.admission import KvAdmission
 
 

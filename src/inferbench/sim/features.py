@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inferbench.catalog.schema import ModelSpec
+from inferbench.core.errors import InputError
 from inferbench.engines.values import flag_int, switch_on
-from inferbench.errors import InputError
 from inferbench.sim.perf import Speculation
 
 # Acceptance of the first draft token when the job does not give one: DeepSeek-V3 Technical

@@ -15,12 +15,12 @@ from inferbench.catalog.schema import ModelSpec, Precision
 from inferbench.config.recipe import Recipe, load_recipe, locate, split_reference
 from inferbench.config.recipe_schema import WorkerMode
 from inferbench.core.concurrency import parse_concurrency_list
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_CONFIG_BYTES, check_regular, read_text_file
 from inferbench.engines import Limit, find_engine
 from inferbench.engines.flags import batch_schedulers, engine_layout
 from inferbench.engines.layout import WorkerLayout, worker_layout
 from inferbench.engines.values import flag_int, switch_on
-from inferbench.errors import InputError, Location
-from inferbench.fsread import MAX_CONFIG_BYTES, check_regular, read_text_file
 from inferbench.sim.caching import AGENTIC_CONTEXT, cache_from_job
 from inferbench.sim.calibration import efficiency_for
 from inferbench.sim.deployment import Mode, PoolSpec, SimDeployment, SimWorkload, validate

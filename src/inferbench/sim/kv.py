@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 
 
 class BlockPool:

@@ -137,7 +137,7 @@ def _passed(concurrency: int, result_path: Path) -> PointOutcome:
 
 def _power_note(result_path: Path) -> None:
     """The note a measured point leaves when it could not sample power, saying why not."""
-    from inferbench.fsio import atomic_write_text
+    from inferbench.core.fsio import atomic_write_text
 
     atomic_write_text(
         result_path.with_name(f"power_{result_path.stem}.unavailable"), NO_POWER + "\n"

@@ -24,7 +24,7 @@ import orjson
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from inferbench.fsio import atomic_write_bytes
+from inferbench.core.fsio import atomic_write_bytes
 from inferbench.sim import protocol as proto
 from inferbench.sim.build import build_cluster
 from inferbench.sim.cache_metrics import render_cache_metrics

@@ -19,7 +19,7 @@ import numpy as np
 import orjson
 
 from inferbench import __version__
-from inferbench.fsio import atomic_write_bytes
+from inferbench.core.fsio import atomic_write_bytes
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import EstimateRun
 

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import orjson
 
-from inferbench.errors import InputError
+from inferbench.core.errors import InputError
 from inferbench.sim.deployment import Mode, PoolSpec, SimDeployment, validate
 from inferbench.sim.estimate import estimate
 

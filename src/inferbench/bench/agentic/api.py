@@ -34,7 +34,7 @@ from inferbench.bench.schedule import LoadPoint
 from inferbench.bench.settings import ApiKind, ClientOptions, Endpoint, RequestOptions
 from inferbench.bench.traces.model import TraceSet
 from inferbench.bench.workload import TraceWorkload
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from inferbench.bench.traces.errors import trace_error
 from inferbench.bench.traces.model import Fork, Stream, Trace, TraceSet, Turn
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 
 class ContextRule(StrEnum):

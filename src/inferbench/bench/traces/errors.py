@@ -8,7 +8,7 @@ from typing import TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 
 def trace_error(

@@ -22,9 +22,9 @@ from inferbench.bench.traces.jsonl import read_turn_lines
 from inferbench.bench.traces.model import Trace, TraceSet
 from inferbench.bench.traces.mooncake import looks_like_mooncake, read_mooncake_lines
 from inferbench.bench.traces.weka import looks_like_weka, parse_trace, read_weka_lines
-from inferbench.errors import InputError, Location
-from inferbench.fsread import MAX_DATA_BYTES, check_regular
-from inferbench.fsread import read_file as read_bytes
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_DATA_BYTES, check_regular
+from inferbench.core.fsread import read_file as read_bytes
 
 
 def _snapshot(path: Path) -> Path:

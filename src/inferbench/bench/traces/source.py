@@ -13,7 +13,7 @@ from inferbench.bench.traces.jsonl import read_turn_lines
 from inferbench.bench.traces.load import load_traces, resolve_hub_dataset
 from inferbench.bench.traces.model import TraceSet
 from inferbench.bench.traces.synth import SynthSpec, synth_rows
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 
 
 def hub_cache() -> Path:

@@ -19,8 +19,8 @@ from inferbench.config.changelog import ChangelogEntry, ChangelogItem, changelog
 from inferbench.config.changelog_diff import ChangelogDiff, diff_changelog, parse_added
 from inferbench.config.master import MasterEntry, MultiNodeSearchSpace
 from inferbench.config.topology import TokenKind, deployment_words, parse_tokens
+from inferbench.core.errors import ConfigError, Location
 from inferbench.core.seqlen import seq_len_name
-from inferbench.errors import ConfigError, Location
 
 
 def _plain(entry: ChangelogEntry) -> ChangelogEntry:

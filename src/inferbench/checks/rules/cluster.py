@@ -10,7 +10,7 @@ from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import ClusterSubject, DeploymentSubject
 from inferbench.config.recipe import locate
-from inferbench.errors import Location
+from inferbench.core.errors import Location
 
 
 def _not_an_alias(path: str) -> bool:

@@ -15,7 +15,7 @@ from inferbench.checks.subjects import (
     RetiredRecipes,
     UpstreamReferences,
 )
-from inferbench.errors import Location
+from inferbench.core.errors import Location
 
 
 @rule(

@@ -18,11 +18,11 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from inferbench.core.lifetime import child_setup
 from inferbench.launch.treescript.contract import local_env, run_mounts_for
 from inferbench.launch.treescript.model import ScriptCapture, ScriptProcess
 from inferbench.launch.treescript.stage import Mounts, stage_workspace
 from inferbench.launch.treescript.stubs import CAPTURE_DIR_VAR, write_stubs
-from inferbench.lifetime import child_setup
 
 DEFAULT_TIMEOUT_S = 60.0
 # what bash and the stubs themselves change in every child's environment

@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from inferbench.core.lifetime import child_setup
 from inferbench.core.outcome import PointOutcome
 from inferbench.core.status import JobStatus, PointStatus
 from inferbench.launch.execute import ExecResult, JobRun
@@ -36,7 +37,6 @@ from inferbench.launch.treescript.jobtools import write_job_tools
 from inferbench.launch.treescript.model import ScriptCapture, ScriptPlan
 from inferbench.launch.treescript.postprocess import process_point
 from inferbench.launch.treescript.stage import stage_workspace
-from inferbench.lifetime import child_setup
 
 SOCKET_DIR_MAX = 107 - 37  # sockaddr_un's path, less a uuid file name and its slash
 SCRIPT_TIMEOUT_S = 6 * 3600.0  # a whole point: weights, graphs, the bench (InferenceX: 500 min)

@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from inferbench.fsio import make_executable
+from inferbench.core.fsio import make_executable
 
 GPU_TOOLS = ("nvidia-smi", "rocm-smi", "amd-smi")
 PIP_NOTE = (

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from inferbench.errors import InputError, Location
+from inferbench.core.errors import InputError, Location
 from inferbench.launch.treescript.exports import launcher_exports
 
 SINGLE_NODE = "benchmarks/single_node/"

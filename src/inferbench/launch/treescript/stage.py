@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from inferbench.errors import InputError, Location
-from inferbench.fsio import make_executable
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import make_executable
 from inferbench.launch.treescript.locate import inside
 
 CONTAINER_WORKSPACE = "/workspace"

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from inferbench.fsio import make_executable
+from inferbench.core.fsio import make_executable
 
 CAPTURE_DIR_VAR = "INFERBENCH_CAPTURE_DIR"
 ENGINE_BINARIES = ("vllm", "sglang", "trtllm-serve", "mpirun")

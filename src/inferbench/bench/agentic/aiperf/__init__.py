@@ -26,7 +26,7 @@ from inferbench.bench.agentic.aiperf.aggregate import aggregate_export
 from inferbench.bench.agentic.aiperf.records import record_lines
 from inferbench.bench.agentic.aiperf.server import server_metrics_csv, server_metrics_export
 from inferbench.bench.agentic.api import ReplayOutcome
-from inferbench.fsio import atomic_write_bytes
+from inferbench.core.fsio import atomic_write_bytes
 
 RECORDS = "profile_export.jsonl"
 AGGREGATE = "profile_export_aiperf.json"

@@ -13,8 +13,8 @@ import os
 import stat
 from pathlib import Path
 
-from inferbench.errors import InputError, Location
-from inferbench.fsio import describe_file_type
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import describe_file_type
 
 MiB = 2**20
 # Caps by kind of file: far above any real one, far below what would exhaust memory.

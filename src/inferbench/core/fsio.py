@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from inferbench.core.errors import InputError, Location
 from inferbench.core.printable import printable
-from inferbench.errors import InputError, Location
 
 # Names that mean this process's own standard streams: written through sys.stdout/stderr so
 # what was printed before stays in order (and a test's capture sees it).
