@@ -88,7 +88,7 @@ def test_calibration_file_round_trips_and_bad_values_are_refused(tmp_path: Path)
     eff = efficiency_for("vllm", load_catalog().gpu("h100"), str(path))
     assert eff.layer_overhead_s == 5e-5
     bad = path.read_text().replace("5e-05", "0.5")
-    with pytest.raises(InputError, match=r"outside \[0.0, 0.001\]"):
+    with pytest.raises(InputError, match=r"outside \[0.0, 0.01\]"):
         parse_calibration(bad, path)
     with pytest.raises(InputError, match="not one the simulator fits"):
         parse_calibration(bad.replace("layer_overhead_s", "memory_speedup"), path)
