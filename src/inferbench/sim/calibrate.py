@@ -47,7 +47,17 @@ METRICS = ("tok_s_gpu", "interactivity", "ttft_ms")
 # the grid each point is simulated on; fits interpolate it (log-linear), no further runs
 GRID: dict[str, tuple[float, ...]] = {
     "layer_overhead_s": (
-        0.0, 20e-6, 40e-6, 80e-6, 160e-6, 320e-6, 640e-6, 1280e-6, 2560e-6, 5120e-6, 10240e-6,
+        0.0,
+        20e-6,
+        40e-6,
+        80e-6,
+        160e-6,
+        320e-6,
+        640e-6,
+        1280e-6,
+        2560e-6,
+        5120e-6,
+        10240e-6,
     ),  # fmt: skip
     "attention_efficiency": (0.15, 0.3, 0.5, 0.8),
 }
