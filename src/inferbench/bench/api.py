@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from inferbench.bench.metrics import (
     DEFAULT_PERCENTILES,
@@ -34,6 +34,7 @@ from inferbench.bench.settings import ApiKind, ClientOptions, Endpoint, RequestO
 from inferbench.bench.worker import WorkerTask
 from inferbench.bench.workload import RandomWorkload, RangeMode, SharedPrefixWorkload, Workload
 from inferbench.core.errors import InputError, Location
+from inferbench.core.model import FrozenModel
 
 __all__ = [
     "BenchOptions",
@@ -51,9 +52,7 @@ STREAMS_PER_WORKER = 512  # above this a worker process gets a share of its own
 ProgressCallback = Callable[[LoadPoint, int, int], None]  # point, finished, total
 
 
-class BenchOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class BenchOptions(FrozenModel):
     request: RequestOptions = Field(default_factory=RequestOptions)
     client: ClientOptions = Field(default_factory=ClientOptions)
     slo: Slo | None = None

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from inferbench.bench.api import BenchOptions
 from inferbench.bench.arguments import (
     CLIENT_OPTION_NAMES,
@@ -59,15 +57,14 @@ from inferbench.bench.workload import (
     Workload,
 )
 from inferbench.core.errors import InputError, Location
+from inferbench.core.model import FrozenModel
 from inferbench.core.printable import printable
 
 SA_BENCH_RANDOM_LENGTHS = (1024, 128)  # sa-bench's --random-input-len / --random-output-len
 
 
-class BenchArgs(BaseModel):
+class BenchArgs(FrozenModel):
     """The inputs of one `inferbench bench` call, as given (None: not given)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str | None = None
     host: str | None = None

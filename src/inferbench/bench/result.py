@@ -27,6 +27,7 @@ from inferbench.bench.workload import Workload
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsio import atomic_write_bytes
 from inferbench.core.fsread import MAX_RESULT_BYTES, read_file
+from inferbench.core.model import FrozenModel
 
 SCHEMA_VERSION = 1
 
@@ -99,10 +100,8 @@ class SaBenchFields(BaseModel):
 _FIXED_KEYS = SaBenchFields.field_keys()
 
 
-class EndpointInfo(BaseModel):
+class EndpointInfo(FrozenModel):
     """Where the point was measured (never the API key)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str
     model: str
@@ -112,7 +111,7 @@ class EndpointInfo(BaseModel):
 MAX_SAMPLES = 4096  # per-request values kept per point: enough for a p99's interval
 
 
-class RequestSamples(BaseModel):
+class RequestSamples(FrozenModel):
     """Per-request values of the measured ok requests, for the noise model of
     `inferbench results compare` (bootstrap intervals need the requests, not summaries).
 
@@ -120,8 +119,6 @@ class RequestSamples(BaseModel):
     evenly spaced subset in send order. `ttft_ms`, `e2el_ms` and `tokens` (input +
     output) describe the same requests; `tpot_ms` those with more than one output token.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     ttft_ms: list[float]
     e2el_ms: list[float]
@@ -150,9 +147,7 @@ def _ms(seconds: np.ndarray) -> list[float]:
     return [float(v) for v in np.round(_spaced(seconds) * 1e3, 3)]
 
 
-class InferbenchBlock(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class InferbenchBlock(FrozenModel):
     schema_version: int = SCHEMA_VERSION
     client_version: str = __version__
     complete: bool
@@ -189,10 +184,8 @@ class InferbenchBlock(BaseModel):
     samples: RequestSamples | None = None  # None in files of older versions
 
 
-class PointResult(BaseModel):
+class PointResult(FrozenModel):
     """One result file: sa-bench fields + the inferbench block."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     sa: SaBenchFields
     inferbench: InferbenchBlock

@@ -10,18 +10,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from inferbench.bench.naming import point_stem
 from inferbench.core.concurrency import parse_concurrency_list as parse_list
 from inferbench.core.errors import InputError, Location
 from inferbench.core.limits import MAX_DURATION_S
+from inferbench.core.model import FrozenModel
 
 
-class LoadPoint(BaseModel):
+class LoadPoint(FrozenModel):
     """One measured point: how many requests, and how they arrive."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     concurrency: int | None = Field(default=None, gt=0, description="cap on requests in flight")
     request_rate: float | None = Field(default=None, gt=0, description="req/s; None = closed loop")

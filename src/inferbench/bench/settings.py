@@ -13,8 +13,6 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ModelWrapValidatorHandler,
     PrivateAttr,
@@ -24,6 +22,7 @@ from pydantic import (
 
 from inferbench.bench.preset import SA_BENCH
 from inferbench.core.errors import InputError, Location
+from inferbench.core.model import FrozenModel
 from inferbench.core.redact import (
     API_KEY_VARS,
     Redactor,
@@ -38,10 +37,8 @@ class ApiKind(StrEnum):
     CHAT = "chat"
 
 
-class Endpoint(BaseModel):
+class Endpoint(FrozenModel):
     """An OpenAI-compatible server and the model to ask."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str
     model: str = Field(min_length=1)
@@ -144,10 +141,8 @@ def require_api_key(name: str | None, option: str = "--api-key-env") -> None:
         )
 
 
-class RequestOptions(BaseModel):
+class RequestOptions(FrozenModel):
     """Body fields every request carries (the lengths come from the workload)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     ignore_eos: bool = True
     temperature: float = Field(default=0.0, ge=0.0)
@@ -157,10 +152,8 @@ class RequestOptions(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
 
-class ClientOptions(BaseModel):
+class ClientOptions(FrozenModel):
     """How the client behaves; recorded in every result file."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     request_timeout_s: float = Field(default=600.0, gt=0)
     connect_timeout_s: float = Field(default=30.0, gt=0)

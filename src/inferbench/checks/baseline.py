@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from inferbench import __version__
 from inferbench.checks.finding import Finding, Severity
@@ -24,15 +24,14 @@ from inferbench.checks.report import CheckOptions, CheckReport
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsio import write_output
 from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.model import FrozenModel
 
 FORMAT = "inferbench-check-baseline"
 VERSION = 1
 
 
-class RecordedFinding(BaseModel):
+class RecordedFinding(FrozenModel):
     """One finding as a baseline keeps it: its identity, and how to show it again."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     rule: str
     slug: str
@@ -62,10 +61,8 @@ class RecordedFinding(BaseModel):
         )
 
 
-class Baseline(BaseModel):
+class Baseline(FrozenModel):
     """The findings of one check of a tree, by identity."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     format: Literal["inferbench-check-baseline"] = "inferbench-check-baseline"
     version: Literal[1] = 1

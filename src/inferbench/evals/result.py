@@ -12,11 +12,12 @@ from enum import StrEnum
 from pathlib import Path
 
 import orjson
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, Field, ValidationError
 
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsio import atomic_write_bytes
 from inferbench.core.fsread import MAX_RESULT_BYTES, read_file
+from inferbench.core.model import FrozenModel
 from inferbench.evals.spec import EvalSpec
 
 # 2: lm-eval's version is `harness_version` (InferenceX's collector takes any file with a
@@ -31,9 +32,7 @@ class EvalStatus(StrEnum):
     UNAVAILABLE = "unavailable"  # lm-eval, the task or its data is missing
 
 
-class EvalScore(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class EvalScore(FrozenModel):
     metric: str  # exact_match
     filter: str  # strict-match, flexible-extract, extract_abcd
     value: float
@@ -41,9 +40,7 @@ class EvalScore(BaseModel):
     samples: int
 
 
-class EvalResult(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class EvalResult(FrozenModel):
     schema_version: int = SCHEMA_VERSION
     kind: str = "inferbench-eval"
     task: str

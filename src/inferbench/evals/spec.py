@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from inferbench.core.errors import InputError, Location
 from inferbench.core.lengths import max_model_len
+from inferbench.core.model import FrozenModel
 
 DEFAULT_CONTEXT = 16_384  # InferenceX's EVAL_MAX_MODEL_LEN fallback
 DEFAULT_CONCURRENCY = 64  # InferenceX's fallback when neither EVAL_CONCURRENT_REQUESTS nor CONC
@@ -82,10 +83,8 @@ def task_dir() -> Path:
     return Path(str(resources.files("inferbench.evals") / "tasks"))
 
 
-class EvalSpec(BaseModel):
+class EvalSpec(FrozenModel):
     """One eval of one endpoint: task, data, and the request settings."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     task: str = "gsm8k"
     dataset: Path | None = Field(

@@ -11,17 +11,14 @@ import shlex
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from inferbench.bench.preset import SA_BENCH
+from inferbench.core.model import FrozenModel
 from inferbench.launch.treescript.model import ScriptPlan
 
 if TYPE_CHECKING:
     from inferbench.bench.settings import ClientOptions
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Engine(StrEnum):
@@ -38,7 +35,7 @@ class Backend(StrEnum):
     SRTCTL = "srtctl"
 
 
-class ProcessSpec(Frozen):
+class ProcessSpec(FrozenModel):
     """One server process: exact argv, extra environment, working directory, health probe.
 
     `port` is the port the argv asks for; 0 means the process picks one and prints it on a
@@ -67,7 +64,7 @@ class ProcessSpec(Frozen):
         return f"env {env} {cmd}" if env else cmd
 
 
-class RenderedFile(Frozen):
+class RenderedFile(FrozenModel):
     """A file the plan writes under the job's `rendered/` folder before anything runs."""
 
     name: str  # a plain file name, no folders
@@ -75,7 +72,7 @@ class RenderedFile(Frozen):
     executable: bool = False
 
 
-class BenchPoint(Frozen):
+class BenchPoint(FrozenModel):
     """One concurrency point of a deployment, in sa-bench's closed-loop convention."""
 
     concurrency: int
@@ -83,7 +80,7 @@ class BenchPoint(Frozen):
     num_warmups: int
 
 
-class EvalPlan(Frozen):
+class EvalPlan(FrozenModel):
     """The accuracy evals of a deployment: run after its throughput points (or instead of
     them, `only`), once per eval concurrency, against the same server."""
 
@@ -95,7 +92,7 @@ class EvalPlan(Frozen):
     limit: int | None = None  # first N questions (InferenceX's EVAL_LIMIT smoke runs)
 
 
-class AgenticBench(Frozen):
+class AgenticBench(FrozenModel):
     """An agentic job's replay: each point runs `lanes = conc` for `duration_s` seconds."""
 
     duration_s: float = Field(gt=0)
@@ -117,7 +114,7 @@ def client_options(spec: BenchSpec) -> ClientOptions:
     )
 
 
-class BenchSpec(Frozen):
+class BenchSpec(FrozenModel):
     """How the load generator drives the deployment (the same for every point but conc)."""
 
     model: str
@@ -133,7 +130,7 @@ class BenchSpec(Frozen):
     agentic: AgenticBench | None = None  # multi-turn trace replay instead of random prompts
 
 
-class Plan(Frozen):
+class Plan(FrozenModel):
     """Everything a backend needs to run one deployment and nothing it must guess."""
 
     backend: Backend

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from inferbench import __version__
 from inferbench.bench.naming import point_stem
@@ -38,6 +38,7 @@ from inferbench.core.accelerator import Accelerator
 from inferbench.core.errors import InputError, Location, validation_summary
 from inferbench.core.fsio import atomic_write_text
 from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.model import FrozenModel
 from inferbench.core.redact import REDACTED, Redactor, looks_secret
 from inferbench.engines.registry import env_prefixes
 from inferbench.power.hostzone import host_zone
@@ -63,10 +64,8 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-class RunSettings(BaseModel):
+class RunSettings(FrozenModel):
     """The options of a run besides its tree, filters, backend, engine and cluster."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     retries: int = 0
     fail_fast: bool = False
@@ -88,10 +87,8 @@ class RunSettings(BaseModel):
     adaptive: dict[str, Any] | None = None  # `run --adaptive`: the planner's settings
 
 
-class RunInfo(BaseModel):
+class RunInfo(FrozenModel):
     """`run.json`: what was asked for, by whom, with which inferbench."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     run_id: str
     created: str

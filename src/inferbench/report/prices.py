@@ -17,12 +17,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from inferbench.catalog.load import load_catalog
 from inferbench.config.yamlio import load_yaml, parse_yaml
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsread import check_regular
+from inferbench.core.model import FrozenModel
 from inferbench.results.record import Identity
 
 DEFAULT_PRICES = "data/gpu_prices.yaml"
@@ -30,24 +31,18 @@ SINGLE_MODEL = "custom"  # the key of a file's only model when it has no `models
 _KEY = re.compile(r"^[a-z0-9_]+$")  # model keys go into the page's URL
 
 
-class _Price(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class _Price(FrozenModel):
     price: float = Field(gt=0)
     source: str = Field(min_length=1)
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class _Model(FrozenModel):
     label: str = Field(min_length=1)
     note: str = ""
     per_gpu_hour: dict[str, _Price]
 
 
-class _PriceFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class _PriceFile(FrozenModel):
     currency: str = "USD"
     per_gpu_hour: dict[str, _Price] | None = None
     models: dict[str, _Model] | None = None

@@ -9,17 +9,15 @@ labelled, and never compared as an accuracy.
 from __future__ import annotations
 
 import orjson
-from pydantic import BaseModel, ConfigDict
 
+from inferbench.core.model import FrozenModel
 from inferbench.evals.result import EvalResult, EvalStatus
 from inferbench.results.record import Identity, Provenance, _digest
 
 EVAL_SCHEMA_VERSION = 1
 
 
-class EvalRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class EvalRecord(FrozenModel):
     schema_version: int = EVAL_SCHEMA_VERSION
     identity: Identity  # concurrency: the eval's concurrency
     provenance: Provenance

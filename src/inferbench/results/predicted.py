@@ -14,18 +14,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.model import FrozenModel
 
 ADAPTIVE_JSON = "adaptive.json"
 
 
-class PredictedPoint(BaseModel):
+class PredictedPoint(FrozenModel):
     """One point an adaptive run did not measure: its prediction and why it was skipped."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     run_id: str
     point: str  # "<fingerprint[:12]>@<concurrency>"

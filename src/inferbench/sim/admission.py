@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from inferbench.core.model import FrozenModel
 
 
-class KvAdmission(BaseModel):
+class KvAdmission(FrozenModel):
     """The constants of SGLang's admission (SGLANG_* environment defaults)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     init_ratio: float = Field(0.7, gt=0, le=1)  # SGLANG_INIT_NEW_TOKEN_RATIO
     min_ratio_factor: float = Field(0.14, gt=0, le=1)  # SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR

@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
+from inferbench.core.model import FrozenModel
 from inferbench.sim.calibration import FIT_BOUNDS, Calibration, CalibrationEntry, base_efficiency
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.estimate import estimate
@@ -64,18 +65,14 @@ GRID: dict[str, tuple[float, ...]] = {
 WAVES = 4  # closed-loop waves simulated per point beyond 2,048 requests (10 x conc below)
 
 
-class Measured(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class Measured(FrozenModel):
     tok_s_gpu: float = Field(gt=0)
     interactivity: float | None = Field(None, gt=0)
     ttft_ms: float | None = Field(None, gt=0)
 
 
-class MeasuredPoint(BaseModel):
+class MeasuredPoint(FrozenModel):
     """One measured point: what ran (a sweep job) and what was measured."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     job: dict[str, Any]

@@ -14,13 +14,14 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from inferbench.catalog.schema import GpuSpec
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
+from inferbench.core.model import FrozenModel
 from inferbench.sim.engines import engine_profile
 from inferbench.sim.perf import EfficiencyParams
 
@@ -41,9 +42,7 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 
-class CalibrationEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class CalibrationEntry(FrozenModel):
     gpu: str = "*"
     engine: str = "*"
     params: dict[str, float]
@@ -51,9 +50,7 @@ class CalibrationEntry(BaseModel):
     fit_error: dict[str, float] = Field(default_factory=dict)  # metric -> mean |rel. error|
 
 
-class Calibration(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class Calibration(FrozenModel):
     version: int = 1
     description: str = ""
     entries: tuple[CalibrationEntry, ...] = ()

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from inferbench.bench.api import BenchOptions, run_point, sa_bench_point, sa_bench_workload
 from inferbench.bench.settings import Endpoint
@@ -32,6 +32,7 @@ from inferbench.bench.workload import RandomWorkload
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsio import atomic_write_text
 from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
+from inferbench.core.model import FrozenModel
 from inferbench.sim.calibrate import Measured, MeasuredPoint, fit, predict
 from inferbench.sim.holdout import (
     HeldOutError,
@@ -44,10 +45,8 @@ from inferbench.sim.holdout import (
 FORMAT_VERSION = 1
 
 
-class BatchLimits(BaseModel):
+class BatchLimits(FrozenModel):
     """One server setting: the batch limits a server is started with."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_num_seqs: int = Field(ge=1)
     max_num_batched_tokens: int = Field(ge=1, description="a step's token budget (the chunk)")
@@ -88,10 +87,8 @@ class BatchLimits(BaseModel):
         }
 
 
-class GridSpec(BaseModel):
+class GridSpec(FrozenModel):
     """What to measure: the deployment (as a sweep job names it), the lengths and the grid."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = Field(min_length=1, description="the model id the server serves")
     runner: str = Field(
@@ -142,9 +139,7 @@ class GridSpec(BaseModel):
         }
 
 
-class GridCell(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class GridCell(FrozenModel):
     limits: BatchLimits
     concurrency: int = Field(ge=1)
 
@@ -153,15 +148,13 @@ class GridCell(BaseModel):
         return f"{self.limits.label}-conc{self.concurrency}"
 
 
-class GridPoint(BaseModel):
+class GridPoint(FrozenModel):
     """One measured cell: the calibration point, the flags the server ran with, raw figures.
 
     `cpu_share` is the share of its CPU the server had while the run lasted (its processes'
     CPU seconds over the run's wall seconds; None when the server gave no meter). With
     `GridSpec.alone`, the point's figures are the raw ones rescaled to a share of 1: a
     CPU-bound server given a share s of its core runs 1/s times slower in every step."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     cell: GridCell
     engine_args: tuple[str, ...]
@@ -180,10 +173,8 @@ class GridPoint(BaseModel):
         return self.point.name
 
 
-class GridMeasurement(BaseModel):
+class GridMeasurement(FrozenModel):
     """The JSON file: the spec and every measured point, in measuring order."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: int = FORMAT_VERSION
     spec: GridSpec

@@ -6,18 +6,17 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from ruamel.yaml import YAML
 
 from inferbench.core.errors import InputError
+from inferbench.core.model import FrozenModel
 from inferbench.engines.registry import find_engine
 from inferbench.sim.admission import KvAdmission
 
 
-class EngineProfile(BaseModel):
+class EngineProfile(FrozenModel):
     """One engine: how it reads its memory fraction, and its overheads before calibration."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     key: str  # the engine's registry key (inferbench.engines)
     memory: Literal["total", "after_weights"]

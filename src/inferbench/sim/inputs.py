@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from inferbench.catalog import Catalog, load_catalog, parse_precision
 from inferbench.catalog.schema import ModelSpec, Precision
@@ -17,6 +17,7 @@ from inferbench.config.recipe_schema import WorkerMode
 from inferbench.core.concurrency import parse_concurrency_list
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsread import MAX_CONFIG_BYTES, check_regular, read_text_file
+from inferbench.core.model import FrozenModel
 from inferbench.engines import Limit, find_engine
 from inferbench.engines.flags import batch_schedulers, engine_layout
 from inferbench.engines.layout import WorkerLayout, worker_layout
@@ -34,10 +35,8 @@ from inferbench.sim.features import (
 from inferbench.sim.perf import Speculation
 
 
-class Overrides(BaseModel):
+class Overrides(FrozenModel):
     """Command-line values that replace what the recipe or job says."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     gpu: str | None = None
     model_spec: str | None = None

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from inferbench.catalog.schema import (
     KV_BYTES_PER_ELEMENT,
@@ -28,18 +28,17 @@ from inferbench.catalog.schema import (
     ModelSpec,
     Precision,
 )
+from inferbench.core.model import FrozenModel
 
 Rate = Annotated[float, Field(ge=0, le=1)]
 
 
-class EfficiencyParams(BaseModel):
+class EfficiencyParams(FrozenModel):
     """The fractions of the roofline a real engine reaches, and fixed overheads.
 
     Defaults are the engine-neutral starting point; `inferbench.sim.engines` sets the
     per-engine ones (engines.yaml) and a calibration file replaces the fitted ones.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     gemm_efficiency: float = Field(
         0.55, gt=0, le=1, description="fraction of dense peak FLOP/s linear layers reach"
@@ -113,7 +112,7 @@ class EfficiencyParams(BaseModel):
     )
 
 
-class Speculation(BaseModel):
+class Speculation(FrozenModel):
     """Speculative decoding (MTP, EAGLE, draft models): `draft_tokens` proposed per step.
 
     Draft position i (1-based) is accepted with probability a_i given that the ones before
@@ -123,8 +122,6 @@ class Speculation(BaseModel):
     reused for later positions drafts them worse (see features.DEFAULT_ACCEPTANCE_DECAY),
     so a constant rate (decay 1) overstates what 3 draft tokens yield.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     draft_tokens: int = Field(ge=1, le=16)
     acceptance: float = Field(ge=0, le=1)  # the first draft position's

@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from inferbench.core.model import FrozenModel
 
 
-class CacheSpec(BaseModel):
+class CacheSpec(FrozenModel):
     """Prefix caching and offload of a deployment (per worker figures derived in `build`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     prefix_caching: bool = True
     cpu_offload_gb: float = Field(default=0.0, ge=0, description="host DRAM for KV, whole job")

@@ -7,16 +7,16 @@ import math
 from functools import lru_cache
 from importlib import resources
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from ruamel.yaml import YAML
+
+from inferbench.core.model import FrozenModel
 
 ANY = "*"
 
 
-class Prior(BaseModel):
+class Prior(FrozenModel):
     """A log-normal prior: centre `value`, one standard deviation a factor of `spread`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     value: float = Field(gt=0)
     spread: float = Field(gt=1)
@@ -31,25 +31,19 @@ class Prior(BaseModel):
         return math.log(self.spread)
 
 
-class VendorPriors(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class VendorPriors(FrozenModel):
     layer_overhead_s: Prior
     seq_overhead_s: Prior
     attention_efficiency: Prior
     expert_overhead_s: Prior
 
 
-class EnginePriors(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class EnginePriors(FrozenModel):
     layer_factor: Prior
     seq_factor: Prior
 
 
-class Priors(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class Priors(FrozenModel):
     measurement_spread: float = Field(gt=1)
     chunk_factor: Prior  # the per-chunk overhead over the per-sequence one
     gpu_spread: dict[str, float]

@@ -22,9 +22,10 @@ from typing import Any
 
 import orjson
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from inferbench.core.fsio import atomic_write_bytes
+from inferbench.core.model import FrozenModel
 from inferbench.sim import protocol as proto
 from inferbench.sim.build import build_cluster
 from inferbench.sim.cache_metrics import render_cache_metrics
@@ -35,10 +36,8 @@ from inferbench.sim.prefix import token_block_hashes
 from inferbench.sim.scheduler import Seq
 
 
-class ServeOptions(BaseModel):
+class ServeOptions(FrozenModel):
     """How the simulated server listens and which faults it injects."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from inferbench.bench.agentic.options import ReplayOptions
 from inferbench.bench.agentic.server_metrics import ServerCacheMetrics
 from inferbench.bench.metrics import BenchStats
+from inferbench.core.model import FrozenModel
 
 AGENTIC_VERSION = 1
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TurnStats(_Frozen):
+class TurnStats(FrozenModel):
     """Requests at one position of the root conversation (turn 1, 2, ...)."""
 
     turn: int
@@ -28,7 +25,7 @@ class TurnStats(_Frozen):
     server_hit_rate: float | None = None  # cached / prompt tokens, where the server says
 
 
-class ContextBin(_Frozen):
+class ContextBin(FrozenModel):
     """Requests whose prompt falls in [low, high) tokens (bins double)."""
 
     low: int
@@ -38,7 +35,7 @@ class ContextBin(_Frozen):
     median_tpot_ms: float | None
 
 
-class SessionFailure(_Frozen):
+class SessionFailure(FrozenModel):
     session: int
     trace: str
     stream: str
@@ -46,7 +43,7 @@ class SessionFailure(_Frozen):
     error: str
 
 
-class SessionSummary(_Frozen):
+class SessionSummary(FrozenModel):
     started: int
     completed: int
     failed: int
@@ -58,7 +55,7 @@ class SessionSummary(_Frozen):
     failures: list[SessionFailure] = Field(default_factory=list)  # first few
 
 
-class AgenticBlock(_Frozen):
+class AgenticBlock(FrozenModel):
     version: int = AGENTIC_VERSION
     traces: int
     trace_source: str

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from inferbench.core.limits import MAX_DURATION_S
+from inferbench.core.model import FrozenModel
 
 
-class ReplayOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ReplayOptions(FrozenModel):
     lanes: int = Field(gt=0, description="concurrent trajectory lanes")
     duration_s: float | None = Field(
         default=None,

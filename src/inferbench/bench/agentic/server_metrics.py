@@ -16,17 +16,15 @@ from __future__ import annotations
 from collections import defaultdict
 
 from prometheus_client.parser import text_string_to_metric_families
-from pydantic import BaseModel, ConfigDict
 
+from inferbench.core.model import FrozenModel
 from inferbench.engines import ENGINES, CacheMetricNames
 
 Samples = dict[str, dict[tuple[tuple[str, str], ...], float]]
 
 
-class ServerCacheMetrics(BaseModel):
+class ServerCacheMetrics(FrozenModel):
     """What the server said about its caches over the window (None: not exported)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     engine: str | None = None  # vllm or sglang, from the metric prefix
     prompt_tokens: float | None = None

@@ -27,15 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from inferbench.bench.traces.errors import json_record, trace_error
 from inferbench.bench.traces.model import Fork, Segment, Stream, Trace, Turn
+from inferbench.core.model import FrozenModel
 
 
-class TurnLine(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class TurnLine(FrozenModel):
     session: str = Field(min_length=1)
     input: int = Field(ge=1)
     output: int = Field(ge=1)

@@ -26,18 +26,17 @@ from typing import Any
 
 import numpy as np
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from inferbench.core.limits import MAX_SESSIONS, MAX_TOKENS, MAX_TURNS
+from inferbench.core.model import FrozenModel
 
 _MAX_TURNS_PER_SESSION = 10_000
 
 
-class SynthSpec(BaseModel):
+class SynthSpec(FrozenModel):
     """What `traces synth` generates; every count is bounded (core.limits) so that a typo
     like sessions=1e8 is refused at once instead of filling memory."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     sessions: int = Field(default=16, ge=1, le=MAX_SESSIONS)
     seed: int = Field(default=0, ge=0, le=2**63 - 1)

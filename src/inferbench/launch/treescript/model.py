@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import shlex
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from inferbench.core.model import FrozenModel
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ScriptProcess(_Frozen):
+class ScriptProcess(FrozenModel):
     """One command the script ran: its argv and the variables the script set for it (what
     differs from the environment the script was started with)."""
 
@@ -29,7 +27,7 @@ class ScriptProcess(_Frozen):
         return f"{env} {shlex.join(self.argv)}" if env else shlex.join(self.argv)
 
 
-class ScriptCapture(_Frozen):
+class ScriptCapture(FrozenModel):
     """What one run of a script at one concurrency started, in call order."""
 
     concurrency: int
@@ -57,7 +55,7 @@ class ScriptCapture(_Frozen):
         return None
 
 
-class ScriptPlan(_Frozen):
+class ScriptPlan(FrozenModel):
     """A job run through the tree's own script: which, picked by which launcher, and what it
     starts at each concurrency (one script run per point, as InferenceX runs them)."""
 
