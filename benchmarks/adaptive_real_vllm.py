@@ -4,7 +4,8 @@ Each grid file is the tiny model's batch-limit grid on vLLM's CPU build (20 poin
 concurrency 1/2/4/8/16 x --max-num-seqs 4/16 x chunked-prefill budget 64/512, isl 256,
 osl 32), as `benchmarks/sim_real_vllm.py --save-grid FILE` or the `tiny_grid_measurement`
 fixture (its `grid.json`) writes it. The planner replays over it offline
-(`adaptive/replay.py`: a point's figures are revealed only when chosen) and reports per grid:
+(`harness/adaptive_replay.py`: a point's figures are revealed only when chosen) and reports
+per grid:
 
 - the points measured (target: at most a third, 6 of 20);
 - the frontier error as the simulation study defines it (the largest throughput shortfall
@@ -29,9 +30,9 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
+from harness.adaptive_replay import REAL_ENGINE, replay
+from harness.engine_grid import GridMeasurement, read_grid
 from inferbench.adaptive.frontier import Point, frontier_epsilon, frontier_gap
-from inferbench.adaptive.replay import REAL_ENGINE, replay
-from inferbench.sim.engine_grid import GridMeasurement, read_grid
 
 
 def _points(grid: GridMeasurement) -> list[Point]:

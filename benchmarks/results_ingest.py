@@ -25,9 +25,9 @@ from pathlib import Path
 
 import orjson
 
+from harness.synthetic import SyntheticConfig, job_json, sa_bench_result
 from inferbench.report import build_report
 from inferbench.results.ingest import ingest_paths
-from inferbench.results.synthetic import SyntheticConfig, job_json, sa_bench_result
 
 HARDWARE = ("h100", "h200", "b200", "mi300x", "mi355x")
 FRAMEWORKS = ("vllm", "sglang", "trt", "dynamo-sglang")

@@ -4,7 +4,7 @@ Measures the batch-limit grid of tests/real_engines/vllm_cpu.py (max-num-seqs 4/
 chunked-prefill budget 64/512 tokens x concurrency 1/2/4/8/16, isl 256, osl 32, sa-bench
 load) with inferbench's bench against one `vllm serve` per setting (server pinned to core
 0, client to core 1), each cell `--repeats` times round-robin, keeping its fastest run
-(src/inferbench/sim/engine_grid.py), as if the server had its core alone: each run's
+(benchmarks/harness/engine_grid.py), as if the server had its core alone: each run's
 figures rescaled by the CPU share its processes had (their CPU seconds over the run's wall
 seconds), since the simulator models the core, not the other sessions on it. Then, on the
 `cpu` hardware entry (this machine's core as tools/cpu_roofline.py measured it) and the
@@ -35,8 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "real_eng
 
 from vllm_cpu import grid_servers, tiny_grid, tiny_model, vllm_bin
 
-from inferbench.sim.calibrate import Measured, simulate
-from inferbench.sim.engine_grid import (
+from harness.engine_grid import (
     GridMeasurement,
     GridPoint,
     held_out_errors,
@@ -46,6 +45,7 @@ from inferbench.sim.engine_grid import (
     write_grid,
     write_points,
 )
+from inferbench.sim.calibrate import Measured, simulate
 from inferbench.sim.holdout import HeldOutError, prepare
 
 TARGET = 0.15

@@ -192,7 +192,7 @@ def test_surface_held_out_errors_agree_with_sim_holdout() -> None:
 def test_replay_over_a_fully_measured_grid() -> None:
     """Replayed over points measured in full, the adaptive sweep reads only what it chooses
     and reports its frontier's gap to the full set's."""
-    from inferbench.adaptive.replay import replay
+    from harness.adaptive_replay import replay
 
     candidates, sims, model = _setup()
     truth = _truth()

@@ -471,7 +471,7 @@ def option_cases() -> Iterator[Case]:
 def _result() -> dict[str, object]:
     import random
 
-    from inferbench.results.synthetic import SyntheticConfig, sa_bench_result
+    from harness.synthetic import SyntheticConfig, sa_bench_result
 
     return sa_bench_result(SyntheticConfig(), 4, rng=random.Random(0))
 

@@ -45,8 +45,8 @@ class Inputs:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inputs]:
+    from harness.synthetic import SyntheticConfig, sa_bench_result
     from inferbench.results.ingest import ingest_paths
-    from inferbench.results.synthetic import SyntheticConfig, sa_bench_result
     from inferbench.sim.calibrate import Measured, MeasuredPoint
 
     tmp = tmp_path_factory.mktemp("inputs")

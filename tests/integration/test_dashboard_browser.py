@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import runcli
 
+from harness.synthetic import SyntheticConfig, write_run_dir
 from inferbench.evals.result import (
     EvalResult,
     EvalScore,
@@ -36,7 +37,6 @@ from inferbench.report.markdown import comparison_markdown
 from inferbench.results.compare import compare_selectors
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.store import open_store
-from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 from services import needs_service
 
 CHROMIUM = Path("/usr/bin/chromium")

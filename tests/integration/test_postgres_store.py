@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from harness.synthetic import SyntheticConfig, write_run_dir
 from inferbench.cli import report as report_cli
 from inferbench.cli import results as results_cli
 from inferbench.results.ingest import IngestReport, ingest_paths
 from inferbench.results.store import StoreError, open_store
-from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 from services import needs_service
 
 PG_URL = os.environ.get("INFERBENCH_TEST_PG_URL")

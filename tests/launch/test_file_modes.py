@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.synthetic import SyntheticConfig, write_run_dir
 from inferbench.core.fsio import atomic_write_text, current_umask
 from inferbench.launch.runner import execute_run
 from inferbench.results.ingest import ingest_paths
-from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 
 from .test_runner import _deps, _healthy, _request
 

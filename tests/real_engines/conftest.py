@@ -18,8 +18,8 @@ from typing import NoReturn
 
 import pytest
 
+from harness.engine_grid import GridMeasurement, measure_grid, write_grid
 from inferbench.results.store import open_store
-from inferbench.sim.engine_grid import GridMeasurement, measure_grid, write_grid
 
 from .vllm_cpu import (
     ENGINE_ARGS,

@@ -4,8 +4,9 @@ model's batch-limit grid measured in full (issue 30, the real-engine half).
 The grid is the session's `tiny_grid_measurement` (4 servers x concurrency 1/2/4/8/16, each
 point as if its server had its core alone), already measured for
 test_vllm_sim_calibrate.py, so this costs seconds. The planner sees a point's figures only
-when it chooses to measure it (`adaptive/replay.py`), with the real-engine settings
-(`REAL_ENGINE`: 95% confidence, 10% tolerance on both axes, kriged residuals, 10% noise).
+when it chooses to measure it (`benchmarks/harness/adaptive_replay.py`), with the real-engine
+settings (`REAL_ENGINE`: 95% confidence, 10% tolerance on both axes, kriged residuals, 10%
+noise).
 
 What is asserted is what held on all seven grids replayed for it (docs/adaptive.md), with
 room for one runner's noise: the recovered frontier within 1.5x the tolerance of the full
@@ -21,8 +22,8 @@ import math
 
 import pytest
 
-from inferbench.adaptive.replay import REAL_ENGINE, replay
-from inferbench.sim.engine_grid import GridMeasurement
+from harness.adaptive_replay import REAL_ENGINE, replay
+from harness.engine_grid import GridMeasurement
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

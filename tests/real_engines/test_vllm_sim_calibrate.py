@@ -14,7 +14,7 @@ import statistics
 
 import pytest
 
-from inferbench.sim.engine_grid import GridMeasurement, held_out_errors
+from harness.engine_grid import GridMeasurement, held_out_errors
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

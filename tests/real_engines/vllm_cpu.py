@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.engine_grid import BatchLimits, GridServer, GridSpec
 from inferbench.bench.settings import Endpoint
-from inferbench.sim.engine_grid import BatchLimits, GridServer, GridSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVICE = REPO_ROOT / ".ci" / "services" / "40-vllm.sh"
@@ -288,7 +288,7 @@ def vllm_tree(
     return root
 
 
-# -- the batch-limit grid (inferbench.sim.engine_grid) on the tiny model ------------------
+# -- the batch-limit grid (harness.engine_grid) on the tiny model ------------------
 
 SERVER_CORE, CLIENT_CORE = 0, 1
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.synthetic import SyntheticConfig, write_run_dir
 from inferbench.core.outcome import Outcome, PointOutcome, StoredOutcome
 from inferbench.core.status import JobStatus, PointStatus
 from inferbench.report.outcomes import outcomes_payload
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.store import open_store
-from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 
 
 def _launcher_outcome(status: JobStatus) -> dict[str, object]:

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.synthetic import SyntheticConfig, write_run_dir
 from inferbench.report.dashboard import DashboardInputs, dashboard_data
 from inferbench.report.prices import load_prices
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.queueing import QUEUEING_SHARE, queueing_reason
 from inferbench.results.record import Record
 from inferbench.results.store import open_store
-from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 
 
 def _queued_store(tmp_path: Path, ttft_ms: float) -> str:

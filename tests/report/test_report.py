@@ -8,6 +8,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from harness.synthetic import SyntheticConfig, write_run_dir
 from inferbench.core.errors import InputError
 from inferbench.report import build_report
 from inferbench.report.dashboard import DashboardInputs, dashboard_data
@@ -17,7 +18,6 @@ from inferbench.report.prices import load_prices
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.pareto import build_curves, pareto_frontier, pchip
 from inferbench.results.store import open_store
-from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 
 CONFIGS = [
     SyntheticConfig(),

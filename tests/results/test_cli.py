@@ -10,8 +10,8 @@ import pytest
 from cli_helper import run_cli
 from results_fixtures import sa_bench, sa_bench_requests, write_json, write_run_dir
 
-from inferbench.results.synthetic import SyntheticConfig
-from inferbench.results.synthetic import write_run_dir as synthetic_run
+from harness.synthetic import SyntheticConfig
+from harness.synthetic import write_run_dir as synthetic_run
 
 
 def test_ingest_list_show_export(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from cli_helper import run_cli
 
+from harness.synthetic import SyntheticConfig, write_run_dir
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.store import open_store
-from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 
 BAD = {
     "conc99999999999999999999.json": None,  # a copy of a valid file, under an absurd name

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from harness.synthetic import SyntheticConfig, write_run_dir
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.store import open_store
-from inferbench.results.synthetic import SyntheticConfig, write_run_dir
 from services import needs_service
 
 WRITERS = 3

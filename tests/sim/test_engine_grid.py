@@ -1,4 +1,4 @@
-"""The batch-limit grid (inferbench.sim.engine_grid): one server per setting, each cell a
+"""The batch-limit grid (harness.engine_grid): one server per setting, each cell a
 calibration point whose job carries the limits, and the JSON file round trip. The server
 here is inferbench's own streaming test server, its inter-token time set by the setting."""
 
@@ -11,11 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.bench.settings import Endpoint
-from inferbench.bench.testserver import ServerConfig, serve_in_thread
-from inferbench.core.errors import InputError
-from inferbench.sim.calibrate import Measured, MeasuredPoint, deployment, load_points
-from inferbench.sim.engine_grid import (
+from harness.engine_grid import (
     BatchLimits,
     GridMeasurement,
     GridServer,
@@ -26,6 +22,10 @@ from inferbench.sim.engine_grid import (
     write_grid,
     write_points,
 )
+from inferbench.bench.settings import Endpoint
+from inferbench.bench.testserver import ServerConfig, serve_in_thread
+from inferbench.core.errors import InputError
+from inferbench.sim.calibrate import Measured, MeasuredPoint, deployment, load_points
 
 SMALL = BatchLimits(max_num_seqs=2, max_num_batched_tokens=64)
 LARGE = BatchLimits(max_num_seqs=8, max_num_batched_tokens=512, chunked_prefill=False)

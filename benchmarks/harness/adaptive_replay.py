@@ -2,7 +2,7 @@
 cell, a finished sweep): the planner sees a point's figures only once it chooses to measure
 it, so the result says what the adaptive run would have measured and how close its frontier
 comes to the full grid's. The real-engine check of issue 30 runs this over the real vLLM's
-batch-limit grid (`sim/engine_grid.py` measures it).
+batch-limit grid (`harness/engine_grid.py` measures it).
 """
 
 from __future__ import annotations

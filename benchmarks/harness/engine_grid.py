@@ -8,7 +8,8 @@ U[0.8 L, L]), the load the simulator simulates a job with. Every measured cell b
 `MeasuredPoint` that `sim calibrate` takes, its job carrying the limits as `sim-flags`, plus
 the engine flags the server ran with, written together to one JSON file.
 
-It lives here, beside `calibrate`, because its product is calibration points; it knows no
+It serves the real-engine tests and benchmarks only, so it ships in neither the package
+nor the wheel (`benchmarks/harness/`); its product is `sim calibrate`'s points. It knows no
 engine binary: the caller hands it a `ServerFactory` that starts a server for a setting (the
 real-vLLM tests and benchmarks start vLLM's CPU build), so the same grid serves
 `sim calibrate` checks and the adaptive sweep's real-engine check alike.
