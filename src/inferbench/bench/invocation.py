@@ -13,6 +13,9 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
 
 from inferbench.bench.api import BenchOptions
 from inferbench.bench.arguments import (
@@ -57,6 +60,8 @@ from inferbench.bench.workload import (
     Workload,
 )
 from inferbench.core.errors import InputError, Location
+from inferbench.core.flags import Flag
+from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS, MAX_WORKERS
 from inferbench.core.model import FrozenModel
 from inferbench.core.printable import printable
 
@@ -64,66 +69,151 @@ SA_BENCH_RANDOM_LENGTHS = (1024, 128)  # sa-bench's --random-input-len / --rando
 
 
 class BenchArgs(FrozenModel):
-    """The inputs of one `inferbench bench` call, as given (None: not given)."""
+    """The inputs of one `inferbench bench` call, as given (None: not given).
 
-    base_url: str | None = None
-    host: str | None = None
-    port: int | None = None
-    model: str
-    served_model_name: str | None = None
-    isl: int | None = None
-    osl: int | None = None
-    concurrency: str | None = None
-    num_prompts: int | None = None
-    request_rate: float | None = None
-    burstiness: float = 1.0
-    warmups: int | None = None
-    duration: float | None = None
-    endpoint: str | None = None
-    backend: str | None = None
-    api_key_env: str | None = None
-    result_file: Path | None = None
-    result_dir: Path | None = None
-    result_filename: str | None = None
-    save_result: bool = False
-    label: str | None = None
-    detail_file: Path | None = None
-    detail: bool = False
-    max_failure_rate: float = SA_BENCH.max_failure_rate
-    request_timeout: float = 600.0
-    slo: str | None = None
-    goodput: tuple[str, ...] = ()
-    percentile_metrics: str | None = None
-    metric_percentiles: str | None = None
-    metadata: tuple[str, ...] = ()
-    preset: str | None = None
-    tokenizer: str | None = None
-    tokenizer_mode: str | None = None
-    trust_remote_code: bool = False
-    dataset: Path | None = None
-    dataset_name: str | None = None
-    dataset_format: str | None = None
-    range_ratio: float | None = None
-    range_mode: str | None = None
-    prefix_groups: int | None = None
-    prefix_len: int | None = None
-    random_prefix_len: int | None = None
-    seed: int = 0
-    workers: int | None = None
-    ignore_eos: bool = False
-    no_ignore_eos: bool = False
-    temperature: float = 0.0
-    logprobs: int | None = None
-    http_client: str = "fast"
-    receive_stamps: str = "kernel"
-    extra_body: str | None = None
-    use_chat_template: bool = False
-    dsv4: bool = False
-    profile: bool = False
-    best_of: int = 1
-    use_beam_search: bool = False
-    lora_modules: tuple[str, ...] = ()
-    sharegpt_output_len: int | None = None
+    The one list of `bench`'s options: each field's description is its `--help`, its `Flag`
+    the spellings (inferbench's first, then sa-bench's and vLLM's), its bounds the range the
+    command line checks (`inferbench.cli.options` makes the options from these fields).
+    """
+
+    base_url: str | None = Field(None, description="Server root, e.g. http://127.0.0.1:8000")
+    host: str | None = Field(None, description="with --port, instead of --base-url")
+    port: int | None = Field(None, description="with --host, instead of --base-url")
+    model: str = Field(description="Model name (in results and requests)")
+    served_model_name: str | None = Field(
+        None, description="Model name the API serves, when not --model"
+    )
+    isl: Annotated[int | None, Flag("--isl", "--random-input-len", "--input-len")] = Field(
+        None, le=MAX_TOKENS, description=f"Input length (tokens, at most {MAX_TOKENS:,})"
+    )
+    osl: Annotated[int | None, Flag("--osl", "--random-output-len", "--output-len")] = Field(
+        None, le=MAX_TOKENS, description=f"Output length (tokens, at most {MAX_TOKENS:,})"
+    )
+    concurrency: Annotated[str | None, Flag("--concurrency", "--max-concurrency")] = Field(
+        None, description="4,8,16 or 4x8x16"
+    )
+    num_prompts: int | None = Field(
+        None,
+        le=MAX_PROMPTS,
+        description=f"requests per point, at most {MAX_PROMPTS:,} (sa-bench preset: 10 x"
+        " concurrency)",
+    )
+    request_rate: float | None = Field(
+        None, description="req/s (open loop); inf = closed loop at --concurrency"
+    )
+    burstiness: float = Field(1.0, description="gamma shape; 1 = Poisson")
+    warmups: Annotated[int | None, Flag("--warmups", "--num-warmups")] = Field(
+        None, le=MAX_PROMPTS, description="unmeasured requests before each point"
+    )
+    duration: float | None = Field(None, description="seconds per point")
+    endpoint: str | None = Field(
+        None, description="completions | chat (or /v1/completions, /v1/chat/completions)"
+    )
+    backend: str | None = Field(
+        None, description="sa-bench/vLLM backend: vllm, openai, sglang, openai-chat, ..."
+    )
+    api_key_env: str | None = Field(None, description="env var with the key")
+    result_file: Annotated[Path | None, Flag("--output", "-o", writes="file")] = Field(
+        None, description="result file; several points: out_conc4.json, ..."
+    )
+    result_dir: Annotated[Path | None, Flag("--output-dir", "--result-dir", writes="folder")] = (
+        Field(
+            None,
+            description="folder of result files: conc4.json, ... (sa-bench: --result-dir, with"
+            " --result-filename)",
+        )
+    )
+    result_filename: str | None = Field(None, description="sa-bench: the file in --result-dir")
+    save_result: bool = Field(
+        False, description="sa-bench: write the result (sa-bench's name if none given)"
+    )
+    label: str | None = Field(None, description="vLLM: prefix of the default name")
+    detail_file: Annotated[Path | None, Flag("--detail-file", writes="file")] = Field(
+        None, description="per-request JSONL"
+    )
+    detail: Annotated[bool, Flag("--detail", "--save-detailed")] = Field(
+        False, description="ttfts/itls/texts in the result file"
+    )
+    max_failure_rate: float = Field(
+        SA_BENCH.max_failure_rate,
+        description="a point with a larger share of failed requests fails (exit 1)",
+    )
+    request_timeout: float = Field(600.0, description="seconds")
+    slo: str | None = Field(None, description="ttft=2000,tpot=50,e2el=60000 (ms)")
+    goodput: tuple[str, ...] = Field((), description="vLLM: ttft:2000 tpot:50 (ms)")
+    percentile_metrics: str | None = Field(None, description="ttft,tpot,itl,e2el")
+    metric_percentiles: str | None = Field(
+        None, description="extra p-keys, e.g. 50,90,99 (90,99,99.9 always)"
+    )
+    metadata: tuple[str, ...] = Field((), description="KEY=VALUE result fields")
+    preset: str | None = Field(None, description="sa-bench")
+    tokenizer: str | None = Field(
+        None, description="tokenizer.json, its folder, or a model id in the HF cache"
+    )
+    tokenizer_mode: str | None = Field(
+        None, description="auto | deepseek_v4 (its template is the --dsv4 one)"
+    )
+    trust_remote_code: bool = Field(False, description="accepted; inferbench never runs model code")
+    dataset: Annotated[Path | None, Flag("--dataset", "--dataset-path")] = Field(
+        None, description="JSONL or ShareGPT file"
+    )
+    dataset_name: str | None = Field(None, description="random | sharegpt | custom")
+    dataset_format: str | None = Field(None, description="jsonl|sharegpt")
+    range_ratio: Annotated[float | None, Flag("--range-ratio", "--random-range-ratio")] = Field(
+        None, description="length spread, per --range-mode"
+    )
+    range_mode: str | None = Field(None, description="inferencex|vllm|sglang")
+    prefix_groups: int | None = Field(
+        None, le=MAX_PROMPTS, description="shared-prefix groups (requests cycle through them)"
+    )
+    prefix_len: int | None = Field(
+        None, le=MAX_TOKENS, description="tokens of each group's shared prefix (--isl: the suffix)"
+    )
+    random_prefix_len: int | None = Field(
+        None, le=MAX_TOKENS, description="one prefix shared by every prompt"
+    )
+    seed: int = Field(0, description="seed of the prompts, lengths and arrivals")
+    workers: int | None = Field(None, le=MAX_WORKERS, description="client processes (default auto)")
+    ignore_eos: bool = Field(False, description="the default; sa-bench's flag")
+    no_ignore_eos: bool = Field(False, description="let the server stop at end-of-sequence")
+    temperature: float = Field(0.0, description="sampling temperature")
+    logprobs: int | None = Field(None, description="log-probabilities per token (vLLM's flag)")
+    http_client: str = Field("fast", description="fast|aiohttp")
+    receive_stamps: str = Field(
+        "kernel", description="kernel (arrival, SO_TIMESTAMPNS) | user (handled)"
+    )
+    extra_body: str | None = Field(
+        None, description='JSON object merged into each request body, e.g. {"top_k": 1}'
+    )
+    repeats: int = Field(
+        1,
+        ge=1,
+        description="measure each point N times (files conc8.json, conc8_r2.json, ...); "
+        "`results compare` pools them",
+    )
+    random_num_workers: int | None = Field(
+        None, description="accepted; prompts are generated per request"
+    )
+    use_chat_template: bool = Field(
+        False,
+        description="sa-bench: random text framed by the tokenizer's chat template (counted in"
+        " --isl)",
+    )
+    dsv4: bool = Field(
+        False, description="sa-bench: framed by DeepSeek-V4's encoder (implies the above)"
+    )
+    # vLLM's flags that inferbench refuses with a reason (`_refuse_unsupported`)
+    profile: Annotated[bool, Flag(hidden=True)] = Field(False, description="vLLM's; refused")
+    best_of: Annotated[int, Flag(hidden=True)] = Field(1, description="vLLM's; above 1 refused")
+    use_beam_search: Annotated[bool, Flag(hidden=True)] = Field(
+        False, description="vLLM's; refused"
+    )
+    lora_modules: Annotated[tuple[str, ...], Flag(hidden=True)] = Field(
+        (), description="vLLM's; refused"
+    )
+    sharegpt_output_len: int | None = Field(
+        None, le=MAX_TOKENS, description="ShareGPT: output length instead of the reply's"
+    )
 
 
 @dataclass(frozen=True)
@@ -153,6 +243,12 @@ class BenchInvocation:
     result_dir: Path | None
     detail_file: Path | None
     sa_bench_name: SaBenchName | None  # `--save-result` with no file named
+    repeats: int = 1  # measurements of each point
+
+    @property
+    def schedule(self) -> list[LoadPoint]:
+        """The points in the order they are measured: each `repeats` times in a row."""
+        return [point for point in self.points for _ in range(self.repeats)]
 
     def result_path(self, point: LoadPoint) -> Path | None:
         if self.sa_bench_name is not None:
@@ -434,8 +530,9 @@ def resolve(args: BenchArgs) -> BenchInvocation:
     result_file, result_dir, sa_bench_name = _outputs(args)
     points = _points(args)
     named = "--result-filename" if args.result_filename is not None else "--output"
-    check_point_output(result_file, named, len(points))
-    check_point_output(args.detail_file, "--detail-file", len(points))
+    files = len(points) * args.repeats  # each repeat is a file of its own
+    check_point_output(result_file, named, files)
+    check_point_output(args.detail_file, "--detail-file", files)
     return BenchInvocation(
         endpoint=endpoint,
         workload=workload,
@@ -445,4 +542,5 @@ def resolve(args: BenchArgs) -> BenchInvocation:
         result_dir=result_dir,
         detail_file=args.detail_file,
         sa_bench_name=sa_bench_name,
+        repeats=args.repeats,
     )

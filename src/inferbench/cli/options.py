@@ -1,18 +1,29 @@
-"""Options several commands share, declared once as a frozen dataclass.
+"""A command's options generated from the typed model it builds, declared once on that model.
 
-Typer reads a command's options from its signature, so plain Python cannot share a parameter
-list between commands. An options model is a frozen dataclass whose fields are annotated
-`Annotated[type, typer.Option(...)]` with a default; `with_options` gives a command every field
-of each model it takes as a parameter, at that parameter's place, and hands the command the
-built model instead of the loose values:
+Typer reads a command's options from its signature. `with_options` rewrites the signature: each
+parameter annotated with an options model is spread into one option per field, at that
+parameter's place, and the command is called with the built model instead of the loose values.
 
-    @dataclass(frozen=True)
-    class Shared:
-        name: Annotated[str | None, typer.Option("--name", help="...")] = None
+A library request model (pydantic) is the usual source: the field's name, type and default
+become the option's; its `description` the help; its `ge`/`le` the range the option checks; an
+`inferbench.core.flags.Flag` in its `Annotated` metadata the spellings, `--help` panel, hidden
+flag and output check (without one the option is `--field-name`). Every field needs a
+description. A value the model refuses is an InputError naming the option (exit 2):
 
-    @app.command("hello")
+    class GreetArgs(FrozenModel):                   # in the library (inferbench.core.model)
+        name: Annotated[str, Flag("--name", "-n")] = Field(description="who to greet")
+        times: int = Field(1, ge=1, le=10, description="how often")
+
+    @app.command("greet")
     @with_options
-    def hello(shared: Shared, loud: bool = typer.Option(False, "--loud")) -> None: ...
+    def greet(args: GreetArgs, loud: bool = typer.Option(False, "--loud", help="...")) -> None:
+        ...                                         # args is a GreetArgs; --times 11: exit 2
+
+Options only the CLI has (output format, progress bar, a `--config` loader) stay ordinary
+parameters beside the model. `option_names(GreetArgs)` maps each field to the option that
+sets it, for messages. A frozen dataclass whose fields are `Annotated[type,
+typer.Option(...)]` with defaults is taken too (options several commands share that are not
+a library model: `cli.filters.FilterOptions`).
 """
 
 from __future__ import annotations
@@ -21,17 +32,90 @@ import dataclasses
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar, get_type_hints
+from typing import Any, TypeVar, get_args, get_origin, get_type_hints
+
+import annotated_types
+import typer
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+
+from inferbench.cli.outputs import output_file, output_folder
+from inferbench.core.errors import InputError, Location
+from inferbench.core.flags import Flag
+from inferbench.core.hints import type_hint
 
 R = TypeVar("R")
+M = TypeVar("M", bound=BaseModel)
+
+
+def _is_request_model(annotation: object) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def _is_model(annotation: object) -> bool:
-    return isinstance(annotation, type) and dataclasses.is_dataclass(annotation)
+    return _is_request_model(annotation) or (
+        isinstance(annotation, type) and dataclasses.is_dataclass(annotation)
+    )
+
+
+def _flag(field: FieldInfo) -> Flag:
+    return next((m for m in field.metadata if isinstance(m, Flag)), Flag())
+
+
+def option_names(model: type[BaseModel]) -> dict[str, str]:
+    """Each field of a request model -> the option that sets it (its first spelling)."""
+    return {
+        name: (_flag(field).names or (f"--{name.replace('_', '-')}",))[0]
+        for name, field in model.model_fields.items()
+    }
+
+
+def _cli_type(annotation: Any) -> Any:
+    """The type Typer parses: a variadic tuple is a repeated option, a list to Typer."""
+    if get_origin(annotation) is tuple:
+        args = get_args(annotation)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return list[args[0]]  # type: ignore[valid-type]
+    return annotation
+
+
+def field_option(name: str, field: FieldInfo, option: str) -> Any:
+    """The `typer.Option` of one request-model field (`option`: its name in messages)."""
+    if not field.description:
+        raise TypeError(f"{name}: give the field a description (it is the option's --help)")
+    flag = _flag(field)
+    default = ... if field.is_required() else field.get_default(call_default_factory=True)
+    if isinstance(default, tuple):
+        default = list(default)
+    # click checks ge/le itself (its message); gt/lt are left to the model (build's message)
+    low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
+    high = next((m.le for m in field.metadata if isinstance(m, annotated_types.Le)), None)
+    writes = {"file": output_file, "folder": output_folder}
+    return typer.Option(
+        default,
+        *(flag.names or (option,)),
+        help=field.description,
+        hidden=flag.hidden,
+        rich_help_panel=flag.panel,
+        parser=writes[flag.writes](option) if flag.writes else None,
+        min=low if isinstance(low, int | float) else None,
+        max=high if isinstance(high, int | float) else None,
+    )
 
 
 def option_parameters(model: type[Any]) -> list[inspect.Parameter]:
     """The fields of an options model as keyword-only parameters, for Typer to read."""
+    if _is_request_model(model):
+        names = option_names(model)
+        return [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=field_option(name, field, names[name]),
+                annotation=_cli_type(field.annotation),
+            )
+            for name, field in model.model_fields.items()
+        ]
     hints = get_type_hints(model, include_extras=True)
     params = []
     for field in dataclasses.fields(model):
@@ -50,6 +134,22 @@ def option_parameters(model: type[Any]) -> list[inspect.Parameter]:
             )
         )
     return params
+
+
+def build(model: type[M], values: dict[str, Any]) -> M:
+    """`model` from its options' values, or an InputError naming the option it refused."""
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        option = option_names(model).get(field, model.__name__)
+        message = str(err["msg"]).removeprefix("Value error, ")
+        raise InputError(
+            f"{option}: {message}",
+            location=Location(key=option),
+            hint=type_hint(err["type"], err.get("ctx") or {}) or f"see --help for {option}",
+        ) from None
 
 
 def with_options(command: Callable[..., R]) -> Callable[..., R]:
@@ -76,7 +176,8 @@ def with_options(command: Callable[..., R]) -> Callable[..., R]:
     @functools.wraps(command)
     def wrapper(**kwargs: Any) -> R:
         for name, (model, fields) in models.items():
-            kwargs[name] = model(**{f: kwargs.pop(f) for f in fields})
+            values = {f: kwargs.pop(f) for f in fields}
+            kwargs[name] = build(model, values) if _is_request_model(model) else model(**values)
         return command(**kwargs)
 
     spread = signature.replace(parameters=params)
