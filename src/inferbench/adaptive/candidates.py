@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from inferbench.core.errors import InferbenchError
+from inferbench.core.job import short_fingerprint
 from inferbench.launch.deployment import Deployment
 from inferbench.sim.calibrate import Measured, MeasuredPoint
 from inferbench.sim.deployment import SimDeployment
@@ -62,7 +63,7 @@ class Excluded:
 
 
 def point_key(fingerprint: str, concurrency: int) -> str:
-    return f"{fingerprint[:12]}@{concurrency}"
+    return f"{short_fingerprint(fingerprint)}@{concurrency}"
 
 
 def job_at(dep: Deployment, concurrency: int) -> dict[str, Any]:
@@ -85,7 +86,7 @@ def build_candidates(
     excluded: list[Excluded] = []
     deps: dict[str, SimDeployment] = {}
     for dep in deployments:
-        label = dep.config_key or dep.fingerprint[:12]
+        label = dep.config_key or short_fingerprint(dep.fingerprint)
         why = _unplannable(dep)
         if why is None:
             try:

@@ -45,7 +45,7 @@ FINGERPRINT_EXCLUDED = frozenset(
 )
 # Wire keys of inferbench's own; every other key of a job is one of InferenceX's row.
 INFERBENCH_KEYS = frozenset({"config-key", "fingerprint", "fingerprint-short", "resolved-settings"})
-SHORT_FINGERPRINT_LEN = 12
+SHORT_FINGERPRINT_LEN = 12  # hex digits: enough for folder names, tables and point keys
 _DERIVED_KEYS = ("fingerprint", "fingerprint-short")
 
 
@@ -188,7 +188,7 @@ class Job(_Wire):
     @property
     def fingerprint_short(self) -> str:
         """The first 12 hex digits of the fingerprint: enough for folder names and tables."""
-        return self.fingerprint[:SHORT_FINGERPRINT_LEN]
+        return short_fingerprint(self.fingerprint)
 
     @property
     def is_multinode(self) -> bool:
@@ -248,3 +248,8 @@ def compute_fingerprint(job: Job) -> str:
         if block in body:
             body[block].setdefault("additional-settings", [])
     return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def short_fingerprint(fingerprint: str) -> str:
+    """A fingerprint's first SHORT_FINGERPRINT_LEN hex digits (a job folder's name)."""
+    return fingerprint[:SHORT_FINGERPRINT_LEN]

@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from inferbench.config.agentic import AGENTIC_MAX_MODEL_LEN, SCENARIO
+from inferbench.config.agentic import SCENARIO
 from inferbench.core.errors import InputError, Location
 from inferbench.core.job import Job, JobWorkerBlock
-from inferbench.core.lengths import max_model_len
+from inferbench.core.lengths import served_max_model_len
 from inferbench.engines.server import Offload
 
 
@@ -113,8 +113,7 @@ def deployment_from_jobs(jobs: Sequence[Job]) -> Deployment:
         ep=first.ep or 1,
         dp_attn=bool(first.dp_attn),
         spec_decoding=first.spec_decoding,
-        max_model_len=first.max_model_len
-        or (AGENTIC_MAX_MODEL_LEN if first.scenario == SCENARIO else max_model_len(isl, osl)),
+        max_model_len=served_max_model_len(first.max_model_len, isl, osl),
         config_key=first.config_key,
         prefill=first.prefill,
         decode=first.decode,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from inferbench.bench.preset import SA_BENCH
 from inferbench.core.errors import InputError, Location
+from inferbench.core.job import short_fingerprint
 from inferbench.evals.spec import eval_context_length
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import (
@@ -189,7 +190,7 @@ def slurm_plan(
     base = local_plan(dep, engine, options)
     gpus = 0 if base.engine is Engine.SIM else engine_args(dep).gpus
     server = container_wrap(base.processes[0], site, dep.image, job_dir)
-    name = f"inferbench-{dep.fingerprint[:12]}"
+    name = f"inferbench-{short_fingerprint(dep.fingerprint)}"
     script = render_sbatch(name, site, gpus, job_dir)
     notes = list(base.notes)
     if gpus and site.gpus_per_node == 0:

@@ -38,12 +38,12 @@ from inferbench.core.accelerator import Accelerator
 from inferbench.core.errors import InputError, Location, validation_summary
 from inferbench.core.fsio import atomic_write_text
 from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.job import short_fingerprint
 from inferbench.core.model import FrozenModel
 from inferbench.core.redact import REDACTED, Redactor, looks_secret
 from inferbench.engines.registry import env_prefixes
 from inferbench.power.hostzone import host_zone
 
-SHORT_FP = 12
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
 # Environment variables worth recording; the value of one whose name looks secret (TOKEN,
 # KEY, SECRET, PASSWORD, HEADERS, ...) is redacted whatever this list says, and so is any
@@ -164,7 +164,7 @@ class RunDir:
         return self.path / "jobs.json"
 
     def job(self, fingerprint: str) -> JobDir:
-        return JobDir(self.path / fingerprint[:SHORT_FP])
+        return JobDir(self.path / short_fingerprint(fingerprint))
 
 
 def run_dir(runs_dir: Path, run_id: str) -> RunDir:

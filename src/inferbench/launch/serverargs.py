@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from inferbench.core.lengths import max_model_len
+from inferbench.core.lengths import served_max_model_len
 from inferbench.engines import EngineArgs, ServerCommand, engine, serving_engine
 from inferbench.engines.layout import Spelling, worker_layout
 from inferbench.launch.deployment import Deployment
@@ -45,7 +45,7 @@ def engine_args(
         ep=layout.ep,
         pp=layout.pp,
         dp_attention=dep.dp_attn,
-        max_model_len=dep.max_model_len or max_model_len(dep.isl, dep.osl),
+        max_model_len=served_max_model_len(dep.max_model_len, dep.isl, dep.osl),
         max_num_seqs=per_rank,
         cudagraph_max_bs=per_rank,
         host=host,

@@ -10,7 +10,7 @@ decode pool receives each prompt's whole KV over the link, as it has no copy of 
 
 from __future__ import annotations
 
-from inferbench.config.agentic import AGENTIC_MAX_MODEL_LEN, SCENARIO
+from inferbench.config.agentic import SCENARIO
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.engine import RankRouter, Worker
 from inferbench.sim.prefix import CacheSpec, PrefixCache, TierStats, host_link_bytes_per_s
@@ -48,9 +48,6 @@ def cache_router(
     if spec is None or not spec.prefix_caching or not spec.cache_aware_routing:
         return None
     return CacheAwareRouter(workers, by_prefill_tokens=by_prefill_tokens)
-
-
-AGENTIC_CONTEXT = AGENTIC_MAX_MODEL_LEN
 
 
 def cache_from_job(data: dict[str, object]) -> CacheSpec | None:

@@ -17,12 +17,13 @@ from inferbench.config.recipe_schema import WorkerMode
 from inferbench.core.concurrency import parse_concurrency_list
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsread import MAX_CONFIG_BYTES, check_regular, read_text_file
+from inferbench.core.lengths import served_max_model_len
 from inferbench.core.model import FrozenModel
 from inferbench.engines import Limit, find_engine
 from inferbench.engines.flags import batch_schedulers, engine_layout
 from inferbench.engines.layout import WorkerLayout, worker_layout
 from inferbench.engines.values import flag_int, switch_on
-from inferbench.sim.caching import AGENTIC_CONTEXT, cache_from_job
+from inferbench.sim.caching import cache_from_job
 from inferbench.sim.calibration import efficiency_for
 from inferbench.sim.deployment import Mode, PoolSpec, SimDeployment, SimWorkload, validate
 from inferbench.sim.engines import known_engine
@@ -314,7 +315,7 @@ def from_job_data(data: Mapping[str, Any], overrides: Overrides, *, path: Path) 
     common: dict[str, Any] = {"max-num-seqs": max(256, *concs)}
     cache = cache_from_job(dict(data))
     if mml or cache is not None:
-        common["max-model-len"] = mml or AGENTIC_CONTEXT
+        common["max-model-len"] = served_max_model_len(mml, data.get("isl"), data.get("osl"))
     if data.get("kv-cache-dtype"):
         common["kv-cache-dtype"] = data["kv-cache-dtype"]
     extra = data.get("sim-flags") or {}
