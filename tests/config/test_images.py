@@ -39,7 +39,22 @@ def test_unpinned_references_are_reported() -> None:
     assert not normalize_image("vllm/vllm-openai:latest").pinned
 
 
-@pytest.mark.parametrize("bad", ["", "a b", "/images/x.sqsh", "img@sha256:xyz", "reg.io/"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "a b",
+        "/images/x.sqsh",
+        "img@sha256:xyz",
+        "reg.io/",
+        # a line break splits the script or plan it is written to; bidi and zero-width
+        # characters show another image than the one pulled (issue 40)
+        "vllm/vllm-openai:v1\n",
+        "vllm/vllm-openai:v1\r",
+        "vllm\u202e/vllm-openai:v1",
+        "vllm\u200b/vllm-openai:v1",
+    ],
+)
 def test_not_image_references(bad: str) -> None:
     with pytest.raises(ImageRefError):
         normalize_image(bad)

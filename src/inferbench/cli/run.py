@@ -428,7 +428,7 @@ def register(app: typer.Typer) -> None:
 
         _check_plan_args(ctx, fmt, selector, adaptive_flags.adaptive)
         sweep_filters = filters.sweep_filters()
-        project, deployments = load_deployments(root, sweep_filters)
+        project, deployments = load_deployments(root, sweep_filters, selector)
         if adaptive_flags.adaptive:
             chosen = select(deployments, selector) if selector else deployments
             _plan_adaptive(chosen, adaptive_flags)

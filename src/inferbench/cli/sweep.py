@@ -63,12 +63,14 @@ def sweep(
 
     run = ChangelogRun(evals_only=evals_only, all_evals=all_evals, no_evals=no_evals)
     errors: list[ConfigError] = []
+    warnings: list[ConfigError] = []
     jobs = sweep_tree(
         tree or root or Path("."),
         sweep_filters,
         changed_since=changed_since,
         changelog_run=run,
         errors=errors,
+        warnings=warnings,
     )
     err = Console(stderr=True, highlight=False)
     if fmt == "json":
@@ -83,6 +85,9 @@ def sweep(
         _print_jobs(Console(highlight=False), jobs, err)
     multinode = sum(job.is_multinode for job in jobs)
     err.print(f"{len(jobs)} jobs ({len(jobs) - multinode} single-node, {multinode} multinode)")
+    for warning in warnings:
+        err.print(f"warning: {warning.render()} (swept as InferenceX does; run refuses it)",
+                  markup=False)  # fmt: skip
     # One bad entry does not hide the others' jobs, but it is still bad input (exit 2), as
     # InferenceX's generator refuses such a tree.
     for error in errors:

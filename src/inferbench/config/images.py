@@ -67,7 +67,9 @@ class ImageRefError(ValueError):
 def normalize_image(ref: str) -> ImageRef:
     """Parse and normalise `ref`; a `.sqsh` path or empty text raises ImageRefError."""
     text = ref.strip()
-    if not text or _SPACE.search(text):
+    # a reference is printable ASCII: a line break would split the script or plan it is
+    # written to, a bidi or zero-width character show another image than the one pulled
+    if not text or _SPACE.search(text) or not (ref.isascii() and ref.isprintable()):
         raise ImageRefError(f"{ref!r} is not an image reference")
     if text.startswith(("/", "./", "../")) or text.endswith(".sqsh"):
         raise ImageRefError(f"{ref!r} is a file path, not an image reference")
@@ -87,6 +89,16 @@ def normalize_image(ref: str) -> ImageRef:
     if tag is not None and not _TAG.match(tag):
         raise ImageRefError(f"{ref!r} has a malformed tag")
     return ImageRef(registry, repository.lower(), tag, digest, ref)
+
+
+def image_problem(ref: str, owner: str) -> str | None:
+    """Why `ref` (the `owner`'s image: "image", "container", ...) is no image reference, in
+    the words of `check`'s IB702; None when it is one."""
+    try:
+        normalize_image(ref)
+    except ImageRefError as exc:
+        return f"{owner}: {exc}"
+    return None
 
 
 def same_image(a: str, b: str) -> bool:

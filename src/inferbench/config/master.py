@@ -417,6 +417,16 @@ class MasterEntry(_MasterModel):
         return self.kv_p2p_transfer or space.kv_p2p_transfer
 
 
+class EntryError(ConfigError):
+    """A master entry that failed validation (or a second definition of its key), with the
+    config key it was written under (None for a key that is no name), so that a command
+    asked for that key names this error rather than a missing key."""
+
+    def __init__(self, error: ConfigError, config_key: str | None) -> None:
+        super().__init__(error.message, location=error.location, hint=error.hint)
+        self.config_key = config_key
+
+
 @dataclass(frozen=True)
 class MasterConfig:
     """A master entry with its config key and where it was read from."""
@@ -439,7 +449,7 @@ class MasterConfig:
         return self.locate().line
 
 
-def load_master_file(path: Path, errors: list[ConfigError] | None = None) -> list[MasterConfig]:
+def load_master_file(path: Path, errors: list[EntryError] | None = None) -> list[MasterConfig]:
     """All entries of one master file, in file order. With `errors`, an entry that fails
     validation is appended there and left out, and the rest is still read (`check` makes
     each a finding); without, the first one is raised. A file that is not a map of entries
@@ -465,7 +475,7 @@ def load_master_file(path: Path, errors: list[ConfigError] | None = None) -> lis
         except ConfigError as exc:
             if errors is None:
                 raise
-            errors.append(exc)
+            errors.append(EntryError(exc, key if isinstance(key, str) else None))
     return configs
 
 
@@ -557,7 +567,7 @@ def read_master_keys(path: Path) -> list[str]:
 
 
 def load_masters(
-    paths: list[Path], errors: list[ConfigError] | None = None
+    paths: list[Path], errors: list[EntryError] | None = None
 ) -> dict[str, MasterConfig]:
     """Entries of several master files; a key defined in two files is a ConfigError (with
     `errors`, appended there and the second definition left out, as a bad entry is)."""
@@ -574,7 +584,7 @@ def load_masters(
                 )
                 if errors is None:
                     raise duplicate
-                errors.append(duplicate)
+                errors.append(EntryError(duplicate, config.key))
                 continue
             merged[config.key] = config
     return merged

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, ValidationError, field_validator
 
 from inferbench.config.base import FrozenModel
-from inferbench.config.master import MasterConfig, load_masters, read_master_keys
+from inferbench.config.master import EntryError, MasterConfig, load_masters, read_master_keys
 from inferbench.config.recipe import Recipe, RecipeFile, load_recipe_file, split_reference
 from inferbench.config.runners import Runners, load_runners
 from inferbench.config.settings import RecipeRef
@@ -162,7 +162,7 @@ class Project:
     clusters: Mapping[str, ClusterFile]
     recipe_root: Path
     # master entries that failed validation, left out of `masters` (`check` reports each)
-    master_errors: tuple[ConfigError, ...] = ()
+    master_errors: tuple[EntryError, ...] = ()
     _recipe_files: dict[str, RecipeFile] = field(default_factory=dict, repr=False, compare=False)
     _resolved: dict[tuple[str, str | None], ResolvedRecipe] = field(
         default_factory=dict, repr=False, compare=False
@@ -461,7 +461,7 @@ def load_project(root: Path) -> Project:
         for path in cluster_files:
             loaded = load_cluster(path)
             clusters[loaded.cluster.name] = loaded
-    master_errors: list[ConfigError] = []
+    master_errors: list[EntryError] = []
     masters = load_masters(master_files, master_errors)
     return Project(
         root=root,

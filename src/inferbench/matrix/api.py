@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from pathlib import Path
+from types import MappingProxyType
 
 from inferbench.config.changelog_diff import added_entries
+from inferbench.config.entry_problems import unrunnable, unsweepable
 from inferbench.config.gitbase import read_texts
-from inferbench.config.master import load_masters
+from inferbench.config.master import EntryError, load_masters
 from inferbench.config.project import Project, load_project
 from inferbench.config.runners import load_runners
 from inferbench.core.errors import ConfigError, InputError, Location
@@ -97,12 +99,39 @@ def sweep_tree(
     changed_since: str | None = None,
     changelog_run: ChangelogRun | None = None,
     errors: list[ConfigError] | None = None,
+    warnings: list[ConfigError] | None = None,
 ) -> list[Job]:
     """Load the tree at `root` and sweep it (see `sweep_project`). A master entry that fails
-    validation is raised; with `errors`, it is appended there and the others are swept."""
+    validation or makes no job (`tp: 0`) is raised; with `errors`, it is appended there and
+    the others are swept. With `warnings`, the values swept as InferenceX's generator passes
+    them but that `plan` and `run` refuse (`check` errors: see `unrunnable`) are added there."""
     project = load_project(root)
+    if warnings is not None:
+        for config in project.masters.values():
+            warnings.extend(p.error() for p in unrunnable(config) if p.rule != "IB150")
     if project.master_errors and errors is None:
         raise project.master_errors[0]
     if errors is not None:
         errors.extend(project.master_errors)
+        project = without_unsweepable(project, errors)
     return sweep_project(project, filters, changed_since=changed_since, changelog_run=changelog_run)
+
+
+def without_unsweepable(project: Project, errors: list[ConfigError]) -> Project:
+    """`project` without the entries that make no job, their errors appended to `errors`
+    (and their keys to the invalid ones: a --config-keys naming one is no typo)."""
+    dropped: list[EntryError] = []
+    for key, config in project.masters.items():
+        problems = unsweepable(config)
+        if problems:
+            dropped.append(EntryError(problems[0].error(), key))
+    if not dropped:
+        return project
+    errors.extend(dropped)
+    gone = {e.config_key for e in dropped}
+    masters = {k: c for k, c in project.masters.items() if k not in gone}
+    return dataclasses.replace(
+        project,
+        masters=MappingProxyType(masters),
+        master_errors=(*project.master_errors, *dropped),
+    )

@@ -17,12 +17,13 @@ Filters are described in `inferbench.matrix.filters`, eval marking in `inferbenc
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import PurePosixPath
 from typing import Any
 
+from inferbench.config.entry_problems import unsweepable
 from inferbench.config.master import (
     AgenticMultiNodeSearchSpace,
     AgenticSingleNodeSearchSpace,
@@ -83,9 +84,12 @@ def expand_masters(
     context: ExpandContext,
     *,
     require_conc: bool = True,
+    invalid: Collection[str] = (),
 ) -> list[Job]:
     """All jobs of the selected master entries, filtered, with evals marked per the filters.
-    `require_conc`: a `--concurrency` value that no selected entry runs is an error."""
+    `require_conc`: a `--concurrency` value that no selected entry runs is an error.
+    `invalid`: the keys of entries that failed validation (a --config-keys naming one is no
+    typo: its error is reported). An entry that makes no job (`tp: 0`) raises its error."""
     unknown = [r for r in filters.runner_types if r not in context.runner_labels]
     if unknown and context.runner_labels:
         raise InputError(
@@ -94,11 +98,15 @@ def expand_masters(
         )
     if filters.runner_node_filter is not None:
         _check_node_filter(filters.runner_node_filter, context)
-    keys = select_keys(filters.config_keys, masters) if filters.config_keys else list(masters)
+    keys = (
+        select_keys(filters.config_keys, masters, invalid) if filters.config_keys else list(masters)
+    )
     jobs: list[Job] = []
     for key in keys:
         config = masters[key]
         entry = config.entry
+        for problem in unsweepable(config):
+            raise problem.error()
         if not filters.wants_node_type(entry.multinode):
             continue
         if not filters.wants_entry(key, entry.precision, entry.framework, entry.runner):
@@ -483,4 +491,5 @@ def project_context(project: Project) -> ExpandContext:
 
 def expand_project(project: Project, filters: SweepFilters) -> list[Job]:
     """Every job of a loaded benchmark tree that `filters` selects, evals marked."""
-    return expand_masters(project.masters, filters, project_context(project))
+    invalid = {e.config_key for e in project.master_errors if e.config_key is not None}
+    return expand_masters(project.masters, filters, project_context(project), invalid=invalid)

@@ -31,7 +31,7 @@ Semantics follow InferenceX's `generate_sweep_configs.py`:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -198,9 +198,13 @@ class SweepFilters:
         return not self.seq_lens or (isl, osl) in self.seq_lens
 
 
-def select_keys(patterns: Sequence[str], available: Iterable[str]) -> list[str]:
+def select_keys(
+    patterns: Sequence[str], available: Iterable[str], invalid: Collection[str] = ()
+) -> list[str]:
     """Resolve exact keys and globs against `available`, without duplicates, in the order
     InferenceX's `test-config` sweeps them: pattern by pattern, a glob's matches in tree order.
+    A pattern that names only `invalid` entries (which failed validation: their error is
+    reported instead) selects nothing.
 
     Raises InputError naming the first pattern that matches nothing.
     """
@@ -210,6 +214,8 @@ def select_keys(patterns: Sequence[str], available: Iterable[str]) -> list[str]:
     for pattern in patterns:
         if is_glob(pattern):
             matches = [k for k in keys if key_matches(pattern, k)]
+            if not matches and any(key_matches(pattern, k) for k in invalid):
+                continue
             if not matches:
                 raise InputError(
                     f"config-key pattern {pattern!r} matches no master entry",
@@ -218,7 +224,7 @@ def select_keys(patterns: Sequence[str], available: Iterable[str]) -> list[str]:
             wanted.update(dict.fromkeys(matches))
         elif pattern in known:
             wanted.setdefault(pattern)
-        else:
+        elif pattern not in invalid:
             raise InputError(
                 f"config key {pattern!r} is not in any master file",
                 hint=did_you_mean(pattern, keys)

@@ -1,5 +1,7 @@
 """Values InferenceX's generator accepts but that are wrong: `sweep` reads them as the
-generator does (its jobs stay field-equal), and `check` names them here, each with its fix.
+generator does (its jobs stay field-equal; `tp: 0`, which makes no job, it names and leaves
+out), and `check` names them here, each with its fix, in the words of
+`inferbench.config.entry_problems`, which `plan` and `run` refuse with.
 
 (A CONFIG_FILE that is absolute or leaves the recipe tree is the same kind of value; it is
 IB202 config-file-outside-tree.)
@@ -12,6 +14,7 @@ from collections.abc import Iterator
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import MasterSubject
+from inferbench.config import entry_problems
 from inferbench.config.master import AgenticMultiNodeSearchSpace, MultiNodeSearchSpace
 from inferbench.core.hfid import model_form
 
@@ -22,26 +25,11 @@ from inferbench.core.hfid import model_form
     Severity.ERROR,
     MasterSubject,
     "every worker has a tensor-parallel width of 1 or more (`tp: 0` starts no engine)",
-    hint="set tp to the engine's tensor-parallel width (1 or more)",
+    hint=entry_problems.TP_ZERO_HINT,
 )
 def tp_zero(subject: MasterSubject) -> Iterator[Problem]:
-    config = subject.config
-    for point in config.entry.search_spaces():
-        space = point.space
-        if isinstance(space, MultiNodeSearchSpace):
-            for role, block in (("prefill", space.prefill), ("decode", space.decode)):
-                if block.tp == 0:
-                    yield Problem(
-                        f"{role} tp is 0: no engine starts with no GPU",
-                        config.locate((*point.path, role, "tp")),
-                        hint="set tp to the engine's tensor-parallel width (1 or more)",
-                    )
-        elif space.tp == 0:
-            yield Problem(
-                "tp is 0: no engine starts with no GPU",
-                config.locate((*point.path, "tp")),
-                hint="set tp to the engine's tensor-parallel width (1 or more)",
-            )
+    for problem in entry_problems.tp_zero(subject.config):
+        yield Problem(problem.message, problem.location, hint=problem.hint)
 
 
 @rule(
@@ -53,19 +41,8 @@ def tp_zero(subject: MasterSubject) -> Iterator[Problem]:
     hint='write each setting as - "NAME=value"',
 )
 def setting_not_key_value(subject: MasterSubject) -> Iterator[Problem]:
-    config = subject.config
-    for point in config.entry.search_spaces():
-        space = point.space
-        if not isinstance(space, MultiNodeSearchSpace):
-            continue
-        for role, block in (("prefill", space.prefill), ("decode", space.decode)):
-            for index, item in block.additional_settings.malformed():
-                yield Problem(
-                    f"additional setting {item!r} is not KEY=VALUE (the launcher would export"
-                    " it as written)",
-                    config.locate((*point.path, role, "additional-settings", index)),
-                    hint='write - "NAME=value" (NAME of letters, digits and _)',
-                )
+    for problem in entry_problems.settings_not_key_value(subject.config):
+        yield Problem(problem.message, problem.location, hint=problem.hint)
 
 
 @rule(

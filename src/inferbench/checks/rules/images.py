@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import ImageUse
-from inferbench.config.images import ImageRefError, normalize_image
+from inferbench.config.entry_problems import IMAGE_HINT
+from inferbench.config.images import ImageRefError, image_problem, normalize_image
 
 
 @rule(
@@ -33,10 +34,9 @@ def image_unpinned(use: ImageUse) -> Iterator[Problem]:
     Severity.ERROR,
     ImageUse,
     "image references parse as registry/repository[:tag][@digest]",
-    hint="write the image as <registry/name>:<tag> or <name>@sha256:<digest>",
+    hint=IMAGE_HINT,
 )
 def image_invalid(use: ImageUse) -> Iterator[Problem]:
-    try:
-        normalize_image(use.reference)
-    except ImageRefError as exc:
-        yield Problem(f"{use.owner}: {exc}", use.location)
+    problem = image_problem(use.reference, use.owner)
+    if problem is not None:
+        yield Problem(problem, use.location)
