@@ -11,7 +11,6 @@ point that a resume would trust.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,46 +65,25 @@ class JobPoints:
         max_model_len: int | None,
     ) -> PointReport:
         """`inferbench replay`'s lanes over the trace (or synthetic sessions) for the window."""
-        from inferbench.bench.agentic.api import build_replay_result
         from inferbench.bench.agentic.options import ReplayOptions
-        from inferbench.bench.result import EndpointInfo, write_point_result
-        from inferbench.bench.settings import ApiKind, ClientOptions, RequestOptions
-        from inferbench.bench.traces.source import open_traces
-        from inferbench.sim.agentic import estimate_agentic
+        from inferbench.bench.result import write_point_result
+        from inferbench.sim.agentic_point import estimate_agentic_point, open_agentic_traces
 
-        dep = self.deployment
-        traces = open_traces(
-            trace=Path(trace) if trace else None,
-            synth=None if trace else synth,
-            max_model_len=max_model_len,
-        )
+        traces = open_agentic_traces(Path(trace) if trace else None, synth, max_model_len)
         options = ReplayOptions(
             lanes=lanes,
             duration_s=duration_s,
             warmup_sessions=warmup_sessions,
             max_idle_s=max_idle_s,
         )
-        started = datetime.now(UTC)
-        est = estimate_agentic(dep, traces, options)
-        result = build_replay_result(
-            est.run,
-            est.server,
-            traces,
-            options,
-            endpoint=EndpointInfo(
-                base_url=ENDPOINT, model=dep.served_model, api=ApiKind.COMPLETIONS
-            ),
-            request=RequestOptions(),
-            client=ClientOptions(),
-            started=started,
-            finished=datetime.now(UTC),
-            max_model_len=max_model_len,
-            backend="inferbench-sim",
+        point = estimate_agentic_point(
+            self.deployment, traces, options, base_url=ENDPOINT, max_model_len=max_model_len
         )
-        write_point_result(result_path, result)
+        write_point_result(result_path, point.result)
         _power_note(result_path)
         outcome = _passed(lanes, result_path)
-        return PointReport(outcome, result.sa.completed, est.run.duration_s, est.wall_s)
+        est = point.estimate
+        return PointReport(outcome, point.result.sa.completed, est.run.duration_s, est.wall_s)
 
 
 @dataclass(frozen=True)
