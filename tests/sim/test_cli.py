@@ -144,7 +144,7 @@ class _Stop(Exception):
 
 
 def _options_of(monkeypatch: pytest.MonkeyPatch, command: str, *args: str) -> object:
-    """The `DeploymentOptions` that `sim <command>` hands over, before anything runs."""
+    """The `DeploymentRequest` that `sim <command>` hands over, before anything runs."""
     from inferbench.cli import sim
 
     seen: list[object] = []
@@ -153,7 +153,7 @@ def _options_of(monkeypatch: pytest.MonkeyPatch, command: str, *args: str) -> ob
         seen.append(opts)
         raise _Stop
 
-    monkeypatch.setattr(sim, "_deployment", capture)
+    monkeypatch.setattr(sim, "build_deployment", capture)
     with pytest.raises(_Stop):
         app(["sim", command, *args], standalone_mode=False)
     return seen[0]
@@ -169,12 +169,12 @@ def test_estimate_and_serve_build_the_same_deployment_options(
 
 
 def test_deployment_options_take_every_flag(monkeypatch: pytest.MonkeyPatch) -> None:
-    from inferbench.cli.sim import DeploymentOptions
+    from inferbench.sim.request import DeploymentRequest
 
-    assert _options_of(monkeypatch, "estimate") == DeploymentOptions()
-    assert _options_of(monkeypatch, "serve", *ALL_DEPLOYMENT_FLAGS) == DeploymentOptions(
+    assert _options_of(monkeypatch, "estimate") == DeploymentRequest()
+    assert _options_of(monkeypatch, "serve", *ALL_DEPLOYMENT_FLAGS) == DeploymentRequest(
         job="jobs.json:1", model="m", gpu="h100", model_spec="spec", isl=128, osl=16,
-        concurrency="4x8", num_prompts=10, catalog=[Path("a.yaml"), Path("b.yaml")],
+        concurrency="4x8", num_prompts=10, catalog=(Path("a.yaml"), Path("b.yaml")),
         precision="fp8", tp=2, dp=3, pp=4, expert_parallel=True, workers=5, max_num_seqs=6,
         max_num_batched_tokens=7, max_model_len=8, stream_interval=9,
     )  # fmt: skip
@@ -207,3 +207,17 @@ def test_no_deployment_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]
         assert exc.value.code == 2, err
         assert "no deployment given" in err and "Traceback" not in err
         assert err.strip().count("\n") == 0
+
+
+def test_the_flags_are_the_library_requests_fields() -> None:
+    """`DeploymentOptions` declares the flags of `DeploymentRequest`: the same fields, in the
+    same order, with the same defaults (a list where Typer repeats a flag)."""
+    import dataclasses
+
+    from inferbench.cli.sim import DeploymentOptions
+    from inferbench.sim.request import DeploymentRequest
+
+    flags = DeploymentOptions().request()
+    assert flags == DeploymentRequest()
+    names = [f.name for f in dataclasses.fields(DeploymentOptions)]
+    assert names == [f.name for f in dataclasses.fields(DeploymentRequest)]

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from inferbench.cli.sim import DeploymentOptions, _deployment
 from inferbench.core.errors import InputError
 from inferbench.sim.estimate import estimate
+from inferbench.sim.request import DeploymentRequest, build_deployment
 from inferbench.sim.summary import point
 from inferbench.sim.topologies import pareto, sweep_topologies
 
@@ -36,13 +36,13 @@ def test_no_base_topology_is_needed_and_concurrency_is_honoured(
 
 
 def test_the_sweep_reports_throughput_as_plain_estimate_does() -> None:
-    opts = DeploymentOptions(
+    opts = DeploymentRequest(
         model="meta-llama/Llama-3.1-70B-Instruct", gpu="h100", isl=1024, osl=256
     )
-    base = _deployment(opts, sweeping=True)
+    base = build_deployment(opts, sweeping=True)
     points = sweep_topologies(base, 4, (16,))
     (tp4,) = [p for p in points if p.topology == "TP4"]
-    same = _deployment(DeploymentOptions(**{**opts.__dict__, "tp": 4}))
+    same = build_deployment(DeploymentRequest(**{**opts.__dict__, "tp": 4}))
     want = point(estimate(same, 16, num_prompts=32))  # the sweep's 2 x concurrency requests
     assert tp4.total_tok_s_gpu == pytest.approx(want.total_tok_s_per_gpu)
     assert tp4.output_tok_s_gpu == pytest.approx(want.output_tok_s_per_gpu)
@@ -62,8 +62,8 @@ def test_the_table_names_total_and_output_throughput(capsys: pytest.CaptureFixtu
 
 
 def test_no_layout_that_fits_is_a_clear_error() -> None:
-    opts = DeploymentOptions(model="deepseek-ai/DeepSeek-R1-0528", gpu="h100", isl=1024, osl=256)
-    base = _deployment(opts, sweeping=True)
+    opts = DeploymentRequest(model="deepseek-ai/DeepSeek-R1-0528", gpu="h100", isl=1024, osl=256)
+    base = build_deployment(opts, sweeping=True)
     with pytest.raises(InputError, match=r"no layout of DeepSeek-R1 on 2x h100") as err:
         sweep_topologies(base, 2, (8,))
     assert "--gpu-budget" in (err.value.hint or "")

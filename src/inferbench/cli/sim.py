@@ -26,6 +26,7 @@ from inferbench.core.errors import InputError, Location
 from inferbench.core.fsio import atomic_write_bytes
 from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
 from inferbench.results.dburl import store_url
+from inferbench.sim.request import DeploymentRequest, build_deployment, sweep_budget
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import SimDeployment
@@ -36,8 +37,8 @@ sim_app = typer.Typer(help="Embedded simulator: serve an OpenAI-compatible engin
 
 @dataclass(frozen=True)
 class DeploymentOptions:
-    """What to simulate, as `sim estimate` and `sim serve` both take it: a recipe, a sweep job,
-    or an aggregated deployment from flags; the overrides apply to any of them."""
+    """`sim estimate`'s and `sim serve`'s flags for the library's DeploymentRequest (the same
+    fields): a recipe, a sweep job, or an aggregated deployment from flags."""
 
     recipe: Annotated[
         str | None, typer.Option("--recipe", help="srt-slurm recipe FILE[:selector].")
@@ -145,114 +146,8 @@ class DeploymentOptions:
         ),
     ] = None
 
-
-def _check_numbers(opts: DeploymentOptions) -> None:
-    """Counts must be whole numbers of at least 1; a rate a number in [0, 1]."""
-    for flag, value in (
-        ("--isl", opts.isl),
-        ("--osl", opts.osl),
-        ("--num-prompts", opts.num_prompts),
-        ("--tp", opts.tp),
-        ("--dp", opts.dp),
-        ("--pp", opts.pp),
-        ("--workers", opts.workers),
-        ("--max-num-seqs", opts.max_num_seqs),
-        ("--max-num-batched-tokens", opts.max_num_batched_tokens),
-        ("--max-model-len", opts.max_model_len),
-        ("--stream-interval", opts.stream_interval),
-        ("--spec-draft-tokens", opts.spec_draft_tokens),
-    ):
-        if value is not None and value < 1:
-            raise InputError(
-                f"{flag} must be at least 1, got {value}", hint=f"give {flag} 1 or more"
-            )
-    frac = opts.memory_fraction
-    if frac is not None and not 0 < frac <= 1:
-        raise InputError(f"--memory-fraction must be in (0, 1], got {frac}")
-    acc = opts.spec_acceptance
-    if acc is not None and not 0 <= acc <= 1:  # also refuses nan
-        raise InputError(f"--spec-acceptance must be in [0, 1], got {acc}")
-
-
-def _deployment(
-    opts: DeploymentOptions, *, serving: bool = False, sweeping: bool = False
-) -> SimDeployment:
-    """The library's deployment from the options: a recipe, a job, or the flags. `serving`:
-    for `sim serve`, whose context is never isl + osl and which needs no --isl/--osl.
-    `sweeping`: for --sweep-topologies, which tries its own layouts (the flags' is not
-    checked, so no base topology is needed)."""
-    from inferbench.sim.inputs import (
-        Overrides,
-        concurrency_list,
-        for_serving,
-        from_flags,
-        from_job,
-        from_recipe,
-        model_context,
-        serve_lengths,
-    )
-
-    conc = concurrency_list(opts.concurrency) if opts.concurrency else None
-    overrides = Overrides(
-        gpu=opts.gpu,
-        model_spec=opts.model_spec,
-        isl=opts.isl,
-        osl=opts.osl,
-        concurrency=conc,
-        num_prompts=opts.num_prompts,
-        stream_interval=opts.stream_interval,
-        catalog_files=tuple(str(p) for p in opts.catalog),
-        kv_cache_dtype=opts.kv_cache_dtype,
-        engine=opts.engine,
-        spec_draft_tokens=opts.spec_draft_tokens,
-        spec_acceptance=opts.spec_acceptance,
-        calibration=opts.calibration,
-    )
-    _check_numbers(opts)
-    if opts.recipe and opts.job:
-        raise InputError("give either --recipe or --job, not both")
-    if opts.recipe:
-        dep = from_recipe(opts.recipe, overrides)
-        return for_serving(dep) if serving else dep
-    if opts.job:
-        dep = from_job(opts.job, overrides)
-        return for_serving(dep) if serving else dep
-    isl, osl = opts.isl, opts.osl
-    if serving and opts.model and opts.gpu and (isl is None or osl is None):
-        context = opts.max_model_len or model_context(opts.model, overrides)
-        isl, osl = serve_lengths(context)
-    if not opts.model or not opts.gpu or isl is None or osl is None:
-        raise InputError(
-            "no deployment given",
-            hint="pass --recipe FILE, --job FILE, or --model, --gpu"
-            + ("" if serving else ", --isl and --osl")
-            + " (with --tp/--dp/--pp/--expert-parallel)",
-        )
-    engine: dict[str, object] = {
-        "max-num-seqs": opts.max_num_seqs,
-        "max-num-batched-tokens": opts.max_num_batched_tokens,
-    }
-    if opts.max_model_len:
-        engine["max-model-len"] = opts.max_model_len
-    if opts.memory_fraction is not None:
-        engine["gpu-memory-utilization"] = opts.memory_fraction
-    dep = from_flags(
-        model=opts.model,
-        gpu=opts.gpu,
-        precision=opts.precision,
-        tp=opts.tp,
-        dp=opts.dp,
-        pp=opts.pp,
-        expert_parallel=opts.expert_parallel,
-        workers=opts.workers,
-        engine=engine,
-        isl=isl,
-        osl=osl,
-        concurrency=conc or (1,),
-        overrides=overrides,
-        check=not sweeping,
-    )
-    return for_serving(dep) if serving else dep
+    def request(self) -> DeploymentRequest:
+        return DeploymentRequest(**{**dataclasses.asdict(self), "catalog": tuple(self.catalog)})
 
 
 @sim_app.command("estimate")
@@ -308,18 +203,14 @@ def estimate_cmd(
     if fmt not in ("table", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
     as_json = fmt == "json"
-    dep = _deployment(deployment, sweeping=sweep_topologies)
+    dep = build_deployment(deployment.request(), sweeping=sweep_topologies)
     check_point_output(result_file, "--output", len(dep.workload.concurrencies))
     console = Console(highlight=False, stderr=as_json)  # stdout holds only the JSON
     _print_warnings(dep, console)
     if sweep_topologies:
         from inferbench.sim.topologies import DEFAULT_CONCURRENCIES
 
-        # flags mode's layout flags are only a start: the budget is at least a node
-        flags_mode = not (deployment.recipe or deployment.job)
-        budget = gpu_budget or (
-            max(dep.total_gpus, dep.gpus_per_node) if flags_mode else dep.total_gpus
-        )
+        budget = sweep_budget(deployment.request(), dep, gpu_budget)
         concs = dep.workload.concurrencies if deployment.concurrency else DEFAULT_CONCURRENCIES
         _sweep(dep, budget, concs, console, as_json=as_json)
         return
@@ -611,7 +502,7 @@ def serve_cmd(
     from inferbench.bench.arguments import validated
     from inferbench.sim.server import ServeOptions, serve_until_stopped
 
-    dep = _deployment(deployment, serving=True)
+    dep = build_deployment(deployment.request(), serving=True)
     for warning in dep.warnings:
         sys.stderr.write(f"inferbench sim: warning: {warning}\n")
     options = validated(
