@@ -30,6 +30,7 @@ from inferbench.sim.request import DeploymentRequest, build_deployment, sweep_bu
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import SimDeployment
+    from inferbench.sim.summary import EstimatePoint
     from inferbench.sim.topologies import TopologyPoint
 
 sim_app = typer.Typer(help="Embedded simulator: serve an OpenAI-compatible engine, or estimate.")
@@ -150,23 +151,54 @@ class DeploymentOptions:
         return DeploymentRequest(**{**dataclasses.asdict(self), "catalog": tuple(self.catalog)})
 
 
+@dataclass(frozen=True)
+class PointFiles:
+    """Where `sim estimate` writes each point's result file, if anywhere."""
+
+    result_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            parser=output_file("--output"),
+            help="Result file; with several concurrencies out.json -> out_conc4.json, ...",
+        ),
+    ] = None
+    result_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-dir",
+            parser=output_folder("--output-dir"),
+            help="Folder of result files, one per point: conc4.json, ...",
+        ),
+    ] = None
+
+    def path(self, concurrency: int, many: bool) -> Path | None:
+        return result_path(self.result_file, self.result_dir, point_stem(concurrency), many)
+
+
+@dataclass(frozen=True)
+class AgenticFlags:
+    """The window of an agentic job's estimate, and its sessions."""
+
+    trace: Annotated[
+        Path | None, typer.Option("--trace", help="agentic jobs: trace file/folder")
+    ] = None
+    synth: Annotated[str | None, typer.Option("--synth", help="agentic jobs: synth k=v,...")] = None
+    duration: Annotated[
+        float | None,
+        typer.Option("--duration", help="agentic jobs: virtual seconds per point (default 600)"),
+    ] = None
+    sessions: Annotated[
+        int | None, typer.Option("--sessions", max=MAX_SESSIONS, help="agentic jobs: sessions")
+    ] = None
+
+
 @sim_app.command("estimate")
 @with_options
 def estimate_cmd(
     deployment: DeploymentOptions,
-    result_file: Path | None = typer.Option(
-        None,
-        "--output",
-        "-o",
-        parser=output_file("--output"),
-        help="Result file; with several concurrencies out.json -> out_conc4.json, ...",
-    ),
-    result_dir: Path | None = typer.Option(
-        None,
-        "--output-dir",
-        parser=output_folder("--output-dir"),
-        help="Folder of result files, one per point: conc4.json, ...",
-    ),
+    files: PointFiles,
     sweep_topologies: bool = typer.Option(
         False,
         "--sweep-topologies",
@@ -185,54 +217,50 @@ def estimate_cmd(
         help="table, or json: one document on stdout with each point's result and figures;"
         " with --sweep-topologies every layout tried and the frontier (docs/cli.md).",
     ),
-    trace: Path | None = typer.Option(None, "--trace", help="agentic jobs: trace file/folder"),
-    synth: str | None = typer.Option(None, "--synth", help="agentic jobs: synth k=v,..."),
-    duration: float | None = typer.Option(
-        None, "--duration", help="agentic jobs: virtual seconds per point (default 600)"
-    ),
-    sessions: int | None = typer.Option(
-        None, "--sessions", max=MAX_SESSIONS, help="agentic jobs: sessions"
-    ),
+    *,
+    agentic: AgenticFlags,
 ) -> None:
     """Estimate a deployment offline (virtual clock): throughput per GPU, TTFT, TPOT."""
-    from inferbench.sim.estimate import estimate
-    from inferbench.sim.summary import point, result_bytes
-
     if gpu_budget is not None and gpu_budget < 1:
         raise InputError(f"--gpu-budget must be at least 1, got {gpu_budget}")
     if fmt not in ("table", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
     as_json = fmt == "json"
-    dep = build_deployment(deployment.request(), sweeping=sweep_topologies)
-    check_point_output(result_file, "--output", len(dep.workload.concurrencies))
+    request = deployment.request()
+    dep = build_deployment(request, sweeping=sweep_topologies)
+    check_point_output(files.result_file, "--output", len(dep.workload.concurrencies))
     console = Console(highlight=False, stderr=as_json)  # stdout holds only the JSON
     _print_warnings(dep, console)
     if sweep_topologies:
         from inferbench.sim.topologies import DEFAULT_CONCURRENCIES
 
-        budget = sweep_budget(deployment.request(), dep, gpu_budget)
-        concs = dep.workload.concurrencies if deployment.concurrency else DEFAULT_CONCURRENCIES
+        concs = dep.workload.concurrencies if request.concurrency else DEFAULT_CONCURRENCIES
+        budget = sweep_budget(request, dep, gpu_budget)
         _sweep(dep, budget, concs, console, as_json=as_json)
         return
     if dep.cache is not None:  # an agentic job: trace lanes, prefix cache, DRAM tier
         from inferbench.cli.sim_agentic import estimate_agentic_points
 
-        agentic = estimate_agentic_points(
-            dep,
-            console=console,
-            trace=trace,
-            synth=synth,
-            duration_s=duration,
-            sessions=sessions,
-            result_path=lambda conc, many: result_path(
-                result_file, result_dir, point_stem(conc), many
-            ),
+        documents = estimate_agentic_points(
+            dep, console=console, trace=agentic.trace, synth=agentic.synth,
+            duration_s=agentic.duration, sessions=agentic.sessions, result_path=files.path,
             as_json=as_json,
-        )
-        if as_json:
-            sys.stdout.buffer.write(points_document("sim estimate", agentic))
-            sys.stdout.flush()
-        return
+        )  # fmt: skip
+    else:
+        documents = _estimate_points(dep, seed, files, console, as_json=as_json)
+    if as_json:
+        sys.stdout.buffer.write(points_document("sim estimate", documents))
+        sys.stdout.flush()
+
+
+def _estimate_points(
+    dep: SimDeployment, seed: int, files: PointFiles, console: Console, *, as_json: bool
+) -> list[PointDocument]:
+    """Estimate each concurrency, write its result file, print the table (unless `as_json`);
+    the points as documents for `--format json` (the table's figures under `estimate`)."""
+    from inferbench.sim.estimate import estimate
+    from inferbench.sim.summary import point, result_bytes
+
     console.print(
         f"[bold]{dep.name}[/]: {dep.model.name} on {dep.total_gpus}x {dep.gpu.key}, "
         f"{dep.describe()}, {dep.engine}, isl {dep.workload.isl} osl {dep.workload.osl}"
@@ -245,36 +273,38 @@ def estimate_cmd(
         with working(err, f"simulating concurrency {conc} ({i}/{len(concs)})"):
             run = estimate(dep, conc, num_prompts=dep.workload.num_prompts, seed=seed)
         p = point(run)
-        rows.append((
-            str(conc),
-            str(p.requests),
-            f"{p.duration_s:.1f}",
-            f"{p.total_tok_s_per_gpu:,.0f}",
-            f"{p.output_tok_s_per_gpu:,.0f}",
-            f"{p.interactivity_median:.1f}",
-            f"{p.ttft_p50_ms:,.0f}",
-            f"{p.ttft_p99_ms:,.0f}",
-            f"{p.tpot_p50_ms:.1f}",
-            f"{p.tpot_p99_ms:.1f}",
-            str(p.preemptions),
-            f"{p.wall_s:.2f}",
-            f"{p.sim_tokens_per_wall_s:,.0f}",
-        ))  # fmt: skip
-        target = result_path(result_file, result_dir, point_stem(conc), len(concs) > 1)
+        rows.append(_estimate_row(p))
+        target = files.path(conc, len(concs) > 1)
         payload = result_bytes(run, dep)
         if target is not None:
             atomic_write_bytes(target, payload)
         if as_json:
-            figures = {k: v for k, v in dataclasses.asdict(p).items() if not k.startswith("_")}
-            figures["sim_tokens_per_wall_s"] = p.sim_tokens_per_wall_s
             documents.append(
-                PointDocument(point_stem(conc), payload, file=target, estimate=figures)
+                PointDocument(point_stem(conc), payload, file=target, estimate=p.figures())
             )
-    if as_json:
-        sys.stdout.buffer.write(points_document("sim estimate", documents))
-        sys.stdout.flush()
-        return
-    print_table(console, _ESTIMATE_COLUMNS, rows, note=err, wider="--output-dir has every field")
+    if not as_json:
+        print_table(
+            console, _ESTIMATE_COLUMNS, rows, note=err, wider="--output-dir has every field"
+        )
+    return documents
+
+
+def _estimate_row(p: EstimatePoint) -> tuple[str, ...]:
+    return (
+        str(p.concurrency),
+        str(p.requests),
+        f"{p.duration_s:.1f}",
+        f"{p.total_tok_s_per_gpu:,.0f}",
+        f"{p.output_tok_s_per_gpu:,.0f}",
+        f"{p.interactivity_median:.1f}",
+        f"{p.ttft_p50_ms:,.0f}",
+        f"{p.ttft_p99_ms:,.0f}",
+        f"{p.tpot_p50_ms:.1f}",
+        f"{p.tpot_p99_ms:.1f}",
+        str(p.preemptions),
+        f"{p.wall_s:.2f}",
+        f"{p.sim_tokens_per_wall_s:,.0f}",
+    )
 
 
 def _num(header: str, priority: int = KEEP) -> Col:

@@ -9,6 +9,7 @@ content chunks, throughputs over the run's duration) and writes the sa-bench fie
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import importlib
 from dataclasses import dataclass
@@ -50,6 +51,13 @@ class EstimatePoint:
     _gpus: int = 1
     ttft_mean_ms: float = 0.0
     tpot_mean_ms: float = 0.0
+
+    def figures(self) -> dict[str, Any]:
+        """What `sim estimate --format json` keeps: every public field, and the simulator's
+        own speed."""
+        out = {k: v for k, v in dataclasses.asdict(self).items() if not k.startswith("_")}
+        out["sim_tokens_per_wall_s"] = self.sim_tokens_per_wall_s
+        return out
 
 
 def _ms(values: list[float]) -> np.ndarray:
