@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -12,6 +14,7 @@ from inferbench.checks.finding import Finding
 from inferbench.checks.render import RENDERERS
 from inferbench.checks.report import CheckOptions, CheckReport, FailOn
 from inferbench.checks.statistics import STATISTICS_RENDERERS
+from inferbench.cli.options import with_options
 from inferbench.cli.srt_option import SRT_SLURM
 from inferbench.core.errors import InputError
 
@@ -34,7 +37,10 @@ def _refuse_clashes(base: str | None, baseline: Path | None, write: Path | None)
         )
 
 
-def _renderer(output_format: str, statistics: bool) -> Callable[[Sequence[Finding], Path], str]:
+Renderer = Callable[[Sequence[Finding], Path], str]
+
+
+def _renderer(output_format: str, statistics: bool) -> Renderer:
     renderer = RENDERERS.get(output_format)
     if renderer is None:
         raise InputError(
@@ -86,34 +92,58 @@ def _list_rules() -> None:
     print_table(Console(highlight=False), cols, rows, box=None)
 
 
+@dataclass(frozen=True)
+class Against:
+    """What `check` judges the change against, and what fails it."""
+
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            help="Git revision to judge the change against (and read the changelog at): "
+            "findings are new, fixed or pre-existing, and only new ones fail the run (see "
+            "--fail-on).",
+        ),
+    ] = None
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Judge the change against findings recorded with --write-baseline (where no "
+            "git base exists), as --base does.",
+        ),
+    ] = None
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-baseline",
+            help="Record this tree's findings in FILE for a later --baseline; exit 0 once written.",
+        ),
+    ] = None
+    show_all: Annotated[
+        bool,
+        typer.Option("--all", help="With --base/--baseline: list pre-existing findings too."),
+    ] = False
+    fail_on: Annotated[
+        FailOn,
+        typer.Option(
+            "--fail-on",
+            help="With --base/--baseline: fail on new findings only, or on any (as without a "
+            "base).",
+        ),
+    ] = FailOn.NEW
+
+    @property
+    def a_change(self) -> bool:
+        return self.base is not None or self.baseline is not None
+
+
+@with_options
 def check(
     tree: Path | None = typer.Argument(None, help="Benchmark tree (default: --root or .)."),
     root: Path | None = typer.Option(None, "--root", help="Benchmark tree root."),
-    base: str | None = typer.Option(
-        None,
-        "--base",
-        help="Git revision to judge the change against (and read the changelog at): findings "
-        "are new, fixed or pre-existing, and only new ones fail the run (see --fail-on).",
-    ),
-    baseline: Path | None = typer.Option(
-        None,
-        "--baseline",
-        help="Judge the change against findings recorded with --write-baseline (where no git "
-        "base exists), as --base does.",
-    ),
-    write_baseline: Path | None = typer.Option(
-        None,
-        "--write-baseline",
-        help="Record this tree's findings in FILE for a later --baseline; exit 0 once written.",
-    ),
-    show_all: bool = typer.Option(
-        False, "--all", help="With --base/--baseline: list pre-existing findings too."
-    ),
-    fail_on: FailOn = typer.Option(
-        FailOn.NEW,
-        "--fail-on",
-        help="With --base/--baseline: fail on new findings only, or on any (as without a base).",
-    ),
+    *,
+    against: Against,
     output_format: str = typer.Option("text", "--format", help="text, json or github."),
     strict: bool = typer.Option(False, "--strict", help="Warnings fail the run too."),
     select: list[str] | None = typer.Option(None, "--select", help="Only these rule ids/slugs."),
@@ -140,39 +170,58 @@ def check(
         return
     if tree is not None and root is not None and tree.resolve() != root.resolve():
         raise InputError(f"two trees given ({tree} and --root {root})", hint="pass only one")
-    _refuse_clashes(base, baseline, write_baseline)
+    _refuse_clashes(against.base, against.baseline, against.write_baseline)
     renderer = _renderer(output_format, statistics)
     options = CheckOptions(
-        base=base,
+        base=against.base,
         srt_slurm=tuple(Path(s) for s in srt_slurm) if srt_slurm else None,
         select=_split(select),
         ignore=_split(ignore),
         srtctl=srtctl,
     )
     where = tree or root or Path(".")
-    if base is not None or baseline is not None:
-        from inferbench.checks.delta import check_change
-        from inferbench.checks.render_delta import DELTA_RENDERERS
-
-        report, delta = check_change(where, options, baseline=baseline)
-        if statistics:
-            typer.echo(renderer(report.findings, report.root), nl=False)
-        else:
-            typer.echo(DELTA_RENDERERS[output_format](delta, report.root, show_all), nl=False)
-        code = delta.exit_code(report, strict=strict, fail_on=fail_on)
+    if against.a_change:
+        code = _check_change(where, options, against, renderer, output_format, strict, statistics)
     else:
-        report = _check(where, options)
-        # paths relative to the tree's root: what a reader of the tree (and GitHub, whose
-        # annotations name files from the repository root) expects
-        typer.echo(renderer(report.findings, report.root), nl=False)
-        if write_baseline is not None:
-            _write_baseline(write_baseline, report, options)
-            return
-        code = report.exit_code(strict=strict)
+        code = _check_tree(where, options, against.write_baseline, renderer, strict)
     if code:
         # SystemExit, not typer.Exit: the root app runs with standalone_mode=False, where
         # click returns typer.Exit's code instead of exiting with it.
         raise SystemExit(code)
+
+
+def _check_tree(
+    where: Path, options: CheckOptions, write: Path | None, renderer: Renderer, strict: bool
+) -> int:
+    report = _check(where, options)
+    # paths relative to the tree's root: what a reader of the tree (and GitHub, whose
+    # annotations name files from the repository root) expects
+    typer.echo(renderer(report.findings, report.root), nl=False)
+    if write is not None:
+        _write_baseline(write, report, options)
+        return 0
+    return report.exit_code(strict=strict)
+
+
+def _check_change(
+    where: Path,
+    options: CheckOptions,
+    against: Against,
+    renderer: Renderer,
+    output_format: str,
+    strict: bool,
+    statistics: bool,
+) -> int:
+    from inferbench.checks.delta import check_change
+    from inferbench.checks.render_delta import DELTA_RENDERERS
+
+    report, delta = check_change(where, options, baseline=against.baseline)
+    if statistics:
+        typer.echo(renderer(report.findings, report.root), nl=False)
+    else:
+        render = DELTA_RENDERERS[output_format]
+        typer.echo(render(delta, report.root, against.show_all), nl=False)
+    return delta.exit_code(report, strict=strict, fail_on=against.fail_on)
 
 
 def register(app: typer.Typer) -> None:
