@@ -11,7 +11,6 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from inferbench.adaptive.candidates import Candidate, sim_deployment
 from inferbench.adaptive.frontier import Point, frontier_epsilon, frontier_gap
@@ -115,14 +114,3 @@ def replay(
         worst = max(worst, frontier_gap(full, seen))
         epsilon = max(epsilon, frontier_epsilon(full, seen))
     return Replay(final, len(got), len(candidates), worst, epsilon)
-
-
-def read_points(path: Path) -> list[MeasuredPoint]:
-    """Measured points from a JSON list (MeasuredPoint fields) or a points YAML file."""
-    from inferbench.sim.calibrate import load_points
-
-    if path.suffix == ".json":
-        data = json.loads(path.read_text("utf-8"))
-        items = data["points"] if isinstance(data, dict) else data
-        return [MeasuredPoint.model_validate(item) for item in items]
-    return load_points(path)

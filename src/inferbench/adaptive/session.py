@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from inferbench.adaptive.candidates import Candidate, Excluded, build_candidates
@@ -300,7 +299,3 @@ def write_adaptive(
     }  # fmt: skip
     atomic_write_text(run.path / ADAPTIVE_JSON, json.dumps(data, indent=1) + "\n")
     atomic_write_text(run.path / "calibration.yaml", dump_calibration(a.calibration))
-
-
-def is_adaptive(run_path: Path) -> bool:
-    return (run_path / ADAPTIVE_JSON).is_file()

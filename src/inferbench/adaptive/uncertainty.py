@@ -15,7 +15,7 @@ uncertain, see `upper_factor`):
   together); with fewer than two pairs measured there is nothing to hold out, and the prior
   (the default calibration's held-out error, `PRIOR`) stands.
 
-`ErrorModel` is the interface the planner reads; `held_out_errors` computes it from measured
+`HeldOutErrors.spread` is what the planner reads; `held_out_errors` computes it from measured
 points with `sim calibrate`'s fit, as `sim.holdout.holdout(by="gpu-engine")` does but
 predicting each held-out point from its grid surface instead of simulating it again (the
 planner reassesses after every round); `from_holdout` takes a `HoldoutReport` as it is.
@@ -27,7 +27,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Protocol
 
 from inferbench.sim.calibrate import MeasuredPoint, Surface, fit
 from inferbench.sim.calibration import Calibration, base_efficiency
@@ -54,10 +53,6 @@ class Spread:
 # 0.12, 0.12 and 0.15 since the per-expert overhead; a pair nothing was measured on is
 # further out than a held-out engine, so it stays at 0.25.
 PRIOR = Spread(0.25, 0.25, "prior: the default calibration's held-out error")
-
-
-class ErrorModel(Protocol):
-    def spread(self, gpu: str, engine: str) -> Spread: ...
 
 
 def params_for(cal: Calibration, dep: SimDeployment) -> dict[str, float]:

@@ -224,12 +224,6 @@ class ClusterFile:
     def locate(self, path: KeyPath = ()) -> Location:
         return self.doc.locate(path)
 
-    def locate_model(self, model_prefix: str, precision: str) -> Location:
-        for i, entry in enumerate(self.cluster.models):
-            if (entry.model_prefix, entry.precision) == (model_prefix, precision):
-                return self.doc.locate(("models", i))
-        return self.doc.locate(("models",))
-
 
 def load_cluster(path: Path) -> ClusterFile:
     doc = load_yaml(path)

@@ -223,9 +223,6 @@ class PositionedDoc:
         line, column = self._walk(path, value=True)
         return Location(self.file, line, column, format_path(path) or None)
 
-    def line_of(self, path: KeyPath | str) -> int | None:
-        return self.locate(path).line
-
     def has(self, path: KeyPath | str) -> bool:
         """Whether `path` was written in the document."""
         encoded = ""
@@ -279,16 +276,6 @@ class PositionedDoc:
             else:
                 break
         return _unpack(best, value=value)
-
-    def keys_at(self, path: KeyPath | str) -> list[str]:
-        """The mapping keys present at `path` (empty when it is not a mapping)."""
-        value: Any = self.data
-        for part in _as_path(path):
-            try:
-                value = value[part]
-            except (KeyError, IndexError, TypeError):
-                return []
-        return [str(k) for k in value] if isinstance(value, dict) else []
 
 
 class _Builder:

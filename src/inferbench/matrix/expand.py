@@ -17,7 +17,7 @@ Filters are described in `inferbench.matrix.filters`, eval marking in `inferbenc
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import PurePosixPath
@@ -434,18 +434,6 @@ def _dram_gb(
     utilization = Decimal(str(point.dram_utilization or 1))
     budget = Decimal(available) * _MIB * utilization * share / gpus_per_node
     return int(budget / _GB)
-
-
-def dedupe(jobs: Iterable[Job]) -> list[Job]:
-    """Drop repeated jobs (same fingerprint, concurrencies and eval marks), keeping the first."""
-    seen: set[tuple[Any, ...]] = set()
-    out: list[Job] = []
-    for job in jobs:
-        key = (job.fingerprint, job.concurrencies, job.run_eval, job.eval_only, job.eval_conc)
-        if key not in seen:
-            seen.add(key)
-            out.append(job)
-    return out
 
 
 def registry_context(registry: RunnerRegistry | None, resolve: RecipeResolver) -> ExpandContext:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
@@ -193,7 +192,3 @@ def parse_dcgm_metrics(text: str, t: float) -> list[GpuSample]:
             elif sample.name == "DCGM_FI_DEV_SM_CLOCK":
                 clock[gpu] = float(sample.value)
     return [GpuSample(t=t, gpu=g, watts=w, sm_mhz=clock.get(g)) for g, w in sorted(power.items())]
-
-
-def write_csv_lines(samples: Iterable[GpuSample]) -> str:
-    return "".join(s.csv_line() + "\n" for s in samples)

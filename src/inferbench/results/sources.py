@@ -363,11 +363,6 @@ def _file_eval(path: Path, raw: dict[str, Any], identity: Mapping[str, Any] | No
     return EvalRecord(identity=ident, provenance=prov, result=result)
 
 
-def _file_run_id(path: Path) -> str:
-    """The run id of a lone result file: its content's hash (the same file, the same run)."""
-    return "file-" + hashlib.sha256(read_file(path, MAX_RESULT_BYTES)).hexdigest()[:12]
-
-
 def _file_power(path: Path, bench: BenchFile) -> BenchFile:
     """A lone result file's power log: `power_<stem>.csv` or `gpu_metrics_<stem>.csv` beside
     it, else the `gpu_metrics.csv` InferenceX's runners write beside their results (one

@@ -9,14 +9,13 @@ a failure leaves nothing half-written. An unreachable, locked or newer database 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
 from sqlalchemy import (
     Connection,
     Engine,
@@ -637,8 +636,3 @@ def open_store(
     except (SQLAlchemyError, UnicodeError, ValueError) as exc:  # a host name idna refuses, ...
         raise StoreError(f"cannot use database {_redact(url)}: {exc}") from None
     return store
-
-
-def iter_json(stored: Iterable[StoredRecord]) -> Iterator[bytes]:
-    for s in stored:
-        yield orjson.dumps({"id": s.id, **s.record.model_dump(mode="json")})

@@ -149,9 +149,6 @@ class RankScheduler:
     def load(self) -> int:
         return len(self.running) + len(self.waiting)
 
-    def has_work(self) -> bool:
-        return bool(self.running) or bool(self.waiting) or bool(self.ready)
-
     # -- decode aggregate ---------------------------------------------------------------
     def _residue_of(self, seq: Seq) -> int:
         return (seq.prompt + seq.g0 - 1 - seq.s0) % self.pool.block_size

@@ -68,17 +68,6 @@ async def scrape_text(base_url: str, timeout_s: float = 10.0) -> tuple[str | Non
         return None, f"GET /metrics: {type(exc).__name__}: {exc}"[:200]
 
 
-async def scrape(base_url: str, timeout_s: float = 10.0) -> Samples | str:
-    """The parsed `/metrics` of the server at `base_url`, or why it could not be read."""
-    text, error = await scrape_text(base_url, timeout_s)
-    if text is None:
-        return error or "GET /metrics: no text"
-    try:
-        return parse_metrics(text)
-    except ValueError as exc:
-        return f"GET /metrics: {type(exc).__name__}: {exc}"[:200]
-
-
 def _total(samples: Samples, name: str, **match: str) -> float | None:
     """Sum of `name` (or `name_total`) over series whose labels include `match`."""
     for key in (name + "_total", name):
