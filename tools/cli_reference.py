@@ -5,7 +5,8 @@
 
 Only the parts between the `cli-reference` markers and the `cli-vocabulary` markers are
 generated; the text around them is written by hand. Change an option's meaning in its
-`help=` (a spelling in src/inferbench/cli/vocabulary.yaml), then run this.
+`help=`, or the `description` of its request model's field (`BenchArgs`, ...; a spelling in
+src/inferbench/cli/vocabulary.yaml), then run this.
 """
 
 from __future__ import annotations

@@ -10,11 +10,13 @@ import typer
 from pydantic import BaseModel, Field
 from typer.testing import CliRunner
 
+from inferbench.bench.agentic.invocation import ReplayArgs
 from inferbench.bench.invocation import BenchArgs
 from inferbench.cli.options import option_names, with_options
 from inferbench.core.errors import InputError
 from inferbench.core.flags import Flag
 from inferbench.core.model import FrozenModel
+from inferbench.evals.invocation import EvalArgs
 
 
 class GreetArgs(FrozenModel):
@@ -111,13 +113,23 @@ def test_a_field_without_help_is_refused_when_the_command_is_made() -> None:
         with_options(command)
 
 
-def test_every_bench_option_comes_from_bench_args_once() -> None:
+@pytest.mark.parametrize(
+    ("command", "model", "own"),
+    [
+        ("bench", BenchArgs, {"config", "disable_tqdm", "fmt"}),
+        ("replay", ReplayArgs, set()),
+        ("eval", EvalArgs, set()),
+    ],
+)
+def test_a_commands_options_come_from_its_request_model_once(
+    command: str, model: type[BaseModel], own: set[str]
+) -> None:
     from inferbench.cli.main import app
 
-    bench = typer.main.get_command(app).commands["bench"]  # type: ignore[attr-defined]
-    params = {p.name: p for p in bench.params}
-    names = option_names(BenchArgs)
-    for name, field in BenchArgs.model_fields.items():
+    made = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
+    params = {p.name: p for p in made.params}
+    names = option_names(model)
+    for name, field in model.model_fields.items():
         assert params[name].help == field.description
         assert params[name].opts[0] == names[name]
-    assert set(params) - set(BenchArgs.model_fields) == {"config", "disable_tqdm", "fmt"}
+    assert set(params) - set(model.model_fields) == own  # the CLI's own: format, progress

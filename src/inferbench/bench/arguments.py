@@ -7,13 +7,11 @@ these functions, so a bad value gets the same message, key and hint everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
-from pydantic import BaseModel, ValidationError
 
 from inferbench.bench.metrics import Slo
 from inferbench.bench.preset import SA_BENCH, Preset
@@ -27,9 +25,7 @@ from inferbench.bench.workload import (
     Workload,
 )
 from inferbench.core.errors import InputError, Location
-from inferbench.core.hints import type_hint
-
-M = TypeVar("M", bound=BaseModel)
+from inferbench.core.hints import validated
 
 
 def parse_slo(text: str | None) -> Slo | None:
@@ -69,21 +65,6 @@ CLIENT_OPTION_NAMES = {
     "http_client": "--http-client",
     "receive_stamps": "--receive-stamps",
 }
-
-
-def validated(cls: type[M], key: str | Mapping[str, str], **fields: Any) -> M:
-    """`cls(**fields)`, or an InputError naming the option: `key`, or per field
-    (`{field: option}`, with `""` for errors of the whole model)."""
-    try:
-        return cls(**fields)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        if not isinstance(key, str):
-            key = key.get(str(err["loc"][0]) if err["loc"] else "", key[""])
-        message = str(err["msg"]).removeprefix("Value error, ")
-        hint = type_hint(err["type"], err.get("ctx") or {}) or f"see inferbench bench -h for {key}"
-        raise InputError(f"{field}: {message}", location=Location(key=key), hint=hint) from None
 
 
 def parse_extra_body(text: str | None) -> dict[str, Any]:

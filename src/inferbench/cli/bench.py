@@ -155,6 +155,11 @@ def bench(
     if as_json:  # before the exit code: a failed point's figures are the evidence
         sys.stdout.buffer.write(points_document("bench", writer.documents))
         sys.stdout.flush()
+    _exit(console, run)
+
+
+def _exit(console: Console, run: BenchRun) -> None:
+    """Exit 130 for Ctrl-C, 1 for a failed point (each named), else return."""
     if run.interrupted:
         console.print(
             "[red]interrupted[/]: finished requests were kept, the point is marked incomplete"

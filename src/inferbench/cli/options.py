@@ -36,13 +36,12 @@ from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 import annotated_types
 import typer
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from inferbench.cli.outputs import output_file, output_folder
-from inferbench.core.errors import InputError, Location
 from inferbench.core.flags import Flag
-from inferbench.core.hints import type_hint
+from inferbench.core.hints import validated
 
 R = TypeVar("R")
 M = TypeVar("M", bound=BaseModel)
@@ -138,18 +137,7 @@ def option_parameters(model: type[Any]) -> list[inspect.Parameter]:
 
 def build(model: type[M], values: dict[str, Any]) -> M:
     """`model` from its options' values, or an InputError naming the option it refused."""
-    try:
-        return model.model_validate(values)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = str(err["loc"][0]) if err["loc"] else ""
-        option = option_names(model).get(field, model.__name__)
-        message = str(err["msg"]).removeprefix("Value error, ")
-        raise InputError(
-            f"{option}: {message}",
-            location=Location(key=option),
-            hint=type_hint(err["type"], err.get("ctx") or {}) or f"see --help for {option}",
-        ) from None
+    return validated(model, option_names(model), **values)
 
 
 def with_options(command: Callable[..., R]) -> Callable[..., R]:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from inferbench.core.errors import InputError, Location
+
+M = TypeVar("M", bound=BaseModel)
 
 _TYPE_HINTS = {
     "int_parsing": "write a whole number, e.g. 8",
@@ -38,3 +45,23 @@ def type_hint(kind: str, ctx: dict[str, Any]) -> str | None:
         expected = ctx.get("expected")
         return f"use one of {expected}" if expected else None
     return _TYPE_HINTS.get(kind)
+
+
+def validated(cls: type[M], key: str | Mapping[str, str], **fields: Any) -> M:
+    """`cls(**fields)`, or an InputError naming the option: `key`, or per field
+    (`{field: option}`, with `""` for errors of the whole model)."""
+    try:
+        return cls(**fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        option = key if isinstance(key, str) else _option(key, err["loc"])
+        message = str(err["msg"]).removeprefix("Value error, ")
+        hint = type_hint(err["type"], err.get("ctx") or {})
+        if hint is None and option:
+            hint = f"see the command's --help for {option}"
+        raise InputError(f"{field}: {message}", location=Location(key=option), hint=hint) from None
+
+
+def _option(options: Mapping[str, str], loc: tuple[int | str, ...]) -> str | None:
+    return options.get(str(loc[0]) if loc else "") or options.get("")
