@@ -1,6 +1,6 @@
 """Does `inferbench replay` hold 1,024 trajectory lanes, and how accurate are its stamps?
 
-Server (`python -m inferbench.bench.testserver`, 50 ms TTFT, then one token every 20 ms)
+Server (`benchmarks/harness/testserver.py`, 50 ms TTFT, then one token every 20 ms)
 pinned to core 0, the replay client (one process) to core 1. Synthetic sessions (6 root
 turns, a 512-token first input, 64-token tool results, 32-token outputs) with their idle
 gaps scaled to 0, so every lane always has a request in flight, for a 20 s window. Figures:

@@ -1,6 +1,6 @@
 """Is `inferbench bench` fast and accurate enough not to be what is measured?
 
-Server (`python -m inferbench.bench.testserver`) pinned to core 0, client to
+Server (`benchmarks/harness/testserver.py`) pinned to core 0, client to
 core 1, every scenario against a fresh server:
 
 - firehose: each whole 1,024-token stream written at once, concurrency 256;
@@ -43,6 +43,7 @@ from typing import Literal
 
 import numpy as np
 
+from harness import testserver
 from inferbench.bench.api import BenchOptions, PointMeasurement, run_point
 from inferbench.bench.records import RequestRecord
 from inferbench.bench.schedule import LoadPoint
@@ -75,7 +76,7 @@ class Server:
 @contextmanager
 def server(*args: str) -> Iterator[Server]:
     """A fresh test server on SERVER_CORE; yields once it printed its port."""
-    cmd = [sys.executable, "-m", "inferbench.bench.testserver", *args]
+    cmd = [sys.executable, testserver.__file__, *args]
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,

@@ -207,7 +207,7 @@ def test_duration_bounds_the_replay_on_a_stalled_server(
     import time
 
     import inferbench.bench.agentic.replay as replay_module
-    from inferbench.bench.testserver import ServerConfig, serve_in_thread
+    from harness.testserver import ServerConfig, serve_in_thread
 
     monkeypatch.setattr(replay_module, "DURATION_GRACE_S", 1.0)  # 30 s in real runs
     traces = load_traces(_write(tmp_path, TRACE[5:]))

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from inferbench.bench.testserver import ServerConfig, TestServer, serve_in_thread
+from harness import testserver
+from harness.testserver import ServerConfig, TestServer, serve_in_thread
 
 
 @pytest.fixture(scope="session")
@@ -38,11 +39,11 @@ def server(request: pytest.FixtureRequest) -> Iterator[TestServer]:
 
 
 class ServerProcess:
-    """`python -m inferbench.bench.testserver` in its own process (no shared GIL)."""
+    """`benchmarks/harness/testserver.py` in its own process (no shared GIL)."""
 
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "inferbench.bench.testserver", *args],
+            [sys.executable, testserver.__file__, *args],
             stdout=subprocess.PIPE,
             text=True,
         )

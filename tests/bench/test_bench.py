@@ -5,13 +5,13 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from harness.testserver import ServerConfig, serve_in_thread
 from inferbench.bench.api import BenchOptions, Endpoint, LoadPoint, run_bench
 from inferbench.bench.metrics import summarize
 from inferbench.bench.records import RequestRecord
 from inferbench.bench.result import read_point_result, write_point_result
 from inferbench.bench.settings import ClientOptions, RequestOptions
 from inferbench.bench.sse import StreamState
-from inferbench.bench.testserver import ServerConfig, serve_in_thread
 from inferbench.bench.workload import RandomWorkload
 from inferbench.cli.main import main
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import orjson
 import pytest
 
+from harness.testserver import TestServer
 from inferbench.bench import deepseek_v4
 from inferbench.bench.chat_template import wrapper
 from inferbench.bench.datasets import build_prompts, load_tokenizer, template_overhead
 from inferbench.bench.invocation import BenchArgs, resolve
-from inferbench.bench.testserver import TestServer
 from inferbench.bench.workload import PromptTemplate, RandomWorkload, SharedPrefixWorkload
 from inferbench.cli.main import main
 

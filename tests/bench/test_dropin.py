@@ -8,12 +8,12 @@ from pathlib import Path
 import orjson
 import pytest
 
+from harness.testserver import TestServer
 from inferbench.bench.dialect import api_of, resolve_tokenizer
 from inferbench.bench.invocation import BenchArgs, resolve
 from inferbench.bench.naming import point_stem, result_path
 from inferbench.bench.result import read_point_result
 from inferbench.bench.settings import ApiKind
-from inferbench.bench.testserver import TestServer
 from inferbench.cli.main import main
 from inferbench.core.errors import InputError
 

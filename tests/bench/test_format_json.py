@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.testserver import TestServer
 from inferbench.bench.points_json import SCHEMA
-from inferbench.bench.testserver import TestServer
 from inferbench.cli.main import main
 
 

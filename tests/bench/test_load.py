@@ -14,11 +14,11 @@ import numpy as np
 import orjson
 import pytest
 
+from harness.testserver import ServerConfig, TestServer, serve_in_thread
 from inferbench.bench.api import BenchOptions, Endpoint, LoadPoint, run_bench, run_point
 from inferbench.bench.datasets import build_prompts
 from inferbench.bench.result import read_point_result
 from inferbench.bench.settings import ApiKind, ClientOptions
-from inferbench.bench.testserver import ServerConfig, TestServer, serve_in_thread
 from inferbench.bench.workload import FileWorkload, RandomWorkload, SharedPrefixWorkload
 
 pytestmark = pytest.mark.integration

@@ -10,10 +10,10 @@ import numpy as np
 import orjson
 import pytest
 
+from harness.testserver import ServerConfig, serve_in_thread
 from inferbench.bench.http import _CHUNKED, FastTransport, TransportError, _Conn
 from inferbench.bench.records import FailureKind
 from inferbench.bench.sse import StreamState
-from inferbench.bench.testserver import ServerConfig, serve_in_thread
 
 
 def _event(obj: object) -> bytes:

@@ -113,7 +113,7 @@ def test_rule_table_at_80_columns(
 def test_bench_summary_at_narrow_widths_keeps_every_number_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from inferbench.bench.testserver import ServerConfig, serve_in_thread
+    from harness.testserver import ServerConfig, serve_in_thread
 
     with serve_in_thread(ServerConfig()) as srv:
         for width, cells in ((80, 9), (50, 6)):  # at 50: in flight, ITL and req/s go

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferbench.bench.testserver import ServerConfig, serve_in_thread
+from harness.testserver import ServerConfig, serve_in_thread
 
 from .clirun import run_cli
 from .corpus import EXAMPLES, RESULT_NAME

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inferbench.bench.testserver import ServerConfig, serve_in_thread
+from harness.testserver import ServerConfig, serve_in_thread
 from inferbench.cli.progress import HEARTBEAT_S, LineProgress
 
 from .clirun import run_cli

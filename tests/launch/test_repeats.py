@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.testserver import ServerConfig, serve_in_thread
 from inferbench.bench.result import read_point_result
-from inferbench.bench.testserver import ServerConfig, serve_in_thread
 from inferbench.core.status import PointStatus
 from inferbench.launch.benchpoint import bench_point_runner
 from inferbench.launch.plan import BenchPoint, BenchSpec

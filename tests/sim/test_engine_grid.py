@@ -22,8 +22,8 @@ from harness.engine_grid import (
     write_grid,
     write_points,
 )
+from harness.testserver import ServerConfig, serve_in_thread
 from inferbench.bench.settings import Endpoint
-from inferbench.bench.testserver import ServerConfig, serve_in_thread
 from inferbench.core.errors import InputError
 from inferbench.sim.calibrate import Measured, MeasuredPoint, deployment, load_points
 

@@ -416,7 +416,7 @@ def serve_in_thread(config: ServerConfig | None = None) -> Iterator[TestServer]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m inferbench.bench.testserver --ttft 0.05 --itl 0.005 [--firehose]`."""
+    """`python benchmarks/harness/testserver.py --ttft 0.05 --itl 0.005 [--firehose]`."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
