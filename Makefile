@@ -4,17 +4,31 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+CORE := $(VENV)/.core
 STAMP := $(VENV)/.installed
+# A ready uv installs in seconds; pip otherwise (`make UV=` forces pip).
+UV ?= $(shell command -v uv 2>/dev/null)
+ifneq ($(UV),)
+MKVENV = $(UV) venv --quiet --python $(PYTHON) $(VENV)
+INSTALL = $(UV) pip install --quiet --python $(BIN)/python
+else
+MKVENV = $(PYTHON) -m venv $(VENV)
+INSTALL = $(BIN)/python -m pip install --quiet --disable-pip-version-check
+endif
 
 .PHONY: demo test test-fast lint typecheck unit unit-fast bench clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+# The main job needs the package alone: no test tools, no lm-eval stack, no matplotlib.
+$(CORE): pyproject.toml
+	test -x $(BIN)/python || $(MKVENV)
+	$(INSTALL) -e .
+	touch $(CORE)
+
+$(STAMP): $(CORE)
+	$(INSTALL) -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE)
 	$(BIN)/inferbench demo
 
 lint: $(STAMP)

@@ -8,12 +8,14 @@ from urllib.parse import unquote
 
 import pytest
 
+import inferbench.report as report
 from harness.synthetic import SyntheticConfig, write_run_dir
 from inferbench.core.errors import InputError
 from inferbench.report import build_report
 from inferbench.report.dashboard import DashboardInputs, dashboard_data
 from inferbench.report.metrics import X_AXES, axis, y_axes
 from inferbench.report.payload import MAX_POINTS_PER_SERIES
+from inferbench.report.plots import plots_available
 from inferbench.report.prices import load_prices
 from inferbench.results.ingest import ingest_paths
 from inferbench.results.pareto import build_curves, pareto_frontier, pchip
@@ -308,3 +310,24 @@ def test_results_compare_reports_equal_interactivity(
         capsys, "report", "--db", url, "--base", "n1", "--output-dir", str(tmp_path)
     )
     assert code == 2 and "--base and --head go together" in err
+
+
+# PNG plots are the `plots` extra: written where matplotlib is installed, asked for when
+# --plots is given without it; the dashboard never needs it
+def test_plots_by_default_where_matplotlib_is_installed(tmp_path: Path) -> None:
+    assert plots_available()  # the dev extra installs it
+    paths = build_report(two_run_store(tmp_path), tmp_path / "out")
+    assert paths.plots and all(p.suffix == ".png" and p.is_file() for p in paths.plots)
+
+
+def test_without_matplotlib_the_dashboard_alone_and_plots_are_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report, "plots_available", lambda: False)
+    url = two_run_store(tmp_path)
+    paths = build_report(url, tmp_path / "out")
+    assert paths.dashboard.is_file() and paths.plots == ()
+    assert not list((tmp_path / "out").glob("*.png"))
+    with pytest.raises(InputError, match="PNG plots need matplotlib") as err:
+        build_report(url, tmp_path / "out2", plots=True)
+    assert "inferbench[plots]" in (err.value.hint or "")

@@ -112,7 +112,8 @@ def store_and_report(run_path: Path, runs_dir: Path) -> StoredDemo:
 
     db_url = f"sqlite:///{(runs_dir / DEFAULT_DB_FILE).resolve()}"
     report = ingest_paths([run_path], db_url)
-    paths = build_report(db_url, runs_dir / "report")
+    # the dashboard only: `report` writes the PNG plots where the `plots` extra is installed
+    paths = build_report(db_url, runs_dir / "report", plots=False)
     return StoredDemo(db_url=db_url, inserted=report.inserted, dashboard=paths.dashboard)
 
 

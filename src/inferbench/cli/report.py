@@ -26,7 +26,11 @@ def report(
         parser=output_folder("--output-dir"),
         help="Folder to write into.",
     ),
-    plots: bool = typer.Option(True, "--plots/--no-plots", help="Also write PNG plots."),
+    plots: bool | None = typer.Option(
+        None,
+        "--plots/--no-plots",
+        help="Also write PNG plots (default: where matplotlib, the `plots` extra, is installed).",
+    ),
     prices: Path | None = typer.Option(
         None, "--prices", help="$/GPU-hour YAML for the cost metrics (default: the cited list)."
     ),
@@ -52,6 +56,10 @@ def report(
         f"dashboard: {paths.dashboard} ({paths.points} points in {paths.series} series, "
         f"{paths.stored} stored); plots: {len(paths.plots)} PNG in {paths.output_dir}"
     )
+    if plots is None and not paths.plots and paths.points:
+        from inferbench.report.plots import PLOTS_EXTRA_HINT
+
+        typer.echo(f"(no PNG plots: matplotlib is not installed; {PLOTS_EXTRA_HINT})", err=True)
 
 
 def register(app: typer.Typer) -> None:

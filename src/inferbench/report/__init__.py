@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from inferbench.core.errors import InputError
 from inferbench.core.fsio import atomic_write_text
 from inferbench.report.dashboard import DashboardInputs, render_dashboard
 from inferbench.report.history import HISTORY_PER_POINT
-from inferbench.report.plots import write_plots
+from inferbench.report.plots import PLOTS_EXTRA_HINT, plots_available, write_plots
 from inferbench.report.prices import load_prices
 from inferbench.results.compare import (
     Comparison,
@@ -58,14 +59,19 @@ def build_report(
     db_url: str = DEFAULT_DB_URL,
     output_dir: Path | str = "runs/report",
     *,
-    plots: bool = True,
+    plots: bool | None = None,
     prices: Path | str | None = None,
     base: str | None = None,
     head: str | None = None,
     threshold: float = 0.05,
 ) -> ReportPaths:
-    """Write `index.html` (the dashboard) and one PNG per model/lengths into output_dir."""
+    """Write `index.html` (the dashboard) and one PNG per model/lengths into output_dir.
+    `plots`: None writes the PNGs where matplotlib is installed; True requires it."""
     check_threshold(threshold)  # before anything is read
+    if plots and not plots_available():
+        raise InputError("PNG plots need matplotlib, which is not installed", hint=PLOTS_EXTRA_HINT)
+    if plots is None:
+        plots = plots_available()
     out = Path(output_dir)
     table = load_prices(prices)
     with open_store(db_url, create=False) as store:

@@ -1,8 +1,12 @@
 """PNG plots (matplotlib, Agg): one figure per model and sequence lengths, throughput
-per GPU against interactivity and against E2EL, a line along each series' frontier."""
+per GPU against interactivity and against E2EL, a line along each series' frontier.
+
+matplotlib is the `plots` extra: the dashboard needs none of it, and the main job
+(`make demo`) installs only what it needs."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +24,14 @@ _AXES: tuple[tuple[XAxis, str], ...] = (
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
+
+
+PLOTS_EXTRA_HINT = "pip install 'inferbench[plots]' (matplotlib), or pass --no-plots"
+
+
+def plots_available() -> bool:
+    """Whether matplotlib is installed (the `plots` extra)."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def write_plots(records: Sequence[Record], output_dir: Path) -> list[Path]:
