@@ -192,7 +192,7 @@ def test_env_json_redacts_secret_names_whatever_the_allow_list(
     monkeypatch.setenv("VLLM_API_KEY", "vllm-key")
     monkeypatch.setenv("NCCL_DEBUG_NOTE", f"run with {KEY}")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
-    env = environment_record()["environment"]
+    env = environment_record().environment
     assert isinstance(env, dict)
     assert env["VLLM_HTTP_HEADERS"] == REDACTED and env["VLLM_API_KEY"] == REDACTED
     assert env["NCCL_DEBUG_NOTE"] == f"run with {REDACTED}"

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.core.rundir import write_record
 from inferbench.launch.accelerator import cpu_accelerator, detect_accelerator, gpu_hardware
-from inferbench.launch.rundir import JobDir, environment_record, record_accelerator, write_json
+from inferbench.launch.rundir import JobDir, environment_record, record_accelerator
 from inferbench.launch.runner import RunRequest, execute_run
 
 from .conftest import http_point, job_dict, server_plan
@@ -134,7 +135,7 @@ def test_a_local_run_records_the_accelerator_in_env_json(
 def test_the_allocation_records_its_node_over_the_login_node(tmp_path: Path) -> None:
     job = JobDir(tmp_path / "job")
     job.path.mkdir()
-    write_json(job.env_json, environment_record({"backend": "slurm"}))  # as the login node
+    write_record(job.env_json, environment_record({"backend": "slurm"}))  # as the login node
     assert json.loads(job.env_json.read_text())["accelerator"] is None
     node = detect_accelerator(str(nvidia_smi(tmp_path / "bin", "NVIDIA B200")))
     record_accelerator(job, node)

@@ -12,6 +12,7 @@ from rich.console import Console
 from inferbench.cli.run import render_summary
 from inferbench.core.errors import InputError
 from inferbench.core.outcome import PointOutcome
+from inferbench.core.rundir import RunSettings
 from inferbench.core.status import JobStatus
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.local import LocalExecutor
@@ -19,7 +20,7 @@ from inferbench.launch.lock import RunInUse, run_lock
 from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.planner import PlanOptions
 from inferbench.launch.resume import load_saved_run, refuse_conflicts
-from inferbench.launch.rundir import JobDir, RunSettings
+from inferbench.launch.rundir import JobDir
 from inferbench.launch.runner import RunRequest, execute_run
 from inferbench.launch.session import RunOptions, settings_of
 from inferbench.launch.state import RunState

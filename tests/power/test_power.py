@@ -7,12 +7,13 @@ import http.server
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 import pytest
 
 from inferbench.core.errors import InputError
+from inferbench.core.rundir import EnvRecord, ZoneRecord
 from inferbench.launch.rundir import environment_record
 from inferbench.power.hostzone import host_zone, recorded_zone
 from inferbench.power.parse import (
@@ -192,20 +193,26 @@ def test_raw_amd_smi_watch_stream_is_read_as_the_results_stage_reads_power(
     ]
 
 
+def _zone_of(env: dict[str, object]) -> tzinfo | None:
+    """The zone of an env.json holding `env`, as ingest reads it."""
+    return recorded_zone(EnvRecord.model_validate(env))
+
+
 def test_nvidia_smi_times_are_read_in_the_writing_hosts_zone(tmp_path: Path) -> None:
     path = tmp_path / "gpu_metrics.csv"
     path.write_text(
         "timestamp, index, power.draw [W], clocks.current.sm [MHz]\n"
         "2026/12/03 10:00:00.500, 0, 412.34 W, 1980 MHz\n"
     )
-    kolkata = recorded_zone({"timezone": {"name": "Asia/Kolkata", "utc_offset_s": 19800}})
+    kolkata = _zone_of({"timezone": {"name": "Asia/Kolkata", "utc_offset_s": 19800}})
     assert read_power_csv(path, kolkata)[0].t == pytest.approx(
         _utc("2026-12-03T04:30:00.500")  # 10:00 at +05:30
     )
     # a zone name the reader does not know: the recorded offset still places the samples
-    fixed = recorded_zone({"timezone": {"name": "Nowhere/Unknown", "utc_offset_s": -18000}})
+    fixed = _zone_of({"timezone": {"name": "Nowhere/Unknown", "utc_offset_s": -18000}})
     assert read_power_csv(path, fixed)[0].t == pytest.approx(_utc("2026-12-03T15:00:00.500"))
-    assert recorded_zone({}) is None and recorded_zone({"timezone": "x"}) is None
+    assert _zone_of({}) is None and _zone_of({"timezone": "x"}) is None
+    assert _zone_of({"timezone": {"utc_offset_s": 90000}}) is None  # not an offset of a day
 
 
 def test_env_json_records_the_hosts_zone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -214,7 +221,7 @@ def test_env_json_records_the_hosts_zone(monkeypatch: pytest.MonkeyPatch) -> Non
         zone = host_zone()
         assert zone["name"] == "America/New_York"
         assert zone["utc_offset_s"] in (-18000, -14400)  # EST or EDT
-        assert environment_record()["timezone"]["name"] == "America/New_York"
+        assert environment_record().timezone == ZoneRecord.model_validate(zone)
     finally:
         monkeypatch.undo()
         time.tzset()

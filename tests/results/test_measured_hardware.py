@@ -66,7 +66,10 @@ def run_dir(root: Path, run_id: str, accelerator: Accelerator | None, engine: st
     write_json(job / "job.json", JOB)
     outcome: dict[str, Any] = {"status": "completed", "backend": "local", "engine": engine}
     write_json(job / "outcome.json", outcome)
-    write_json(job / "env.json", environment_record({"backend": "local"}, accelerator))
+    write_json(
+        job / "env.json",
+        environment_record({"backend": "local"}, accelerator).model_dump(mode="json"),
+    )
     if accelerator is None:  # a run from before accelerators were recorded
         env = json.loads((job / "env.json").read_text())
         del env["accelerator"]

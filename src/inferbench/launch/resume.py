@@ -17,12 +17,12 @@ from typing import Any
 
 from inferbench.config.srt_slurm_refs import absolute_source
 from inferbench.core.errors import InputError, Location
-from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.rundir import RunInfo, read_jobs
 from inferbench.launch.deployment import Deployment, deployment_from_dicts
 from inferbench.launch.local import LocalOptions
 from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.planner import PlanOptions
-from inferbench.launch.rundir import RunDir, RunInfo, read_run_info, run_dir
+from inferbench.launch.rundir import RunDir, read_run_info, run_dir
 from inferbench.launch.session import RunOptions
 
 # The settings a flag can give, as run.json keeps them, and the flag that gives each.
@@ -91,16 +91,13 @@ def _deployments(run: RunDir) -> list[Deployment]:
             hint="resume it with the inferbench version that started it, or start a new run",
         )
     try:
-        entries = json.loads(read_file(run.jobs_json, MAX_RUN_FILE_BYTES, what="jobs.json"))
         return [
-            replace(
-                deployment_from_dicts([entry["job"]]),
-                concurrencies=tuple(int(c) for c in entry["concurrencies"]),
-            )
-            for entry in entries
+            replace(deployment_from_dicts([entry.job]), concurrencies=entry.concurrencies)
+            for entry in read_jobs(run.jobs_json)
         ]
     except (ValueError, KeyError, TypeError, InputError) as exc:
         why = exc.message if isinstance(exc, InputError) else str(exc)
+        why = why.removeprefix("jobs.json is damaged: ")
         raise InputError(
             f"jobs.json of run {run.run_id} is unreadable: {why}",
             location=Location(file=run.jobs_json),

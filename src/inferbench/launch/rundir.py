@@ -1,7 +1,7 @@
 """The run directory layout (a shared contract; the results store reads it).
 
     runs/<run-id>/run.json                    RunInfo: every setting `--resume` takes back
-    runs/<run-id>/jobs.json                   the run's deployments (their jobs), in order
+    runs/<run-id>/jobs.json                   JobsEntry list: the run's deployments, in order
     runs/<run-id>/state.json                  RunState (see state.py)
     runs/<run-id>/run.lock                    held by the live orchestrator (see lock.py)
     runs/<run-id>/<fp>/job.json               the sweep Job (InferenceX names)
@@ -10,14 +10,14 @@
     runs/<run-id>/<fp>/logs/                  server.log, client.log, ...
     runs/<run-id>/<fp>/results/conc<C>.json   one bench result file per concurrency
     runs/<run-id>/<fp>/outcome.json           Outcome
-    runs/<run-id>/<fp>/env.json               environment and versions (no secrets)
+    runs/<run-id>/<fp>/env.json               EnvRecord: environment and versions (no secrets)
 
-`<fp>` is the job's 12-digit short fingerprint.
+`<fp>` is the job's 12-digit short fingerprint. The files' records are typed in
+`inferbench.core.rundir`, which reads and writes them (the results store reads them there).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -28,19 +28,14 @@ import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from pydantic import Field, ValidationError, field_validator
 
 from inferbench import __version__
 from inferbench.bench.naming import point_stem
 from inferbench.core.accelerator import Accelerator
-from inferbench.core.errors import InputError, Location, validation_summary
-from inferbench.core.fsio import atomic_write_text
-from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
+from inferbench.core.errors import InputError, Location
 from inferbench.core.job import short_fingerprint
-from inferbench.core.model import FrozenModel
 from inferbench.core.redact import REDACTED, Redactor, looks_secret
+from inferbench.core.rundir import EnvRecord, RunInfo, read_record, write_record
 from inferbench.engines.registry import env_prefixes
 from inferbench.power.hostzone import host_zone
 
@@ -62,45 +57,6 @@ def utc_now() -> str:
 
 def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-
-
-class RunSettings(FrozenModel):
-    """The options of a run besides its tree, filters, backend, engine and cluster."""
-
-    retries: int = 0
-    fail_fast: bool = False
-    max_jobs: int | None = None
-    plan: dict[str, Any] = Field(default_factory=dict)  # PlanOptions fields
-    local: dict[str, Any] = Field(default_factory=dict)  # LocalOptions fields
-    slurm_poll_s: float = 1.0
-    # srtctl backend: the srt-slurm sources recipes come from (`--srt-slurm`, as given)
-    srt_slurm: tuple[str, ...] = ()
-
-    @field_validator("srt_slurm", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        """A run.json of an older inferbench kept one checkout (or null)."""
-        if value is None:
-            return ()
-        return (value,) if isinstance(value, str) else value
-
-    adaptive: dict[str, Any] | None = None  # `run --adaptive`: the planner's settings
-
-
-class RunInfo(FrozenModel):
-    """`run.json`: what was asked for, by whom, with which inferbench."""
-
-    run_id: str
-    created: str
-    backend: str
-    engine: str | None
-    root: str
-    filters: dict[str, object] = Field(default_factory=dict)
-    version: str = __version__
-    host: str = Field(default_factory=socket.gethostname)
-    cluster: str | None = None
-    commit: str | None = None  # the benchmark tree's git commit, when it is a checkout
-    settings: RunSettings = Field(default_factory=RunSettings)
 
 
 @dataclass(frozen=True)
@@ -185,9 +141,9 @@ def read_run_info(run: RunDir) -> RunInfo:
             hint="pass the run id printed by `inferbench run` and the same --runs-dir",
         )
     try:
-        return RunInfo.model_validate_json(read_file(run.run_json, MAX_RUN_FILE_BYTES))
-    except (InputError, ValidationError) as exc:
-        why = exc.message if isinstance(exc, InputError) else validation_summary(exc)
+        return read_record(run.run_json, RunInfo, "run.json")
+    except InputError as exc:
+        why = exc.message.removeprefix("run.json is damaged: ")
         raise InputError(
             f"run.json of run {run.run_id} is damaged: {why}",
             location=Location(file=run.run_json),
@@ -214,12 +170,12 @@ def tree_commit(root: Path | str) -> str | None:
 
 
 def write_run_info(run: RunDir, info: RunInfo) -> None:
-    atomic_write_text(run.run_json, info.model_dump_json(indent=2) + "\n")
+    write_record(run.run_json, info)
 
 
 def environment_record(
     extra: dict[str, str] | None = None, accelerator: Accelerator | None = None
-) -> dict[str, object]:
+) -> EnvRecord:
     """`env.json`: versions, the accelerator the engine runs on (None: not known here, e.g.
     Slurm's nodes until the allocation records theirs) and the relevant environment, secret
     values redacted."""
@@ -229,29 +185,25 @@ def environment_record(
         for k, v in sorted(os.environ.items())
         if _ENV_KEEP.match(k)
     }
-    return {
-        "inferbench": __version__,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "host": socket.gethostname(),
-        # raw nvidia-smi power logs are stamped in this zone, without saying so
-        "timezone": host_zone(),
-        "accelerator": accelerator.model_dump(mode="json") if accelerator else None,
-        "environment": env,
-        **(extra or {}),
-    }
+    return EnvRecord.model_validate(
+        {
+            "inferbench": __version__,
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "host": socket.gethostname(),
+            "timezone": host_zone(),
+            "accelerator": accelerator,
+            "environment": env,
+            **(extra or {}),
+        }
+    )
 
 
 def record_accelerator(job_dir: JobDir, accelerator: Accelerator) -> None:
     """Set `env.json`'s accelerator where the engine runs (inside a Slurm allocation: the
     node's, not the login node's)."""
     try:
-        data = json.loads(read_file(job_dir.env_json, MAX_RUN_FILE_BYTES))
-    except (InputError, ValueError):
-        data = None
-    record = data if isinstance(data, dict) else environment_record()
-    write_json(job_dir.env_json, {**record, "accelerator": accelerator.model_dump(mode="json")})
-
-
-def write_json(path: Path, data: object) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+        record = read_record(job_dir.env_json, EnvRecord, "env.json")
+    except InputError:  # none written yet, or damaged: this node's record
+        record = environment_record()
+    write_record(job_dir.env_json, record.model_copy(update={"accelerator": accelerator}))

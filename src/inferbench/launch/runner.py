@@ -23,6 +23,7 @@ from inferbench.core.accelerator import Accelerator
 from inferbench.core.errors import InferbenchError
 from inferbench.core.fsio import WriteFailed, atomic_write_text
 from inferbench.core.outcome import Outcome, PointOutcome
+from inferbench.core.rundir import JobsEntry, RunInfo, RunSettings, write_jobs, write_record
 from inferbench.core.status import JobStatus
 from inferbench.launch.accelerator import detect_accelerator
 from inferbench.launch.deployment import Deployment
@@ -32,15 +33,12 @@ from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.rundir import (
     JobDir,
     RunDir,
-    RunInfo,
-    RunSettings,
     environment_record,
     new_run_id,
     read_run_info,
     run_dir,
     tree_commit,
     utc_now,
-    write_json,
     write_run_info,
 )
 from inferbench.launch.state import StateFile
@@ -134,10 +132,10 @@ def _record_run(run: RunDir, request: RunRequest, deployments: Sequence[Deployme
         commit=tree_commit(request.root),
     )
     jobs = [
-        {"job": json.loads(dep.job_json), "concurrencies": list(dep.concurrencies)}
+        JobsEntry(job=json.loads(dep.job_json), concurrencies=dep.concurrencies)
         for dep in deployments
     ]
-    write_json(run.jobs_json, jobs)
+    write_jobs(run.jobs_json, jobs)
     write_run_info(run, info)
 
 
@@ -178,7 +176,7 @@ def _attempt(
         return _outcome(result, None, attempt, started, request)
     atomic_write_text(job_dir.plan_json, plan.to_json())
     events.planned(dep, plan)
-    write_json(
+    write_record(
         job_dir.env_json,
         environment_record({"backend": str(request.backend)}, _accelerator_here(request)),
     )
@@ -226,7 +224,7 @@ def _run_one(
             outcome = _attempt(dep, job_dir, state, request, events)
         except KeyboardInterrupt:  # the backend has stopped its servers
             outcome = _cut_short(dep, state, request, started)
-        write_json(job_dir.outcome_json, outcome.model_dump(mode="json"))
+        write_record(job_dir.outcome_json, outcome)
         retry = outcome.retryable and tries <= request.retries
         if not retry or request.stop.requested:
             state.job_finished(dep.fingerprint, outcome.status)

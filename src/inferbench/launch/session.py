@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from inferbench.config.cluster import Cluster
 from inferbench.config.srt_slurm_refs import absolute_source
 from inferbench.core.errors import InputError, Location
+from inferbench.core.rundir import RunSettings
 from inferbench.launch.benchpoint import bench_point_runner
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.execute import Executor
@@ -17,7 +18,7 @@ from inferbench.launch.local import LocalExecutor, LocalOptions
 from inferbench.launch.nodeport import free_port
 from inferbench.launch.plan import Backend, Engine, Plan
 from inferbench.launch.planner import PlanOptions, local_plan, resolve_engine, slurm_plan
-from inferbench.launch.rundir import JobDir, RunSettings
+from inferbench.launch.rundir import JobDir
 from inferbench.launch.runner import RunRequest
 from inferbench.launch.shellsafe import check_cluster
 from inferbench.launch.simclock import OpenJob, SimClockExecutor, virtual_plan

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from inferbench.core.rundir import EnvRecord
 
 _ZONEINFO = "zoneinfo/"
 
@@ -53,16 +54,14 @@ def host_zone() -> dict[str, Any]:
     return {"name": _local_zone_name(), "utc_offset_s": int(offset.total_seconds())}
 
 
-def recorded_zone(env: Mapping[str, Any]) -> tzinfo | None:
+def recorded_zone(env: EnvRecord) -> tzinfo | None:
     """The zone an `env.json` records (by name, which knows daylight saving; else its
     offset), or None when it records none (read the file as local time)."""
-    record = env.get("timezone")
-    if not isinstance(record, Mapping):
+    record = env.timezone
+    if record is None:
         return None
-    name = record.get("name")
-    if isinstance(name, str) and name and (zone := _zone(name)) is not None:
+    if record.name and (zone := _zone(record.name)) is not None:
         return zone
-    offset = record.get("utc_offset_s")
-    if isinstance(offset, int | float) and not isinstance(offset, bool) and abs(offset) < 86400:
-        return timezone(timedelta(seconds=offset))
+    if record.utc_offset_s is not None:
+        return timezone(timedelta(seconds=record.utc_offset_s))
     return None

@@ -11,29 +11,12 @@ srtctl's nodes) keeps the entry's hardware, as it always did.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from pydantic import ValidationError
-
 from inferbench.catalog.load import load_catalog
 from inferbench.core.accelerator import Accelerator
 from inferbench.core.errors import InferbenchError
 from inferbench.results.record import Identity
 
 SIMULATED = "sim"  # the engine (and backend) name of the simulator's points
-
-
-def recorded_accelerator(env: Mapping[str, Any]) -> Accelerator | None:
-    """`env.json`'s accelerator; None when it records none or a damaged one (the points then
-    keep the entry's hardware, as before accelerators were recorded)."""
-    raw = env.get("accelerator")
-    if not isinstance(raw, Mapping):
-        return None
-    try:
-        return Accelerator.model_validate(raw)
-    except ValidationError:
-        return None
 
 
 def _hardware_key(name: str) -> str:

@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,14 @@ from inferbench.core.concurrency import MAX_CONCURRENCY
 from inferbench.core.errors import InputError, Location
 from inferbench.core.fsread import MAX_RESULT_BYTES, not_regular, read_file
 from inferbench.core.outcome import StoredOutcome
-from inferbench.core.status import JobStatus
+from inferbench.core.rundir import (
+    EnvRecord,
+    OutcomeRecord,
+    PlanCommand,
+    RunHeader,
+    parse_stamp,
+    read_optional,
+)
 from inferbench.evals.result import is_eval_file, read_eval_result
 from inferbench.power.hostzone import recorded_zone
 from inferbench.results.agentic import agentic_fields
@@ -34,7 +41,7 @@ from inferbench.results.benchfile import BenchFile, load_json_object, read_bench
 from inferbench.results.build import build_record
 from inferbench.results.evalrecord import EvalRecord
 from inferbench.results.identity import identity_from_job, nest
-from inferbench.results.measured import SIMULATED, measured_identity, recorded_accelerator
+from inferbench.results.measured import SIMULATED, measured_identity
 from inferbench.results.names import identity_from_name
 from inferbench.results.power import read_power_csv
 from inferbench.results.record import Identity, Provenance, Record
@@ -141,29 +148,6 @@ def unreadable(path: Path, exc: Exception) -> InputError:
     )
 
 
-def _optional_json(path: Path) -> dict[str, Any]:
-    return load_json_object(path) if path.is_file() else {}
-
-
-def _stamp(value: Any) -> datetime | None:
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, tz=UTC)
-    if isinstance(value, str) and value:
-        try:
-            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            try:
-                stamp = datetime.strptime(value, "%Y%m%d-%H%M%S")
-            except ValueError:
-                return None
-        return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
-    return None
-
-
-def _first(d: Mapping[str, Any], *keys: str) -> Any:
-    return next((d[k] for k in keys if d.get(k) not in (None, "")), None)
-
-
 def _opt(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
 
@@ -181,16 +165,6 @@ def engine_flags(job: Mapping[str, Any]) -> dict[str, Any] | None:
         if isinstance(job.get(key), str | int) and key not in flags:
             flags[key] = job[key]
     return flags or None
-
-
-def _plan_command(job_dir: Path) -> str | None:
-    """The deployment's command lines from plan.json, when the plan lists them."""
-    plan = _optional_json(job_dir / "plan.json")
-    cmd = _first(plan, "command", "commands", "server_command")
-    if isinstance(cmd, list):
-        parts = [" ".join(map(str, c)) if isinstance(c, list) else str(c) for c in cmd]
-        return " && ".join(parts)[:2000]
-    return str(cmd)[:2000] if cmd else None
 
 
 def _point_times(bench: BenchFile) -> dict[str, datetime | None]:
@@ -214,18 +188,11 @@ def _with_power(
     return bench
 
 
-def _env_record(env_json: Path) -> dict[str, Any]:
+def _env_record(env_json: Path) -> EnvRecord:
     try:
-        return _optional_json(env_json)
+        return read_optional(env_json, EnvRecord, "env.json")
     except InputError:  # a damaged env.json costs the zone and accelerator, not the points
-        return {}
-
-
-def _recorded_zone(env: Mapping[str, Any]) -> tzinfo | None:
-    try:
-        return recorded_zone(env)
-    except InputError:  # a damaged zone costs the zone, not the job's points
-        return None
+        return EnvRecord()
 
 
 def _job_points(
@@ -233,49 +200,48 @@ def _job_points(
 ) -> Iterator[Point | StoredOutcome]:
     try:
         job = load_json_object(job_dir / "job.json")
-        outcome = _optional_json(job_dir / "outcome.json")
-        run = _optional_json(job_dir.parent / "run.json")
+        has_outcome = (job_dir / "outcome.json").is_file()
+        outcome = read_optional(job_dir / "outcome.json", OutcomeRecord, "outcome.json")
+        run = read_optional(job_dir.parent / "run.json", RunHeader, "run.json")
         env = _env_record(job_dir / "env.json")
         # the zone raw nvidia-smi logs of this job were stamped in (None: read as local)
-        zone = _recorded_zone(env)
+        zone = recorded_zone(env)
+        command = read_optional(job_dir / "plan.json", PlanCommand, "plan.json").command
     except InputError as exc:
         yield Point(job_dir, error=exc)
         return
     job = {**nest(job), **nest(identity or {})}
-    run_id = str(_first(run, "run_id", "run-id", "id") or job_dir.parent.name)
-    times: dict[str, Any] = (
-        dict(outcome["times"]) if isinstance(outcome.get("times"), Mapping) else {}
-    )
-    provenance = {
+    run_id = run.run_id or job_dir.parent.name
+    provenance: dict[str, Any] = {
         "run_id": run_id,
-        "attempt": int(outcome.get("attempt") or 1),
-        "backend": _first(outcome, "backend") or _first(run, "backend"),
-        "engine": _first(outcome, "engine") or _first(run, "engine"),
-        "host": _first(outcome, "host") or _first(run, "host"),
-        "cluster": _first(outcome, "cluster") or _first(run, "cluster"),
-        "started_at": _stamp(_first({**outcome, **times}, "started", "start", "started_at")),
-        "ended_at": _stamp(_first({**outcome, **times}, "ended", "finished", "end", "ended_at")),
-        "inferbench_version": _first(run, "version", "inferbench_version"),
-        "official": bool(run.get("official", False) or job.get("official") in (True, "true")),
+        "attempt": outcome.attempt,
+        "backend": outcome.backend or run.backend,
+        "engine": outcome.engine or run.engine,
+        "host": outcome.host or run.host,
+        "cluster": outcome.cluster or run.cluster,
+        "started_at": outcome.started,
+        "ended_at": outcome.finished,
+        "inferbench_version": run.version,
+        "official": run.official or job.get("official") in (True, "true"),
         "tag": job.get("tag"),
-        "commit": _opt(_first(job, "commit") or _first(run, "commit", "git_commit", "git-commit")),
+        "commit": _opt(job.get("commit")) or run.commit,
         "engine_flags": engine_flags(job),
     }
-    accelerator = recorded_accelerator(env)
+    accelerator = env.accelerator
     if provenance["engine"] != SIMULATED:  # the simulator's points were measured on nothing
         provenance["accelerator"] = accelerator
-    if outcome:
+    if has_outcome:
         yield StoredOutcome(
             run_id=run_id,
             job_fingerprint=str(job.get("fingerprint") or job_dir.name),
             label=str(job.get("exp-name") or job_dir.name),
-            status=JobStatus.parse(outcome.get("status")),
-            attempt=provenance["attempt"],
-            reason=str(outcome["reason"]) if outcome.get("reason") else None,
+            status=outcome.status,
+            attempt=outcome.attempt,
+            reason=outcome.reason,
         )
     results = job_dir / "results"
     names = set(os.listdir(results)) if results.is_dir() else set()
-    provenance["command"] = _plan_command(job_dir)
+    provenance["command"] = command
     job_identity: list[Identity] = []  # built once per job: only the concurrency varies
 
     def identity_for(conc: int, bench: BenchFile | None = None) -> Identity:
@@ -399,7 +365,7 @@ def _file_point(path: Path, identity: Mapping[str, Any] | None) -> Point:
             merged.get("run-id")
             or "file-" + hashlib.sha256(read_file(path, MAX_RESULT_BYTES)).hexdigest()[:12]
         )
-        times = _point_times(bench) or {"started_at": _stamp(raw.get("date"))}
+        times = _point_times(bench) or {"started_at": parse_stamp(raw.get("date"))}
         prov = Provenance(
             run_id=str(run_id),
             backend=merged.get("backend") or raw.get("backend"),
