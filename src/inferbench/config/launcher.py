@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inferbench.config.launcher_srt_ref import SrtClone, SrtCloneTable, read_clone_table
+from inferbench.config.shellif import ELSE, FI, code, opens
 from inferbench.core.errors import ConfigError
 from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
 
@@ -24,9 +25,6 @@ ROUTING_VARS = ("MODEL_PREFIX", "PRECISION", "FRAMEWORK")
 MODEL_VAR = "MODEL"  # the job's model id: a branch may pick weights by a glob on it
 EXPORTS = {"MODEL_PATH": "model_path", "SRT_SLURM_MODEL_PREFIX": "alias"}
 
-_IF = re.compile(r"^\s*(if|elif)\s+(.*?)\s*(?:;\s*then)?\s*(?:#.*)?$")
-_ELSE = re.compile(r"^\s*else\b")
-_FI = re.compile(r"^\s*fi\b")
 _CASE = re.compile(r"^\s*case\b")
 _ESAC = re.compile(r"^\s*esac\b")
 _ASSIGN_VALUE = r"=(\"[^\"]*\"|'[^']*'|[^\s;#]*)"
@@ -210,14 +208,14 @@ def _scan(
     branches: list[_Branch] = []
     case_depth = 0
     for number, raw in enumerate(lines, start=1):
-        line = raw.split("#", 1)[0] if raw.lstrip().startswith("#") else raw
+        line = code(raw)
         if _CASE.match(line):
             case_depth += 1
         elif _ESAC.match(line):
             case_depth = max(case_depth - 1, 0)
-        match = _IF.match(line)
-        if match and match.group(1) in ("if", "elif"):
-            kind, cond = match.group(1), match.group(2)
+        opened = opens(line)
+        if opened is not None:
+            kind, cond = opened
             siblings: list[str] = []
             if kind == "elif" and stack:
                 previous = stack.pop()
@@ -227,7 +225,7 @@ def _scan(
             stack.append(branch)
             branches.append(branch)
             continue
-        if _ELSE.match(line) and stack:
+        if ELSE.match(line) and stack:
             previous = stack.pop()
             parents = [b.conditions[-1] for b in stack]
             siblings = [*previous.siblings, previous.conditions[-1]]
@@ -235,7 +233,7 @@ def _scan(
             stack.append(branch)
             branches.append(branch)
             continue
-        if _FI.match(line) and stack:
+        if FI.match(line) and stack:
             stack.pop()
             continue
         found = assign.search(line)

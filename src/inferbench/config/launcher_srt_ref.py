@@ -20,11 +20,9 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from inferbench.config.shellif import ELSE, FI, code, opens
 from inferbench.config.srt_slurm_refs import repository_name
 
-_IF = re.compile(r"^\s*(if|elif)\s+(.*?)\s*;\s*then\s*(?:#.*)?$")
-_ELSE = re.compile(r"^\s*else\s*(?:#.*)?$")
-_FI = re.compile(r"^\s*fi\b")
 _GIT = re.compile(r"(?:^|[;&|]\s*|^\s*)git\s+(?:-C\s+\S+\s+)?(clone|checkout)\b(.*)$")
 _VAR = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
 DEFAULT_BRANCH = "HEAD"  # a clone without --branch and no checkout: the default branch
@@ -93,16 +91,24 @@ class SrtCloneTable:
             cached = self._resolved[key] = self._resolve(job)
         return cached
 
+    def outcomes(self) -> tuple[SrtClone | CloneUnknown, ...]:
+        """What the launcher's paths clone, each outcome once, in path order (repository
+        and ref, whatever line set it)."""
+        seen: dict[str, SrtClone | CloneUnknown] = {}
+        for path in self.paths:
+            outcome = _outcome(path.steps)
+            seen.setdefault(outcome.label if isinstance(outcome, SrtClone) else "?", outcome)
+        return tuple(seen.values())
+
     def single(self) -> SrtClone | None:
         """The one srt-slurm every job clones, whatever its variables (None: the launcher
         picks per job, or names no literal ref): what a cluster file can pin."""
-        if self.too_many or not self.paths:
+        if self.too_many:
             return None
-        outcomes = {_outcome(path.steps) for path in self.paths}
+        outcomes = self.outcomes()
         if len(outcomes) != 1:
             return None
-        only = next(iter(outcomes))
-        return only if isinstance(only, SrtClone) else None
+        return outcomes[0] if isinstance(outcomes[0], SrtClone) else None
 
     def _resolve(self, job: Mapping[str, str]) -> SrtClone | CloneUnknown:
         if self.too_many:
@@ -151,25 +157,25 @@ def read_clone_table(text: str, constants: Mapping[str, str]) -> SrtCloneTable:
     stack: list[tuple[_Chain, list[_Item]]] = []  # open chains and the list holding them
     body = root
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0] if raw.lstrip().startswith("#") else raw
-        opened = _IF.match(line)
-        if opened and opened.group(1) == "if":
-            chain = _Chain([(opened.group(2), [])])
+        line = code(raw)
+        opened = opens(line)
+        if opened and opened[0] == "if":
+            chain = _Chain([(opened[1], [])])
             body.append(chain)
             stack.append((chain, body))
             body = chain.branches[-1][1]
             continue
         if opened and stack:  # elif
             chain = stack[-1][0]
-            chain.branches.append((opened.group(2), []))
+            chain.branches.append((opened[1], []))
             body = chain.branches[-1][1]
             continue
-        if _ELSE.match(line) and stack:
+        if ELSE.match(line) and stack:
             chain = stack[-1][0]
             chain.branches.append((None, []))
             body = chain.branches[-1][1]
             continue
-        if _FI.match(line) and stack:
+        if FI.match(line) and stack:
             _, body = stack.pop()
             continue
         step = _step(line, number, constants)
