@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from inferbench.core.errors import InputError
+from inferbench.core.outcome import StoredOutcome
 from inferbench.core.rundir import (
     EnvRecord,
     OutcomeRecord,
@@ -29,6 +30,7 @@ from inferbench.core.status import JobStatus
 from inferbench.launch.resume import load_saved_run
 from inferbench.launch.runner import execute_run
 from inferbench.power.hostzone import recorded_zone
+from inferbench.results.sources import discover
 
 from .test_runner import _healthy, _request
 
@@ -124,3 +126,14 @@ def test_run_info_round_trips(tmp_path: Path) -> None:
     info = RunInfo(run_id="r", created="2026-12-07T00:00:00Z", backend="sim", engine=None, root=".")
     write_record(tmp_path / "run.json", info)
     assert read_record(tmp_path / "run.json", RunInfo, "run.json") == info
+
+
+def test_a_damaged_plan_or_env_costs_only_its_field(old_runs: Path) -> None:
+    job = old_runs / RUN_ID / JOB
+    (job / "plan.json").write_text("{not json")
+    (job / "env.json").write_text("[]")
+    found = list(discover([old_runs / RUN_ID]))
+    stored = [f for f in found if isinstance(f, StoredOutcome)]
+    assert [(s.run_id, s.status) for s in stored] == [(RUN_ID, JobStatus.INTERRUPTED)]
+    points = [f for f in found if not isinstance(f, StoredOutcome)]
+    assert points and all("plan.json" not in str(p.error) for p in points)

@@ -195,6 +195,13 @@ def _env_record(env_json: Path) -> EnvRecord:
         return EnvRecord()
 
 
+def _plan_command(plan_json: Path) -> str | None:
+    try:
+        return read_optional(plan_json, PlanCommand, "plan.json").command
+    except InputError:  # a damaged plan.json costs the command line, not the points
+        return None
+
+
 def _job_points(
     job_dir: Path, identity: Mapping[str, Any] | None
 ) -> Iterator[Point | StoredOutcome]:
@@ -206,7 +213,7 @@ def _job_points(
         env = _env_record(job_dir / "env.json")
         # the zone raw nvidia-smi logs of this job were stamped in (None: read as local)
         zone = recorded_zone(env)
-        command = read_optional(job_dir / "plan.json", PlanCommand, "plan.json").command
+        command = _plan_command(job_dir / "plan.json")
     except InputError as exc:
         yield Point(job_dir, error=exc)
         return
