@@ -13,12 +13,13 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from inferbench.config.base import RuleViolation
 from inferbench.config.recipe_values import RESOURCE_COUNTS
 from inferbench.core.concurrency import parse_concurrency_list
 from inferbench.core.errors import Location
+from inferbench.core.model import LenientModel
 from inferbench.engines.flags import EngineFlags, engine_layout
 from inferbench.engines.layout import WorkerLayout
 
@@ -36,10 +37,8 @@ class RecipeProblem:
     hint: str | None = None
 
 
-class RecipeModel(BaseModel):
+class RecipeModel(LenientModel):
     """Immutable; keys it does not name are ignored here (srtctl's schema judges them)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
 
 class RecipeModelSpec(RecipeModel):

@@ -2,7 +2,7 @@
 
 A leaf package: it imports nothing else of inferbench, so every stage may import it.
 
-model.py        FrozenModel, the one base of immutable, strict pydantic models
+model.py        FrozenModel (immutable, strict) and LenientModel (immutable, other keys ignored)
 job.py          the wire `Job` (InferenceX field names) and its fingerprint
 status.py       JobStatus, PointStatus, RunPhase: what happened, as enums end to end
 outcome.py      PointOutcome, Outcome (`outcome.json`), StoredOutcome (the store's row)

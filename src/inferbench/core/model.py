@@ -1,4 +1,5 @@
-"""The one base of the immutable models every stage hands on."""
+"""The bases of the immutable models every stage hands on: FrozenModel for inferbench's
+own objects and files, LenientModel for files other tools (or older versions) write."""
 
 from __future__ import annotations
 
@@ -11,3 +12,10 @@ class FrozenModel(BaseModel):
     unknown key, as it is for InferenceX."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+class LenientModel(BaseModel):
+    """Immutable after validation; keys it does not name are ignored: a record read from a
+    file another tool or an older version wrote, of which only some keys matter here."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)

@@ -36,7 +36,7 @@ from inferbench.core.accelerator import Accelerator
 from inferbench.core.errors import InputError, Location, validation_summary
 from inferbench.core.fsio import atomic_write_text
 from inferbench.core.fsread import MAX_RUN_FILE_BYTES, read_file
-from inferbench.core.model import FrozenModel
+from inferbench.core.model import FrozenModel, LenientModel
 from inferbench.core.status import JobStatus
 
 # run.json keys as older versions and other tools wrote them, after the name read now
@@ -74,13 +74,6 @@ def _respell(data: Any, spellings: Mapping[str, tuple[str, ...]]) -> Any:
         if found is not None:
             out[name] = found
     return out
-
-
-class _Lenient(BaseModel):
-    """A record read from a file another version or tool may have written: keys this
-    version does not read are ignored, immutable once read."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 # -- run.json -----------------------------------------------------------------------------
@@ -129,7 +122,7 @@ class RunInfo(FrozenModel):
         return _respell(data, RUN_SPELLINGS)
 
 
-class RunHeader(_Lenient):
+class RunHeader(LenientModel):
     """What the results store reads of a `run.json`: any inferbench version's, or another
     tool's in the same layout (nothing required; a missing file reads as all None)."""
 
@@ -190,7 +183,7 @@ def parse_stamp(value: Any) -> datetime | None:
     return None
 
 
-class OutcomeRecord(_Lenient):
+class OutcomeRecord(LenientModel):
     """What the results store reads of a job's `outcome.json`: core.outcome.Outcome as this
     version writes it, or an older / other tool's (status spelled its own way, times under
     `times`, fields missing)."""
@@ -226,7 +219,7 @@ class OutcomeRecord(_Lenient):
 # -- <job>/env.json -----------------------------------------------------------------------
 
 
-class ZoneRecord(_Lenient):
+class ZoneRecord(LenientModel):
     """The host's time zone: its IANA name when it has one, and the UTC offset then."""
 
     name: str | None = None
@@ -287,7 +280,7 @@ class EnvRecord(BaseModel):
 # -- <job>/plan.json ----------------------------------------------------------------------
 
 
-class PlanCommand(_Lenient):
+class PlanCommand(LenientModel):
     """The deployment's command lines as a plan.json lists them (`command`, `commands` or
     `server_command`: a string, or a list of strings or argv lists), at most
     MAX_COMMAND_CHARS."""

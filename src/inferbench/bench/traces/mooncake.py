@@ -16,18 +16,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from inferbench.bench.traces.errors import json_record
 from inferbench.bench.traces.model import Stream, Trace, Turn, hashed_prompt
+from inferbench.core.model import LenientModel
 
 BLOCK_TOKENS = 512  # Mooncake's block size (its README: "hash_ids ... of 512 tokens")
 _TAIL_KEYS = 1 << 40  # unhashed prompt tails get keys above every hash id
 
 
-class MooncakeRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
+class MooncakeRequest(LenientModel):
     timestamp: float = Field(ge=0, allow_inf_nan=False)  # ms since the trace began
     input_length: int = Field(ge=1)
     output_length: int = Field(ge=0)
