@@ -10,8 +10,11 @@ copy re-keyed for its run, as an ingest would key it) until the store holds the 
 Then each command runs in its own child process (`inferbench ...`, the CLI's entry
 point), `--repeats` times, and this reports the median wall time, CPU time (user +
 system) and peak RSS of that command's process alone (`os.wait4`'s rusage). `--ingest N`:
-also `results ingest` of N synthetic result files into a fresh SQLite store. Prints
-the load average beside every figure: the machine may be shared.
+also `results ingest` of N synthetic result files into a fresh SQLite store (with --pg-url,
+also into the PostgreSQL one); with `--baseline-src DIR` (another checkout's `src`, e.g.
+from `git archive HEAD~1 src`), each repeat runs that tree's ingest and this one's in turn,
+so both are measured under the same load. Prints the load average beside every figure:
+the machine may be shared.
 """
 
 from __future__ import annotations
@@ -120,11 +123,20 @@ print(json.dumps([wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, code]))
 """
 
 
-def measure(argv: list[str]) -> Sample:
-    """One run of `argv`: wall, CPU (user + sys) and peak RSS of that process alone."""
+def measure(argv: list[str], src: str | None = None) -> Sample:
+    """One run of `argv`: wall, CPU (user + sys) and peak RSS of that process alone (its
+    reader processes' CPU included: `wait4` counts the children it waited for). `src`: run
+    the inferbench found there instead of this one."""
     load = os.getloadavg()[0]
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = src
     done = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, *argv], capture_output=True, text=True, check=False
+        [sys.executable, "-c", _WRAPPER, *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
     )
     try:
         wall, cpu, rss_kb, code = json.loads(done.stdout.strip().splitlines()[-1])
@@ -150,9 +162,30 @@ def report_line(size: int, what: str, samples: list[Sample]) -> str:
 
     loads = "/".join(f"{s.load:.1f}" for s in samples)
     return (
-        f"{size:>9,} records  {what:<22} wall {med('wall_s'):7.2f} s  cpu {med('cpu_s'):7.2f} s"
+        f"{size:>9,} records  {what:<26} wall {med('wall_s'):7.2f} s  cpu {med('cpu_s'):7.2f} s"
         f"  peak RSS {med('rss_mb'):7.0f} MB  (median of {len(samples)}; load {loads})"
     )
+
+
+def ingest_runs(args: argparse.Namespace, tmp: Path, cli: list[str]) -> None:
+    """`results ingest` of the tree into fresh stores, alternating with the baseline's."""
+    trees: dict[str, str | None] = {"this tree": None}
+    if args.baseline_src:
+        trees = {"baseline": str(args.baseline_src.resolve()), "this tree": None}
+    databases = ["sqlite"] + (["postgresql"] if args.pg_url else [])
+    samples: dict[tuple[str, str], list[Sample]] = {}
+    for rep in range(args.repeats):
+        for db in databases:
+            for name, src in trees.items():
+                if db == "sqlite":
+                    url = f"sqlite:///{tmp / f'ingest-{rep}-{len(samples)}.sqlite'}"
+                else:
+                    drop_store_tables(args.pg_url)
+                    url = args.pg_url
+                argv = [*cli, "results", "ingest", str(tmp / "ingest-tree"), "--db", url]
+                samples.setdefault((db, name), []).append(measure(argv, src))
+    for (db, name), runs in samples.items():
+        print(report_line(args.ingest, f"ingest {db} {name}", runs), flush=True)
 
 
 def main() -> None:
@@ -164,6 +197,12 @@ def main() -> None:
         "--commands", default="list,nomatch,csv,json,report", help="which, in this order"
     )
     parser.add_argument("--db-dir", type=Path, default=None, help="where the stores go")
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        default=None,
+        help="another checkout's src folder: its ingest runs beside this one's",
+    )
     parser.add_argument(
         "--pg-url",
         default=None,
@@ -177,13 +216,8 @@ def main() -> None:
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {os.uname().release}")
         if args.ingest:
             write_tree(tmp / "ingest-tree", args.ingest)
-            samples = []
-            for rep in range(args.repeats):
-                url = f"sqlite:///{tmp / f'ingest-{rep}.sqlite'}"
-                samples.append(measure([*cli, "results", "ingest", str(tmp / "ingest-tree"),
-                                        "--db", url]))  # fmt: skip
-            print(report_line(args.ingest, "results ingest", samples), flush=True)
-        for size in (int(s) for s in args.sizes.split(",")):
+            ingest_runs(args, tmp, cli)
+        for size in (int(s) for s in args.sizes.split(",") if s):
             db = tmp / f"store-{size}.sqlite"
             url = args.pg_url or f"sqlite:///{db}"
             if args.pg_url:

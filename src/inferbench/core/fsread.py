@@ -42,20 +42,15 @@ def check_regular(
 ) -> os.stat_result:
     """`stat` of `path` when it is a regular file (a symlink to one included), else `error`
     (located at `option` when the file came from one)."""
-    path = Path(path)
-    where = Location(path, key=option)
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        where = Location(Path(path), key=option)
         raise error("file not found", location=where, hint="check the path") from None
     except OSError as exc:
-        raise error(
-            f"cannot read file: {exc.strerror}",
-            location=where,
-            hint="check the path and its permissions",
-        ) from None
+        raise _unreadable(path, exc, error, option) from None
     if not stat.S_ISREG(st.st_mode):
-        raise not_regular(path, st.st_mode, error, option)
+        raise not_regular(Path(path), st.st_mode, error, option)
     return st
 
 
@@ -93,44 +88,49 @@ def read_file(
 ) -> bytes:
     """The bytes of the regular file `path`, at most `limit` of them, else `error` saying why
     (located at `option` when the file came from one)."""
-    path = Path(path)
-    where = Location(path, key=option)
+    # An ingest reads every result file through here: no Path or Location is built unless
+    # something is wrong, and a regular file is read in one call (its size is known).
     check_regular(path, error, option)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
-        raise error(
-            f"cannot read file: {exc.strerror}",
-            location=where,
-            hint="check the path and its permissions",
-        ) from None
+        raise _unreadable(path, exc, error, option) from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):  # swapped for a FIFO or device since the stat above
-            raise not_regular(path, mode, error, option)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # swapped for a FIFO or device since the stat above
+            raise not_regular(Path(path), st.st_mode, error, option)
         chunks: list[bytes] = []
         total = 0
+        # one byte more than the size: a file that has not grown is read in one call
+        ask = min(limit + 1, st.st_size + 1, 8 * MiB)
         while total <= limit:
-            chunk = os.read(fd, min(limit + 1 - total, 8 * MiB))
-            if not chunk:
-                break
+            chunk = os.read(fd, ask)
             chunks.append(chunk)
             total += len(chunk)
+            if len(chunk) < ask:  # a short read of a regular file: its end
+                break
+            ask = min(limit + 1 - total, 8 * MiB)
     except OSError as exc:
-        raise error(
-            f"cannot read file: {exc.strerror}",
-            location=where,
-            hint="check the path and its permissions",
-        ) from None
+        raise _unreadable(path, exc, error, option) from None
     finally:
         os.close(fd)
     if total > limit:
         raise error(
             f"{what} is larger than the {_size(limit)} inferbench reads",
-            location=where,
+            location=Location(Path(path), key=option),
             hint="check that this is the file you meant",
         )
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _unreadable(
+    path: Path | str, exc: OSError, error: type[InputError], option: str | None
+) -> InputError:
+    return error(
+        f"cannot read file: {exc.strerror}",
+        location=Location(Path(path), key=option),
+        hint="check the path and its permissions",
+    )
 
 
 def read_text_file(

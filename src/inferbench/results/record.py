@@ -108,6 +108,13 @@ class Identity(FrozenModel):
         copy.__dict__.pop("_dump", None)  # the cached dump describes the original
         return copy
 
+    def at_concurrency(self, concurrency: int) -> Self:
+        """This identity at another concurrency (the points of one job differ only there),
+        its dump carried over rather than made again for each point's keys."""
+        copy = super().model_copy(update={"concurrency": concurrency})
+        copy.__dict__["_dump"] = {**self._dump, "concurrency": concurrency}
+        return copy
+
     def pool(self, role: PoolRole) -> Pool | None:
         return next((p for p in self.pools if p.role == role), None)
 

@@ -267,7 +267,7 @@ def _job_points(
                 planned, accelerator, provenance["engine"]
             )
             job_identity.append(measured)
-        return job_identity[0].model_copy(update={"concurrency": conc})
+        return job_identity[0].at_concurrency(conc)
 
     for name in sorted(names):
         m = _CONC_FILE.match(name)

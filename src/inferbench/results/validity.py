@@ -18,6 +18,7 @@ An invalid point is stored with its reasons and never drawn, ranked or compared 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from pydantic import Field
@@ -134,9 +135,15 @@ def _length_reasons(
 def _asked_means(identity: Identity, length: int) -> tuple[float, float]:
     """The mean of the asked length distribution (uniform between the range's bounds); a
     range from ratio 0 to 1 where the point does not record its ratio."""
-    mode = RangeMode.INFERENCEX
-    if identity.range_mode in {m.value for m in RangeMode}:
-        mode = RangeMode(identity.range_mode)
-    ratios = (0.0, 1.0) if identity.range_ratio is None else (identity.range_ratio,) * 2
+    return _means_of(length, identity.range_ratio, identity.range_mode)
+
+
+_RANGE_MODES = frozenset(m.value for m in RangeMode)
+
+
+@functools.lru_cache(maxsize=4096)  # pure, and an ingest asks the same few 100,000s of times
+def _means_of(length: int, ratio: float | None, range_mode: str | None) -> tuple[float, float]:
+    mode = RangeMode(range_mode) if range_mode in _RANGE_MODES else RangeMode.INFERENCEX
+    ratios = (0.0, 1.0) if ratio is None else (ratio, ratio)
     means = sorted(sum(length_bounds(length, r, mode)) / 2 for r in ratios)
     return means[0], means[-1]
