@@ -220,3 +220,26 @@ def test_cli_show_takes_the_file_as_an_argument(
     with pytest.raises(SystemExit) as info:
         main(["traces", "show", str(path), "--trace", str(tmp_path / "other.jsonl")])
     assert info.value.code == 2 and "two traces given" in capsys.readouterr().err
+
+
+def test_a_long_session_shares_its_context_between_turns(tmp_path: Path) -> None:
+    # 20,000 turns: copying each turn's context would hold 4e8 segment references
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b'{"session": "s", "input": 3, "output": 2}\n' * 20_000)
+    (trace,) = load_traces(path).traces
+    turns = [t for _, t in trace.turns()]
+    last = turns[-1]
+    assert last.input_len == 19_999 * 5 + 3 and len(last.prompt) == 2 * 19_999 + 1
+    assert last.prompt.base.base is turns[-2].prompt  # type: ignore[union-attr]  # shared
+    assert [s.length for s in turns[2].prompt] == [3, 2, 3, 2, 3]
+    assert turns[2].prompt[:2] == tuple(turns[1].prompt)[:2]
+    assert trace.longest == last.input_len + 2
+
+
+def test_a_session_past_the_context_cap_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "huge.jsonl"
+    path.write_bytes(b'{"session": "s", "input": 4000000, "output": 1}\n' * 3)
+    with pytest.raises(InputError) as err:
+        load_traces(path)
+    said = err.value.render()
+    assert f"{path}:3: input" in said and "10,000,000 inferbench replays" in said, said

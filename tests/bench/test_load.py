@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from inferbench.bench.datasets import build_prompts
 from inferbench.bench.result import read_point_result
 from inferbench.bench.settings import ApiKind, ClientOptions
 from inferbench.bench.workload import FileWorkload, RandomWorkload, SharedPrefixWorkload
+from inferbench.core.errors import InputError
 
 pytestmark = pytest.mark.integration
 
@@ -281,3 +283,23 @@ def test_duration_bounds_a_point_on_a_stalled_server(
     failed = {k: v for k, v in res.inferbench.failures.items() if v}
     assert res.sa.completed == 0 and failed == {"interrupted": res.inferbench.failed}
     assert res.inferbench.failed == srv.summary()["requests"] >= 3
+
+
+def test_a_jsonl_dataset_is_refused_at_its_first_bad_line_unread_beyond(tmp_path: Path) -> None:
+    # a bad first line, then 64 MiB nobody needs to read to refuse it
+    data = tmp_path / "d.jsonl"
+    with data.open("wb") as f:
+        f.write(b'{"prompt": ""}\n')
+        f.write(b'{"prompt": "x", "output_len": 1}\n' * (2 * 1024 * 1024))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(InputError, match="non-empty `prompt`") as err:
+        build_prompts(FileWorkload(path=data), [0, 1], seed=0)
+    assert err.value.location.line == 1
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 32 * 1024
+
+
+def test_a_jsonl_dataset_yields_the_rows_asked_for(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(b'{"prompt": "a", "output_len": 1}\n\n{"prompt": "b", "output_len": 2}\n')
+    prompts = build_prompts(FileWorkload(path=data), [0, 1, 2, 3], seed=0)
+    assert [(p.prompt, p.output_len) for p in prompts] == [("a", 1), ("b", 2), ("a", 1), ("b", 2)]

@@ -36,3 +36,20 @@ def test_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
         read_file(tmp_path / "fifo", MiB)
     with pytest.raises(InputError, match="file not found"):
         read_file(tmp_path / "missing", MiB)
+
+
+def test_a_file_over_its_cap_is_refused_unread(tmp_path: Path) -> None:
+    # a sparse 2 GiB file: reading it would take 2 GiB of memory before refusing it
+    big = tmp_path / "big.jsonl"
+    with big.open("wb") as f:
+        f.truncate(2 * 1024 * MiB)
+    before = _rss_peak_kb()
+    with pytest.raises(InputError, match="larger than the 1024 MiB"):
+        read_file(big, 1024 * MiB, what="dataset")
+    assert _rss_peak_kb() - before < 64 * 1024  # nothing like the file was read
+
+
+def _rss_peak_kb() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

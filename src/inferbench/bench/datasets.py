@@ -26,7 +26,7 @@ from inferbench.bench.workload import (
     draw_lengths,
 )
 from inferbench.core.errors import InputError, Location
-from inferbench.core.fsread import MAX_DATA_BYTES, read_file
+from inferbench.core.fsread import MAX_DATA_BYTES, iter_lines, read_file
 
 _PREFIX_STREAM = 1 << 40  # separates the shared-prefix random streams from per-request ones
 
@@ -85,7 +85,7 @@ def build_prompts(workload: Workload, indices: list[int], seed: int) -> list[Pro
             "trace workloads are replayed session by session, not drawn as prompts",
             hint="use `inferbench replay` (inferbench.bench.agentic.api.run_replay)",
         )
-    rows = _file_rows(workload)
+    rows = _file_rows(workload, max(indices, default=0) + 1)
     return [_file_prompt(workload, rows, i) for i in indices]
 
 
@@ -177,32 +177,47 @@ def text_of_length(
     return best_text, best_len
 
 
-def _file_rows(spec: FileWorkload) -> list[tuple[list[int] | str, int | None]]:
-    raw = read_file(spec.path, MAX_DATA_BYTES, what="dataset", option="--dataset")
-    rows = _sharegpt_rows(spec, raw) if spec.format == "sharegpt" else _jsonl_rows(spec, raw)
+def _file_rows(spec: FileWorkload, needed: int) -> list[tuple[list[int] | str, int | None]]:
+    """The dataset's rows; of a JSONL file, only its first `needed` (prompt k uses row
+    k mod rows, so the rows past the last index asked for are never used), read a line at
+    a time: a bad line is refused without reading the rest of a large file."""
+    if spec.format == "sharegpt":
+        raw = read_file(spec.path, MAX_DATA_BYTES, what="dataset", option="--dataset")
+        rows = _sharegpt_rows(spec, raw)
+    else:
+        rows = _jsonl_rows(spec, needed)
     if not rows:
         raise InputError("dataset has no usable prompts", location=Location(file=spec.path))
     return rows
 
 
-def _jsonl_rows(spec: FileWorkload, raw: bytes) -> list[tuple[list[int] | str, int | None]]:
+def _jsonl_rows(spec: FileWorkload, needed: int) -> list[tuple[list[int] | str, int | None]]:
     rows: list[tuple[list[int] | str, int | None]] = []
-    for lineno, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = Location(file=spec.path, line=lineno)
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc}", location=where) from None
-        prompt = obj.get("prompt") if isinstance(obj, dict) else None
-        if not isinstance(prompt, str | list) or not prompt:
-            raise InputError("each line needs a non-empty `prompt`", location=where)
-        out = obj.get("output_len")
-        if out is not None and (not isinstance(out, int) or out <= 0):
-            raise InputError("`output_len` must be a positive integer", location=where)
-        rows.append((prompt, out))
+    lines = iter_lines(spec.path, MAX_DATA_BYTES, what="dataset", option="--dataset")
+    for lineno, text in lines:
+        if len(rows) >= needed:
+            break
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            rows.append(_jsonl_row(spec, line, Location(file=spec.path, line=lineno)))
     return rows
+
+
+def _jsonl_row(
+    spec: FileWorkload, line: bytes, where: Location
+) -> tuple[list[int] | str, int | None]:
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc}", location=where) from None
+    prompt = obj.get("prompt") if isinstance(obj, dict) else None
+    if not isinstance(prompt, str | list) or not prompt:
+        raise InputError("each line needs a non-empty `prompt`", location=where)
+    out = obj.get("output_len")
+    if out is not None and (not isinstance(out, int) or out <= 0):
+        raise InputError("`output_len` must be a positive integer", location=where)
+    return prompt, out
 
 
 def _sharegpt_rows(spec: FileWorkload, raw: bytes) -> list[tuple[list[int] | str, int | None]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from inferbench.core.errors import InputError, Location
@@ -99,6 +100,8 @@ def read_file(
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # swapped for a FIFO or device since the stat above
             raise not_regular(Path(path), st.st_mode, error, option)
+        if st.st_size > limit:  # refused unread (a 1 GB dataset was read whole before)
+            raise _too_large(path, limit, error, what, option)
         chunks: list[bytes] = []
         total = 0
         # one byte more than the size: a file that has not grown is read in one call
@@ -114,13 +117,52 @@ def read_file(
         raise _unreadable(path, exc, error, option) from None
     finally:
         os.close(fd)
-    if total > limit:
-        raise error(
-            f"{what} is larger than the {_size(limit)} inferbench reads",
-            location=Location(Path(path), key=option),
-            hint="check that this is the file you meant",
-        )
+    if total > limit:  # it grew while read, or its size said less (a /proc file)
+        raise _too_large(path, limit, error, what, option)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _too_large(
+    path: Path | str, limit: int, error: type[InputError], what: str, option: str | None
+) -> InputError:
+    return error(
+        f"{what} is larger than the {_size(limit)} inferbench reads",
+        location=Location(Path(path), key=option),
+        hint="check that this is the file you meant",
+    )
+
+
+def iter_lines(
+    path: Path | str,
+    limit: int,
+    *,
+    error: type[InputError] = InputError,
+    what: str = "file",
+    option: str | None = None,
+) -> Iterator[tuple[int, bytes]]:
+    """The lines of the regular file `path` (numbered from 1, line ends kept), read a buffer
+    at a time: a reader that refuses line 1 has read little more than line 1. Refused as
+    `read_file` refuses (not a regular file, more than `limit` bytes)."""
+    check_regular(path, error, option)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _unreadable(path, exc, error, option) from None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular(Path(path), st.st_mode, error, option)
+        if st.st_size > limit:
+            raise _too_large(path, limit, error, what, option)
+        total = 0
+        try:
+            for number, line in enumerate(handle, start=1):
+                total += len(line)
+                if total > limit:  # it grew while read
+                    raise _too_large(path, limit, error, what, option)
+                yield number, line
+        except OSError as exc:
+            raise _unreadable(path, exc, error, option) from None
 
 
 def _unreadable(

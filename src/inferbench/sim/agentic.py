@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from inferbench.bench.agentic.options import ReplayOptions
@@ -35,10 +35,10 @@ class BlockHasher:
     def __init__(self, block_size: int, salt: int) -> None:
         self.bs = block_size
         self.salt = salt
-        self.last: tuple[Segment, ...] = ()
+        self.last: Sequence[Segment] = ()
         self.hashes: list[int] = []
 
-    def __call__(self, prompt: tuple[Segment, ...]) -> tuple[int, ...]:
+    def __call__(self, prompt: Sequence[Segment]) -> tuple[int, ...]:
         common = 0
         for a, b in zip(self.last, prompt, strict=False):
             if a != b:

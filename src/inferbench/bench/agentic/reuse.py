@@ -9,6 +9,8 @@ which is what an unbounded, never-evicting prefix cache could serve (tokens, not
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from inferbench.bench.traces.model import Segment
 
 
@@ -24,7 +26,7 @@ class PrefixTrie:
     def __init__(self) -> None:
         self.root = _Node()
 
-    def reuse_and_add(self, prompt: tuple[Segment, ...]) -> int:
+    def reuse_and_add(self, prompt: Sequence[Segment]) -> int:
         """Tokens of `prompt` shared with an earlier prompt; then remember `prompt`."""
         shared = 0
         matching = True

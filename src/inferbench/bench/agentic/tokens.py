@@ -11,6 +11,7 @@ the same tokens (a second run can hit the cache the first one filled).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -54,7 +55,7 @@ class TokenSource:
             self._cache[seg.key] = have = ids
         return have[: seg.length]
 
-    def prompt(self, segments: tuple[Segment, ...]) -> np.ndarray:
+    def prompt(self, segments: Sequence[Segment]) -> np.ndarray:
         if not segments:
             return np.zeros(0, dtype=np.int32)
         return np.concatenate([self.segment(s) for s in segments])

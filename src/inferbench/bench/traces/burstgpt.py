@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench.bench.traces.errors import from_validation, trace_error
-from inferbench.bench.traces.model import Segment, Stream, Trace, Turn
+from inferbench.bench.traces.model import Prompt, Segment, Stream, Trace, Turn
 
 COLUMNS = ("Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens", "Log Type")
 _KEYS = 1 << 41  # prompt keys of their own, apart from every hashed block
@@ -61,7 +61,7 @@ def read_burstgpt(path: Path, text: str) -> list[Trace]:
                 "main",
                 (
                     Turn(
-                        (Segment(_KEYS + number, row.request_tokens),),
+                        Prompt.of((Segment(_KEYS + number, row.request_tokens),)),
                         row.response_tokens,
                         0.0,
                         line=number,

@@ -30,7 +30,8 @@ from pathlib import Path
 from pydantic import Field
 
 from inferbench.bench.traces.errors import json_record, trace_error
-from inferbench.bench.traces.model import Fork, Segment, Stream, Trace, Turn
+from inferbench.bench.traces.model import EMPTY_PROMPT, Fork, Prompt, Segment, Stream, Trace, Turn
+from inferbench.core.limits import MAX_TOKENS
 from inferbench.core.model import FrozenModel
 
 
@@ -45,10 +46,11 @@ class TurnLine(FrozenModel):
 
 @dataclass
 class _Conversation:
-    """Segments so far of one conversation, and its turns."""
+    """Segments so far of one conversation (shared with its last turn's prompt), and its
+    turns."""
 
     name: str
-    context: list[Segment] = field(default_factory=list)
+    context: Prompt = EMPTY_PROMPT
     steps: list[Turn | Fork] = field(default_factory=list)
 
 
@@ -66,10 +68,20 @@ class _SessionBuilder:
         return Segment(self.next_key, length)
 
     def _turn(self, conv: _Conversation, row: TurnLine, line: int) -> None:
-        new = self._segment(row.input)
-        prompt = (*conv.context, new)
+        prompt = conv.context.extend(self._segment(row.input))
+        if prompt.length + row.output > MAX_TOKENS:
+            # no server holds such a context; reading on would only grow the trace in memory
+            raise trace_error(
+                self.path,
+                line,
+                "input",
+                f"session {self.session!r} ({conv.name}) reaches {prompt.length + row.output:,}"
+                f" tokens of context at this turn, more than the {MAX_TOKENS:,} inferbench"
+                " replays",
+                hint="split the session into shorter ones, or cut its turns",
+            )
         conv.steps.append(Turn(prompt, row.output, row.delay, line=line))
-        conv.context += [new, self._segment(row.output)]
+        conv.context = prompt.extend(self._segment(row.output))
 
     def add(self, row: TurnLine, line: int) -> None:
         if row.subagent is None:
@@ -94,9 +106,9 @@ class _SessionBuilder:
             )
         self._turn(conv, row, line)
 
-    def _shared(self, row: TurnLine, line: int) -> list[Segment]:
+    def _shared(self, row: TurnLine, line: int) -> Prompt:
         want = row.shared_prefix or 0
-        have = sum(s.length for s in self.root.context)
+        have = self.root.context.length
         if want > have:
             raise trace_error(
                 self.path,
@@ -110,7 +122,7 @@ class _SessionBuilder:
                 break
             out.append(Segment(seg.key, min(seg.length, want)))
             want -= seg.length
-        return out
+        return Prompt.of(out)
 
     def _close_fork(self) -> None:
         if self.fork:

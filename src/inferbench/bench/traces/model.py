@@ -3,14 +3,17 @@
 A prompt is a sequence of `Segment`s: runs of tokens whose content is a pure function
 of (scope, key, position), so the first n tokens of a segment are the same whatever its
 length. That makes "the whole conversation so far plus the new input" exact: turn k's
-prompt repeats turn k-1's segments, then adds its output's and the new input's.
+prompt repeats turn k-1's segments, then adds its output's and the new input's. A `Prompt`
+shares the prompt it extends rather than copying it, so a conversation of n turns is held
+in memory proportional to n (copies would take n^2: 200,000 turns of 2 segments each were
+4e10 references), and knows its length without summing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, overload
 
 Scope = Literal["local", "global"]  # local: keys are private to a trace; global: shared
 
@@ -21,9 +24,65 @@ class Segment:
     length: int
 
 
-def hashed_prompt(
-    hash_ids: Sequence[int], length: int, block_size: int, tail_key: int
-) -> tuple[Segment, ...]:
+@dataclass(frozen=True, slots=True, eq=False)
+class Prompt(Sequence[Segment]):
+    """`base`'s segments, then `own`: a read-only sequence of segments whose earlier part is
+    shared with the prompt it extends. Reading it whole (iterating, indexing) walks the
+    chain: O(segments), as building the request from it is anyway."""
+
+    base: Prompt | None
+    own: tuple[Segment, ...]
+    length: int  # tokens, base included
+    n_segments: int  # base included
+
+    @classmethod
+    def of(cls, segments: Sequence[Segment]) -> Prompt:
+        return cls(None, tuple(segments), sum(s.length for s in segments), len(segments))
+
+    def extend(self, *segments: Segment) -> Prompt:
+        """This prompt followed by `segments` (this one shared, not copied)."""
+        tokens = sum(s.length for s in segments)
+        return Prompt(self, segments, self.length + tokens, self.n_segments + len(segments))
+
+    def segments(self) -> tuple[Segment, ...]:
+        parts: list[tuple[Segment, ...]] = []
+        node: Prompt | None = self
+        while node is not None:  # a loop, not recursion: chains are 100,000s long
+            parts.append(node.own)
+            node = node.base
+        return tuple(seg for part in reversed(parts) for seg in part)
+
+    def __iter__(self) -> Iterator[Segment]:
+        return iter(self.segments())
+
+    def __len__(self) -> int:
+        return self.n_segments
+
+    @overload
+    def __getitem__(self, index: int) -> Segment: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Segment, ...]: ...
+    def __getitem__(self, index: int | slice) -> Segment | tuple[Segment, ...]:
+        return self.segments()[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Prompt):
+            return self.segments() == other.segments()
+        if isinstance(other, tuple):
+            return self.segments() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.segments())
+
+    def __repr__(self) -> str:
+        return f"Prompt({self.n_segments} segments, {self.length} tokens)"
+
+
+EMPTY_PROMPT = Prompt(None, (), 0, 0)
+
+
+def hashed_prompt(hash_ids: Sequence[int], length: int, block_size: int, tail_key: int) -> Prompt:
     """A prompt of `length` tokens whose blocks of `block_size` are named by `hash_ids` (the
     last cut to length); tokens beyond the hashed blocks are one segment keyed `tail_key`."""
     out: list[Segment] = []
@@ -35,21 +94,21 @@ def hashed_prompt(
         left -= block_size
     if left > 0:
         out.append(Segment(tail_key, left))
-    return tuple(out)
+    return Prompt.of(out)
 
 
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One request: its full prompt, its output length, the idle time before it."""
 
-    prompt: tuple[Segment, ...]
+    prompt: Prompt
     output: int
     delay_s: float  # after the previous step of the same stream ended
     line: int = 0  # where it was read (line of the file), for messages
 
     @property
     def input_len(self) -> int:
-        return sum(s.length for s in self.prompt)
+        return self.prompt.length
 
 
 @dataclass(frozen=True, slots=True)

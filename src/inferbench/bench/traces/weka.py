@@ -26,7 +26,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inferbench.bench.traces.errors import from_validation, trace_error
-from inferbench.bench.traces.model import Fork, Segment, Stream, Trace, Turn, hashed_prompt
+from inferbench.bench.traces.model import Fork, Prompt, Stream, Trace, Turn, hashed_prompt
 
 _TAIL_KEYS = 1 << 40  # unhashed prompt tails get keys above every hash id
 
@@ -72,7 +72,7 @@ class _Builder:
         self.line = line
         self.tails = _TAIL_KEYS
 
-    def prompt(self, req: WekaRequest) -> tuple[Segment, ...]:
+    def prompt(self, req: WekaRequest) -> Prompt:
         self.tails += 1  # a key of its own for whatever the hashed blocks leave over
         return hashed_prompt(req.hash_ids, req.input_length, self.trace.block_size, self.tails)
 
