@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from inferbench.config.master import (
+    AgenticSingleNodeSearchSpace,
     MultiNodeSearchSpace,
     SingleNodeSearchSpace,
     load_master_file,
@@ -268,11 +269,12 @@ def test_agentic_rules(tmp_path: Path, entry: dict[str, Any], message: str) -> N
         load(tmp_path, entry)
 
 
-def test_agentic_needs_cluster_runner(tmp_path: Path) -> None:
+def test_an_agentic_entry_on_a_plain_runner_is_read(tmp_path: Path) -> None:
+    """InferenceX's validator asks for a cluster: runner only since AgentX v1.0 (#1970,
+    2026-07-02): before, agentic entries ran on b200, mi355x, ...; `check` says IB155."""
     entry = _agentic({})
     entry["runner"] = "b200"
-    with pytest.raises(ConfigError, match="cluster: runner"):
-        load(tmp_path, entry)
+    assert load(tmp_path, entry).entry.runner == "b200"
 
 
 def test_kv_offloading_rejected_in_fixed_seq_len(tmp_path: Path) -> None:
@@ -426,11 +428,18 @@ def test_an_older_format_error_is_located_in_the_file(tmp_path: Path) -> None:
     assert line is not None and '"tpp"' in lines[line - 1]
 
 
-def test_the_older_agentic_format_is_named_not_blamed(tmp_path: Path) -> None:
-    """`offloading:` / scenario `duration:` (InferenceX 2026-05-01 .. 07-02) is refused as a
-    format this version does not read, never as unknown keys of an invalid file."""
-    old = _agentic({"offloading": "cpu"}, {"duration": 1800})
-    with pytest.raises(ConfigError) as err:
-        load(tmp_path, old)
-    assert "agentic format of 2026-05-01" in err.value.message
-    assert "unknown key" not in err.value.message and err.value.location.line is not None
+def test_the_older_agentic_format_is_read(tmp_path: Path) -> None:
+    """`offloading:` on a search-space entry and the scenario's `duration:` (InferenceX
+    2026-05-01 .. 07-02, before AgentX v1.0): read as that generator read them."""
+    old = _agentic({"offloading": "cpu"}, {"duration": 300})
+    old["runner"] = "b200"
+    (point,) = load(tmp_path, old).entry.search_spaces()
+    assert isinstance(point.space, AgenticSingleNodeSearchSpace)
+    assert point.space.offloading == "cpu" and point.space.kv_offloading is None
+    assert point.duration == 300
+
+
+def test_both_offload_spellings_on_one_entry_are_refused(tmp_path: Path) -> None:
+    both = _agentic({"offloading": "cpu", "kv-offloading": "none"})
+    with pytest.raises(ConfigError, match="offloading .* and kv-offloading are both set"):
+        load(tmp_path, both)

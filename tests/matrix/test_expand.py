@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from inferbench.config.master import load_masters
 from inferbench.core.errors import InputError
 from inferbench.core.job import Job
 from inferbench.matrix.expand import expand_masters
@@ -241,3 +242,40 @@ def test_a_mistyped_config_key_is_offered_the_most_similar_keys() -> None:
     with pytest.raises(InputError) as nothing:
         select_keys(["llama"], keys)
     assert nothing.value.hint == "`inferbench sweep --format table` lists the keys"
+
+
+OLDER_AGENTIC = """\
+gptoss-fp4-b200-vllm-agentic:
+  image: vllm/vllm-openai:v0.19.1
+  model: openai/gpt-oss-120b
+  model-prefix: gptoss
+  runner: b200
+  precision: fp4
+  framework: vllm
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - duration: 1800
+      search-space:
+      - { tp: 4, offloading: none, conc-list: [1, 2] }
+      - { tp: 8, offloading: cpu,  conc-list: [64] }
+    - search-space:
+      - { tp: 8, conc-list: [4] }
+"""
+
+
+def test_the_older_agentic_format_sweeps_as_its_generator_wrote(tmp_path: Path) -> None:
+    """InferenceX's agentic format of 2026-05-01 .. 07-02 (an entry of nvidia-master.yaml at
+    upstream eb3dfa6b5): `offloading` passed on, named `_offload<x>`, the scenario's duration;
+    a scenario without one gets today's default."""
+    path = tmp_path / "nvidia-master.yaml"
+    path.write_text(OLDER_AGENTIC)
+    masters = load_masters([path])
+    jobs = expand_masters(masters, SweepFilters(), CONTEXT)
+    assert [(j.exp_name, j.offloading, j.kv_offloading, j.duration) for j in jobs] == [
+        ("gptoss_tp4_conc1_offloadnone", "none", None, 1800),
+        ("gptoss_tp4_conc2_offloadnone", "none", None, 1800),
+        ("gptoss_tp8_conc64_offloadcpu", "cpu", None, 1800),
+        ("gptoss_tp8_conc4_kvnone", None, "none", 3600),
+    ]
+    assert jobs[2].total_cpu_dram_gb == 0 and jobs[0].to_wire()["offloading"] == "none"

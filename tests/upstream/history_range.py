@@ -113,6 +113,32 @@ def _multinode_agentic_batches(rows: Rows) -> Rows:
     return out
 
 
+def _multinode_agentic_one_conc(rows: Rows) -> Rows:
+    """Before AgentX v1.0 (#1970) a multinode agentic row ran one concurrency, an integer:
+    each batch is split back into one row per concurrency (`_conc<c>`)."""
+    out: Rows = []
+    for row in rows:
+        if not _multinode_agentic(row) or not isinstance(row["conc"], list):
+            out.append(row)
+            continue
+        for conc in row["conc"]:
+            name = re.sub(r"_conc\d+(?:x\d+)*", f"_conc{conc}", row["exp-name"], count=1)
+            out.append({**row, "conc": conc, "exp-name": name})
+    return out
+
+
+def _single_node_agentic_offloading(rows: Rows) -> Rows:
+    """Before AgentX v1.0 (#1970) a single-node agentic row said `offloading` (default none),
+    named `_offload<x>`: an entry with no offloading key at all was `offloadnone`."""
+    out: Rows = []
+    for row in rows:
+        if _agentic(row) and "prefill" not in row and "offloading" not in row:
+            name = re.sub(r"_kvnone$", "_offloadnone", row["exp-name"])
+            row = {**row, "offloading": "none", "exp-name": name}
+        out.append(row)
+    return out
+
+
 def _no_single_node_agentic_spec_decoding(rows: Rows) -> Rows:
     """Before #2183 a single-node agentic row had no spec-decoding."""
     return [
@@ -261,6 +287,18 @@ FORMAT_CHANGES = (
         "62b2c9bc76f571d7b154a8b4dddccd8f5bf61c38",
         "multinode prefill/decode blocks carry pp, dcp-size, pcp-size (2026-07-10, #2167)",
         _worker_blocks_as_written,
+    ),
+    FormatChange(
+        "303669b0e16aa6a0c600b8a68b4f91b973a34127",
+        "multinode agentic rows batch concurrencies (were one integer conc per row;"
+        " 2026-07-02, AgentX v1.0, #1970)",
+        _multinode_agentic_one_conc,
+    ),
+    FormatChange(
+        "303669b0e16aa6a0c600b8a68b4f91b973a34127",
+        "single-node agentic rows say kv-offloading, `_kv<x>` (were `offloading`, default"
+        " none, `_offload<x>`; 2026-07-02, AgentX v1.0, #1970)",
+        _single_node_agentic_offloading,
     ),
     FormatChange(
         "f34a83b2535fbf7a413fb9fa92fdf7c95f0e2b93",

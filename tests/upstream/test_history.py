@@ -8,7 +8,8 @@ format, the row format), with inferbench's rows in the format of their commit
 strict xfail naming why, so that fixing it turns the test red until the mark goes. On 20
 commits spread over 2026-08-01 .. the bundle's head (843c625), the commit's own
 `process_changelog.py` and `inferbench sweep --changed-since <parent>` must give the same rows,
-bucket for bucket, keys included. Every commit: benchmarks/history_conformance.py.
+bucket for bucket, keys included; and SAMPLE commits spread over the whole range sweep as
+their generator. Every commit: benchmarks/history_conformance.py.
 """
 
 from __future__ import annotations
@@ -23,17 +24,16 @@ from .oracles import upstream_tree
 pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.upstream]
 
 SPREAD = 20
+# besides the eras, this many commits spread over the whole range (2026-04-01 .. 843c625):
+# every one the generator accepts must sweep field-equal in the three modes
+SAMPLE = 8
 
 # One commit (its upstream id) per era of InferenceX's formats since 2026-04-01, oldest first;
 # a reason where inferbench's rows still differ from that era's generator.
 ERAS: tuple[tuple[str, str, str], ...] = (
     ("31f066cbb", "flat runners.yaml, .github/configs, seq-len-configs, max-model-len +200", ""),
     ("d0a639eaf", "multinode evals, seq-len-configs", ""),
-    (
-        "eb3dfa6b5",
-        "scenarios:, agentic `offloading:` and scenario `duration:`",
-        "the agentic format of 2026-05-01 .. 07-02 (offloading:, duration:) is not read yet",
-    ),
+    ("eb3dfa6b5", "scenarios:, agentic `offloading:` and scenario `duration:`", ""),
     ("dc7695b09", "runners.yaml labels:, configs/, kv-offload-backend: <name>", ""),
     ("f46b4e5b0", "multinode agentic rows in batches of 4, sized DRAM only single-node", ""),
     ("86d7a413d", "agentic evals, before the worker tags carried ep and dpa", ""),
@@ -103,6 +103,28 @@ def test_sweep_equals_that_commits_generator(
         where = f"{commit.upstream[:9]} {commit.date} {outcome.mode}"
         assert outcome.status == "equal", f"{where}: {outcome.status}\n{outcome.detail}"
         assert outcome.jobs > 0
+
+
+@pytest.mark.parametrize("position", range(SAMPLE))
+def test_a_spread_of_commits_sweeps_as_their_generator(
+    position: int,
+    repo: history.Clone,
+    commits: list[history.Commit],
+    inferencex_python: Path,
+) -> None:
+    """A commit the generator refuses is refused or swept by inferbench (its findings are
+    `check`'s); one it accepts is field-equal, as emitted or through FORMAT_CHANGES."""
+    commit = history.spread(commits, SAMPLE)[position]
+    outcomes = history.compare_sweep(
+        repo,
+        commit,
+        inferencex_python,
+        history.older_format(commit, commits),
+        policy=history.older_evals(commit, commits),
+    )
+    for outcome in outcomes:
+        where = f"{commit.upstream[:9]} {commit.date} {outcome.mode}"
+        assert outcome.ok, f"{where}: {outcome.status}\n{outcome.detail}"
 
 
 @pytest.mark.parametrize("position", range(SPREAD))

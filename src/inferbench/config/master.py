@@ -253,7 +253,21 @@ class MultiNodeSearchSpace(_Concurrency):
 
 
 class AgenticSingleNodeSearchSpace(SingleNodeSearchSpace, _KvOffload):
-    pass
+    # InferenceX's agentic format from upstream #1201 (2026-05-01) to AgentX v1.0 (#1970,
+    # 2026-07-02): `offloading: none|cpu|ssd|lmcache|hicache`, passed on as written (its rows
+    # carry it, the launcher exported it as OFFLOADING); kv-offloading replaced it
+    offloading: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_offload_spelling(self) -> AgenticSingleNodeSearchSpace:
+        if self.offloading is not None and self.kv_offloading is not None:
+            raise RuleViolation(
+                "offloading (InferenceX's spelling before AgentX v1.0) and kv-offloading are"
+                " both set",
+                at=("offloading",),
+                hint="keep kv-offloading: none|dram (+ kv-offload-backend)",
+            )
+        return self
 
 
 class AgenticMultiNodeSearchSpace(MultiNodeSearchSpace, _KvOffload):
@@ -290,6 +304,9 @@ class FixedSeqLen(_MasterModel):
 class AgenticCoding(_MasterModel):
     search_space: tuple[AgenticSearchSpace, ...] = Field(alias="search-space")
     dram_utilization: float | None = Field(default=None, alias="dram-utilization", gt=0, le=1)
+    # seconds per run, the scenario's own before AgentX v1.0 (upstream #1970, 2026-07-02);
+    # InferenceX's generator has written its default since (inferbench: the default when absent)
+    duration: PositiveInt | None = None
 
     @model_validator(mode="after")
     def _dram_needs_utilization(self) -> AgenticCoding:
@@ -326,6 +343,7 @@ class SearchSpacePoint:
     isl: int | None = None
     osl: int | None = None
     dram_utilization: float | None = None
+    duration: int | None = None  # the agentic scenario's own (older format), else None
 
 
 class MasterEntry(_MasterModel):
@@ -361,7 +379,11 @@ class MasterEntry(_MasterModel):
             for j, space in enumerate(agentic.search_space):
                 path = ("scenarios", "agentic-coding", i, "search-space", j)
                 yield SearchSpacePoint(
-                    "agentic-coding", space, path, dram_utilization=agentic.dram_utilization
+                    "agentic-coding",
+                    space,
+                    path,
+                    dram_utilization=agentic.dram_utilization,
+                    duration=agentic.duration,
                 )
 
     @model_validator(mode="after")
@@ -372,12 +394,8 @@ class MasterEntry(_MasterModel):
             )
         if self.kv_p2p_transfer and not self.multinode:
             raise RuleViolation("kv-p2p-transfer is multinode only", at=("kv-p2p-transfer",))
-        if self.scenarios.agentic_coding and not self.runner.startswith("cluster:"):
-            raise RuleViolation(
-                f"agentic-coding configs must use a cluster: runner, not {self.runner!r}",
-                at=("runner",),
-                hint="use runner: cluster:<name>",
-            )
+        # an agentic entry on a runner that is no `cluster:` label is read: InferenceX's
+        # validator refuses it only since AgentX v1.0 (#1970, 2026-07-02); `check` says IB155
         for point in self.search_spaces():
             self._check_point(point)
         return self
@@ -494,36 +512,8 @@ def _load_entry(doc: PositionedDoc, key: Any) -> MasterConfig:
             location=doc.locate((key,)),
             hint="indent image, model, runner, ... under the config key",
         )
-    _refuse_unread_agentic_format(doc, key)
     entry = validate_doc(doc, MasterEntry, path=(key,))
     return MasterConfig(key=key, entry=entry, doc=doc)
-
-
-# InferenceX's agentic format from upstream #1201 (2026-05-01) to AgentX v1.0 (#1970,
-# 2026-07-02) has `offloading:` on a search-space entry and `duration:` on the scenario.
-def _refuse_unread_agentic_format(doc: PositionedDoc, key: str) -> None:
-    """Name that older format instead of calling its keys unknown: the file is valid for its
-    time, this version of inferbench does not read it (yet)."""
-    scenarios = doc.data[key].get("scenarios")
-    agentic = scenarios.get("agentic-coding") if isinstance(scenarios, dict) else None
-    for i, scenario in enumerate(agentic if isinstance(agentic, list) else []):
-        if not isinstance(scenario, dict):
-            continue
-        spaces = scenario.get("search-space")
-        found: list[KeyPath] = [("duration",)] if "duration" in scenario else []
-        found += [
-            ("search-space", j, "offloading")
-            for j, space in enumerate(spaces if isinstance(spaces, list) else [])
-            if isinstance(space, dict) and "offloading" in space
-        ]
-        if found:
-            raise ConfigError(
-                f"{found[0][-1]!r} is InferenceX's agentic format of 2026-05-01 .. 07-02 (before"
-                " AgentX v1.0, upstream #1970), which this version of inferbench does not read",
-                location=doc.locate((key, "scenarios", "agentic-coding", i, *found[0])),
-                hint="write the current format: kv-offloading: none|dram (+ kv-offload-backend)"
-                " on each entry, no scenario duration, a cluster: runner",
-            )
 
 
 # InferenceX's master format before `scenarios:` (upstream #1201, 2026-05-01): the entry's

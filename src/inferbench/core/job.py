@@ -134,6 +134,9 @@ class Job(_Wire):
     router: JobRouter | None = None
     kv_p2p_transfer: str | None = Field(default=None, alias="kv-p2p-transfer")
     kv_offloading: str | None = Field(default=None, alias="kv-offloading")
+    # an agentic entry's `offloading:` in InferenceX's format before AgentX v1.0 (#1970,
+    # 2026-07-02), in place of kv-offloading: the row carries it as that generator wrote it
+    offloading: str | None = None
     kv_offload_backend: JobKvOffloadBackend | None = Field(default=None, alias="kv-offload-backend")
     duration: int | None = Field(default=None, ge=1)
     total_cpu_dram_gb: int | None = Field(default=None, alias="total-cpu-dram-gb", ge=0)
@@ -181,8 +184,8 @@ class Job(_Wire):
         if self.scenario == "fixed-seq-len":
             if self.isl is None or self.osl is None or self.max_model_len is None:
                 raise ValueError("a fixed-seq-len job needs isl, osl and max-model-len")
-        elif self.kv_offloading is None or self.duration is None:
-            raise ValueError("an agentic job needs kv-offloading and duration")
+        elif (self.kv_offloading is None) == (self.offloading is None) or self.duration is None:
+            raise ValueError("an agentic job needs duration and kv-offloading (or offloading)")
 
     @computed_field(alias="fingerprint-short")  # type: ignore[prop-decorator]
     @property

@@ -8,6 +8,9 @@
 - `max-model-len` = isl + osl + 256; `exp-name` = `<model-prefix>_<seq-len name>` (fixed-seq-len),
   `<model-prefix>_tp<tp>_conc<c>_<kv>[_spec-<s>]` (agentic single-node) and
   `<model-prefix>_p<n>x<tp>[ep<e>][dpa]_d..._conc<c>[_kv...]` (agentic multinode), as InferenceX.
+- `duration` (agentic): the scenario's `duration:` where it has one (InferenceX's format before
+  AgentX v1.0, 2026-07-02), else 3600 s, InferenceX's default since; an `offloading:` of that
+  format is passed on as the row's `offloading` (no kv-offloading), named `_offload<x>`.
 - `total-cpu-dram-gb` (agentic): the runner's available CPU DRAM (capped at 3 TB) x the
   scenario's `dram-utilization` x the share of the node's GPUs one server uses; 0 without
   offloading.
@@ -270,6 +273,8 @@ def _single_node_jobs(
         )
         prefix, kv = config.entry.model_prefix, _kv_suffix(space)
         spec = f"_spec-{space.spec_decoding}" if space.spec_decoding != "none" else ""
+        if space.offloading is not None:  # the name InferenceX gave it before AgentX v1.0
+            kv, spec = f"offload{space.offloading}", ""
         names = [f"{prefix}_tp{space.tp}_conc{c}_{kv}{spec}" for c in concs]
         return _per_conc(concs, names, lambda c, n: Job(**base, **agentic, conc=c, exp_name=n))
     return _per_conc(concs, None, lambda c, _n: Job(**base, **fixed, conc=c))
@@ -396,13 +401,15 @@ def _agentic_fields(
     server_gpus: int,
 ) -> dict[str, Any]:
     backend = space.kv_offload_backend
+    older = space.offloading if isinstance(space, AgenticSingleNodeSearchSpace) else None
     return dict(
         scenario="agentic-coding",
-        kv_offloading=space.kv_offloading or "none",
+        kv_offloading=None if older is not None else space.kv_offloading or "none",
+        offloading=older,
         kv_offload_backend=JobKvOffloadBackend(name=backend.name, version=backend.version)
         if backend
         else None,
-        duration=DEFAULT_AGENTIC_DURATION_S,
+        duration=point.duration or DEFAULT_AGENTIC_DURATION_S,
         total_cpu_dram_gb=_dram_gb(config, point, space, context, server_gpus),
     )
 

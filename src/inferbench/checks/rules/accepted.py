@@ -15,7 +15,11 @@ from inferbench.checks.finding import Severity
 from inferbench.checks.registry import Problem, rule
 from inferbench.checks.subjects import MasterSubject
 from inferbench.config import entry_problems
-from inferbench.config.master import AgenticMultiNodeSearchSpace, MultiNodeSearchSpace
+from inferbench.config.master import (
+    AgenticMultiNodeSearchSpace,
+    AgenticSingleNodeSearchSpace,
+    MultiNodeSearchSpace,
+)
 from inferbench.core.hfid import model_form
 
 
@@ -116,4 +120,55 @@ def dram_offload_unsized(subject: MasterSubject) -> Iterator[Problem]:
                 config.locate((*point.path, "kv-offloading")),
                 hint=f"add `{config.entry.runner}: {{gpus-per-node: N, available-cpu-dram-mib:"
                 " M}` under hardware: in runners.yaml",
+            )
+
+
+@rule(
+    "IB155",
+    "agentic-runner-not-cluster",
+    Severity.ERROR,
+    MasterSubject,
+    "an agentic-coding entry runs on a `cluster:<name>` runner label (InferenceX's generator "
+    "requires it since AgentX v1.0, 2026-07-02)",
+    hint="use runner: cluster:<name>",
+)
+def agentic_runner_not_cluster(subject: MasterSubject) -> Iterator[Problem]:
+    config = subject.config
+    entry = config.entry
+    if entry.scenarios.agentic_coding and not entry.runner.startswith("cluster:"):
+        yield Problem(
+            f"agentic-coding entry on runner {entry.runner!r}, not a cluster: label"
+            " (InferenceX's generator refuses it since upstream #1970)",
+            config.locate(("runner",)),
+            hint="use runner: cluster:<name>, a label under labels: in runners.yaml",
+        )
+
+
+@rule(
+    "IB156",
+    "older-agentic-format",
+    Severity.WARNING,
+    MasterSubject,
+    "an agentic-coding entry is in the current format: no `offloading:` on a search-space "
+    "entry and no scenario `duration:` (InferenceX's format before AgentX v1.0, 2026-07-02)",
+    hint="write kv-offloading: none|dram (+ kv-offload-backend) and drop duration",
+)
+def older_agentic_format(subject: MasterSubject) -> Iterator[Problem]:
+    config = subject.config
+    for i, scenario in enumerate(config.entry.scenarios.agentic_coding):
+        if scenario.duration is not None:
+            yield Problem(
+                f"scenario duration: {scenario.duration} is InferenceX's format before AgentX"
+                " v1.0; its generator has written its own default (3600 s) since",
+                config.locate(("scenarios", "agentic-coding", i, "duration")),
+                hint="drop duration: (the run length is the harness's since upstream #1970)",
+            )
+    for point in config.entry.search_spaces():
+        space = point.space
+        if isinstance(space, AgenticSingleNodeSearchSpace) and space.offloading is not None:
+            yield Problem(
+                f"offloading: {space.offloading} is InferenceX's spelling before AgentX v1.0",
+                config.locate((*point.path, "offloading")),
+                hint="write kv-offloading: none, or kv-offloading: dram with"
+                " kv-offload-backend: {name: ...} (cpu offload in vLLM: native)",
             )
