@@ -384,6 +384,18 @@ class EvalPolicy:
     upstream: str
     what: str
     older: Callable[[Rows], Rows]
+    # the commit that began the older policy, when it held only from there on (a window);
+    # "" when it held from before the range
+    since: str = ""
+    # a policy that changed only the --evals-only rows: applied to inferbench's own
+    # --evals-only rows (default and --no-evals as emitted) instead of `older`
+    evals_only: bool = False
+
+
+def _no_agentic_eval_rows(rows: Rows) -> Rows:
+    """#2451 (2026-08-01) to #2464 (2026-08-03): agentic evals disabled outright
+    (`AGENTIC_EVALS_DISABLED`): --evals-only selects no agentic row."""
+    return [row for row in rows if not _agentic(row)]
 
 
 def _evals_before_1295(rows: Rows) -> Rows:
@@ -410,13 +422,26 @@ EVAL_POLICIES = (  # oldest first
         "a multinode eval per parallelism, at its highest concurrency (2026-06-19, #1850)",
         _evals_before_1850,
     ),
+    EvalPolicy(
+        "ba0296a39974c335a6ba3cdf851a51eee6e5cacd",
+        "agentic evals enabled again (2026-08-03, #2464; disabled from #2451, 2026-08-01)",
+        _no_agentic_eval_rows,
+        since="46282b382c309c034487f160937e6137bcaf94be",
+        evals_only=True,
+    ),
 )
 
 
 def older_evals(commit: Commit, commits: list[Commit]) -> EvalPolicy | None:
     """The eval policy in force at `commit`, when it is older than inferbench's."""
     at = {c.upstream: c.index for c in commits}
-    later = [p for p in EVAL_POLICIES if p.upstream in at and commit.index < at[p.upstream]]
+    later = [
+        p
+        for p in EVAL_POLICIES
+        if p.upstream in at
+        and commit.index < at[p.upstream]
+        and (not p.since or (p.since in at and at[p.since] <= commit.index))
+    ]
     return later[0] if later else None
 
 
@@ -577,7 +602,13 @@ def compare_sweep(
 def _older_policy(
     swept: dict[str, tuple[int, str, str]], policy: EvalPolicy
 ) -> dict[str, tuple[int, str, str]]:
-    """The default and --evals-only rows under an older eval policy, from --no-evals."""
+    """The default and --evals-only rows under an older eval policy, from --no-evals (or
+    inferbench's own --evals-only rows, for a policy that changed only those)."""
+    if policy.evals_only:
+        rc, out, err = swept["evals-only"]
+        if rc != 0:
+            return swept
+        return {**swept, "evals-only": (0, json.dumps(policy.older(json.loads(out))), err)}
     rows = policy.older(json.loads(swept["no-evals"][1]))
     evals = [{**row, "eval-only": True} for row in rows if row.get("run-eval")]
     return {
@@ -606,7 +637,11 @@ def _compare_mode(
     rows = as_older(json.loads(out), changes, mode, tree)
     problem = differences(run.jobs, [inferencex_view(row, fields) for row in rows])
     notes = [_older_note(changes)] if changes else []
-    if policy is not None and mode != "no-evals":
+    if (
+        policy is not None
+        and mode != "no-evals"
+        and (mode == "evals-only" or not policy.evals_only)
+    ):
         notes.append(f"eval marks by the policy before {policy.what}")
     status = "different" if problem else "equal"
     return Outcome(commit, status, len(run.jobs), problem or "; ".join(notes), mode)

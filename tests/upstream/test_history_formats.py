@@ -186,3 +186,24 @@ def test_an_entry_without_offloading_was_offload_none(tmp_path: Path) -> None:
     tree = _tree(tmp_path, MASTER.replace("offloading: none, ", ""))
     rows = history.as_older(_swept(tree, "--no-evals"), AFTER, "no-evals", tree)
     assert [inferencex_view(row, FIELDS) for row in rows] == EXPECTED
+
+
+def _commits(*upstreams: str) -> list[history.Commit]:
+    return [history.Commit(f"{i:040x}", u, "", False, "", i) for i, u in enumerate(upstreams)]
+
+
+def test_an_eval_policy_of_a_window_holds_only_inside_it() -> None:
+    """#2451 disabled agentic evals until #2464: a commit before #2451 is judged by the
+    policy after it (none here), one inside by the window's, one after by none."""
+    window = next(p for p in history.EVAL_POLICIES if p.since)
+    commits = _commits("before", window.since, "inside", window.upstream, "after")
+    assert history.older_evals(commits[0], commits) is None
+    assert history.older_evals(commits[1], commits) is window
+    assert history.older_evals(commits[2], commits) is window
+    assert history.older_evals(commits[4], commits) is None
+
+
+def test_the_window_drops_only_agentic_eval_rows() -> None:
+    window = next(p for p in history.EVAL_POLICIES if p.since)
+    rows = [{**_SN, "eval-only": True}, {"exp-name": "dsr1_8k1k", "eval-only": True}]
+    assert window.evals_only and window.older(rows) == rows[1:]
