@@ -82,9 +82,12 @@ def test_a_run_json_of_one_srt_slurm_checkout_still_resumes() -> None:
 def test_conflicting_flags_are_refused_by_name(tmp_path: Path) -> None:
     run = execute_run(_request(tmp_path, _deps(1), _healthy, filters={"max_conc": 2})).run
     info = load_saved_run(tmp_path / "runs", run.run_id).info
-    refuse_conflicts(info, {"backend": "local", "filters": {"max_conc": 2}, "retries": 0})
+    same = RunOptions(root=tmp_path, filters={"max_conc": 2})
+    refuse_conflicts(info, same, {"backend", "filters", "retries"})
+    other = RunOptions(root=tmp_path, engine=Engine.VLLM, retries=3, filters={"max_conc": 4})
+    refuse_conflicts(info, other, set())  # a setting not typed beside --resume is the run's
     with pytest.raises(InputError) as err:
-        refuse_conflicts(info, {"engine": str(Engine.VLLM), "filters": {"max_conc": 4}})
+        refuse_conflicts(info, other, {"engine", "filters"})
     text = err.value.render()
     assert "--engine 'vllm' (this run: None)" in text and "sweep filters" in text
     assert "run.json" in text and "--resume" in text
@@ -182,6 +185,7 @@ def test_engine_args_come_back_on_resume_and_others_are_refused(tmp_path: Path) 
     options = saved.options(tmp_path / "runs")
     assert tuple(options.plan.engine_args) == ("--enforce-eager",)
     assert dict(options.plan.engine_env) == {"VLLM_A": "1"}
-    refuse_conflicts(saved.info, {"engine_args": ["--enforce-eager"]})
+    refuse_conflicts(saved.info, started, {"engine_args", "engine_env"})
+    seeded = RunOptions(root=tmp_path, plan=PlanOptions(engine_args=("--seed", "1")))
     with pytest.raises(InputError, match="--engine-args"):
-        refuse_conflicts(saved.info, {"engine_args": ["--seed", "1"]})
+        refuse_conflicts(saved.info, seeded, {"engine_args"})

@@ -20,6 +20,7 @@ from inferbench.core.errors import InputError
 from inferbench.core.outcome import PointOutcome
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import Engine, Plan
+from inferbench.launch.planner import PlanOptions
 from inferbench.launch.resume import load_saved_run, refuse_conflicts
 from inferbench.launch.runner import RunEvents, RunSummary, execute_run
 from inferbench.launch.session import RunOptions, build_request
@@ -248,9 +249,10 @@ def test_the_clock_is_the_runs_own_setting(tmp_path: Path) -> None:
     summary = _run(_options(tree, runs), deps, RunEvents())
     info = load_saved_run(runs, summary.run.run_id).info
     assert info.settings.plan["sim_realtime"] is False
-    refuse_conflicts(info, {"sim_realtime": False})
+    refuse_conflicts(info, RunOptions(root=tree), {"sim_realtime"})
+    realtime = RunOptions(root=tree, plan=PlanOptions(sim_realtime=True))
     with pytest.raises(InputError, match="--sim-realtime True"):
-        refuse_conflicts(info, {"sim_realtime": True})
+        refuse_conflicts(info, realtime, {"sim_realtime"})
 
 
 @pytest.mark.slow

@@ -24,12 +24,14 @@ from inferbench.core.errors import InputError, Location
 from inferbench.core.outcome import Outcome, PointOutcome
 from inferbench.core.status import JobStatus
 from inferbench.launch.deployment import Deployment
-from inferbench.launch.plan import Backend, Engine, Plan
+from inferbench.launch.invocation import LaunchArgs, RunArgs, launch_options, run_options
+from inferbench.launch.plan import Backend, Plan
 from inferbench.launch.runner import RunEvents, RunRequest, RunSummary, execute_run
 from inferbench.launch.stop import StopRequest, graceful_sigint
 
 if TYPE_CHECKING:
-    from inferbench.matrix.filters import SweepFilters
+    from inferbench.config.project import Project
+    from inferbench.launch.session import RunOptions
 
 _console = Console(highlight=False, soft_wrap=True)
 _STATUS_STYLE = {JobStatus.COMPLETED: "green", JobStatus.POINTS_FAILED: "yellow"}
@@ -185,287 +187,162 @@ def exit_if_interrupted(summary: RunSummary, runs_dir: Path) -> None:
     raise typer.Exit(130)
 
 
-def _filter_dict(filters: SweepFilters) -> dict[str, object]:
-    """The filters as run.json keeps them: only those that narrow the sweep."""
-    return {k: v for k, v in filters.__dict__.items() if v not in (None, (), "all")}
-
-
 def _given(ctx: typer.Context) -> set[str]:
-    """The parameters typed on the command line (or set in the environment)."""
+    """The run settings typed on the command line (or set in the environment), by their
+    names in `launch.resume.SETTINGS`: any filter typed is "filters"."""
+    from inferbench.launch.resume import SETTINGS
+
     # by name: typer's context may come from its own copy of click, with its own enum
     typed = {"COMMANDLINE", "ENVIRONMENT"}
-    return {
+    names = {
         name
         for name in ctx.params
         if getattr(ctx.get_parameter_source(name), "name", None) in typed
     }
+    filters = {"filters"} if names & _FILTER_PARAMS else set()
+    return (names & SETTINGS.keys()) | filters
 
 
-_FILTER_PARAMS = {f.name for f in dataclasses.fields(FilterOptions)}
+_FILTER_PARAMS = {f.name for f in dataclasses.fields(FilterOptions)} | {
+    "no_evals",
+    "evals_only",
+    "all_evals",
+}
 _ROOT = typer.Option(Path("."), "--root", help="Benchmark tree (InferenceX layout).")
-_BACKEND = typer.Option(Backend.LOCAL, "--backend", help="Where jobs run.")
-_ENGINE = typer.Option(None, "--engine", help="Serve with this engine (sim: the simulator).")
-_CLUSTER = typer.Option(None, "--cluster", help="Catalog cluster (slurm/srtctl backends).")
-_ENGINE_ARGS = typer.Option(
-    "",
-    "--engine-args",
-    help="Extra server flags for a real engine, one shell-quoted string, appended after the "
-    "derived ones (so they win): --engine-args '--enforce-eager --max-num-seqs 64'.",
-)
-_ENGINE_ENV = typer.Option(
-    [], "--engine-env", help="NAME=VALUE for the engine server's environment (repeatable)."
-)
-_TREE_SCRIPT = typer.Option(
-    True,
-    "--tree-script/--no-tree-script",
-    help="Run single-node jobs through the tree's own benchmark script where it has one "
-    "(local backend, no --engine), as InferenceX does; --no-tree-script: inferbench's launch.",
-)
-_SIM_REALTIME = typer.Option(
-    False,
-    "--sim-realtime",
-    help="Serve the simulator's points in real time (`sim serve` and the load generator, for "
-    "testing clients) instead of on its own virtual clock (seconds for a whole curve).",
-)
-_SRTCTL_ROOT = typer.Option(
-    None, "--srtctl-root", help="srt-slurm checkout srtctl submits from (srtctl_root)."
-)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("run")
-    @with_options
-    def run_cmd(
-        ctx: typer.Context,
-        root: Path = _ROOT,
-        *,
-        filters: FilterOptions,
-        adaptive_flags: AdaptiveFlags,
-        backend: Backend = _BACKEND,
-        engine: Engine = _ENGINE,
-        cluster: str = _CLUSTER,
-        runs_dir: Path = typer.Option(
-            Path("runs"),
-            "--runs-dir",
-            parser=output_folder("--runs-dir"),
-            help="Where runs are kept.",
-        ),
-        resume: str = typer.Option(
-            None, "--resume", help="Continue this run id, with its own settings (run.json)."
-        ),
-        retries: int = typer.Option(0, "--retries", min=0, help="Retries on infra failures."),
-        fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first failure."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plans; run nothing."),
-        max_jobs: int = typer.Option(None, "--max-jobs", min=1, help="Run at most N jobs."),
-        max_prompts: int = typer.Option(None, "--max-prompts", min=1, help="Cap per point."),
-        repeats: int = typer.Option(
-            1, "--repeats", min=1, help="Measure each point N times (`results compare` pools)."
-        ),
-        srt_slurm: list[str] | None = SRT_SLURM,
-        srtctl_root: Path = _SRTCTL_ROOT,
-        no_evals: bool = typer.Option(False, "--no-evals", help="Run no evals."),
-        evals_only: bool = typer.Option(False, "--evals-only", help="Only the eval jobs."),
-        all_evals: bool = typer.Option(False, "--all-evals", help="Every eligible job evals."),
-        eval_task: str = typer.Option(
-            "gsm8k", "--eval-task", help="Task of the run-eval jobs: gsm8k | gpqa."
-        ),
-        eval_dataset: Path | None = typer.Option(
-            None, "--eval-dataset", help="Local eval data (else the Hugging Face cache)."
-        ),
-        eval_limit: int = typer.Option(
-            None, "--eval-limit", min=1, help="Eval only the first N questions (a smoke run)."
-        ),
-        duration: float = typer.Option(
-            None, "--duration", min=1, help="Agentic jobs: seconds per point (job: 3600)."
-        ),
-        request_timeout: float = typer.Option(
-            None,
-            "--request-timeout",
-            help="Seconds a request may take to answer in full before it fails (default 600;"
-            " a stalled server holds each point that long).",
-        ),
-        trace: Path = typer.Option(
-            None, "--trace", help="Agentic jobs: trace file or folder (default: synthetic)."
-        ),
-        synth: str = typer.Option("", "--synth", help="Agentic jobs: `traces synth` spec."),
-        engine_args: str = _ENGINE_ARGS,
-        engine_env: list[str] = _ENGINE_ENV,
-        tree_script: bool = _TREE_SCRIPT,
-        sim_realtime: bool = _SIM_REALTIME,
-    ) -> None:
-        """Run the sweep: plan each job, start its servers, drive its points, keep results.
+    app.command("run")(run_cmd)
+    app.command("plan")(plan_cmd)
+    app.command("demo")(demo_cmd)
 
-        Jobs served by the simulator (--engine sim) run on its virtual clock: each point is
-        its estimate, written as a measured point's result file, with no server to wait on.
-        Ctrl-C stops after the current point (twice: at once); `--resume RUN-ID` continues
-        the run with the settings it was started with. `--adaptive` measures only the
-        points that can move the throughput-interactivity frontier (docs/adaptive.md)."""
 
-        from inferbench.config.project import load_project
-        from inferbench.evals.spec import task_info
-        from inferbench.launch.planner import PlanOptions
-        from inferbench.launch.resume import load_saved_run, refuse_conflicts
-        from inferbench.launch.session import RunOptions, build_request
+@with_options
+def run_cmd(
+    ctx: typer.Context,
+    root: Path = _ROOT,
+    *,
+    filters: FilterOptions,
+    adaptive_flags: AdaptiveFlags,
+    launch: LaunchArgs,
+    srt_slurm: list[str] | None = SRT_SLURM,
+    args: RunArgs,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plans; run nothing."),
+    no_evals: bool = typer.Option(False, "--no-evals", help="Run no evals."),
+    evals_only: bool = typer.Option(False, "--evals-only", help="Only the eval jobs."),
+    all_evals: bool = typer.Option(False, "--all-evals", help="Every eligible job evals."),
+) -> None:
+    """Run the sweep: plan each job, start its servers, drive its points, keep results.
+
+    Jobs served by the simulator (--engine sim) run on its virtual clock: each point is
+    its estimate, written as a measured point's result file, with no server to wait on.
+    Ctrl-C stops after the current point (twice: at once); `--resume RUN-ID` continues
+    the run with the settings it was started with. `--adaptive` measures only the
+    points that can move the throughput-interactivity frontier (docs/adaptive.md)."""
+    from inferbench.launch.session import build_request
+    from inferbench.sim.points import open_job
+
+    sweep_filters = filters.sweep_filters(evals=eval_mode(no_evals, evals_only, all_evals))
+    adaptive = adaptive_flags.options().as_dict() if adaptive_flags.adaptive else None
+    sources = tuple(srt_slurm or ())
+    options = run_options(root, launch, args, sweep_filters, sources, adaptive)
+    if args.resume:
+        options, project, deployments = _resumed(ctx, args, options, adaptive_flags.adaptive)
+    else:
         from inferbench.launch.sweep import load_deployments
-        from inferbench.sim.points import open_job
 
-        if resume:
-            saved = load_saved_run(runs_dir, resume)
-            typed = _given(ctx)
-            asked: dict[str, object] = {
-                "root": str(root.resolve()),
-                "backend": str(backend),
-                "engine": str(engine) if engine else None,
-                "cluster": cluster,
-                "retries": retries,
-                "fail_fast": fail_fast,
-                "max_jobs": max_jobs,
-                "max_prompts": max_prompts,
-                "repeats": repeats,
-                "request_timeout": request_timeout,
-                "engine_args": list(_split_args(engine_args)),
-                "engine_env": _env_pairs(engine_env),
-                "sim_realtime": sim_realtime,
-            }
-            given = {k: v for k, v in asked.items() if k in typed}
-            if typed & (_FILTER_PARAMS | {"no_evals", "evals_only", "all_evals"}):
-                evals = eval_mode(no_evals, evals_only, all_evals)
-                given["filters"] = _filter_dict(filters.sweep_filters(evals=evals))
-            refuse_conflicts(saved.info, given)
-            options = saved.options(runs_dir, srt_slurm=srt_slurm or (), srtctl_root=srtctl_root)
-            _refuse_adaptive_flag(adaptive_flags.adaptive, options.adaptive, resume)
-            project = load_project(options.root)
-            deployments = saved.deployments
-        else:
-            sweep_filters = filters.sweep_filters(evals=eval_mode(no_evals, evals_only, all_evals))
-            project, deployments = load_deployments(root, sweep_filters)
-            options = RunOptions(
-                root=root,
-                backend=backend,
-                engine=engine,
-                runs_dir=runs_dir,
-                retries=retries,
-                fail_fast=fail_fast,
-                max_jobs=max_jobs,
-                cluster=cluster,
-                plan=PlanOptions(
-                    max_prompts=max_prompts,
-                    request_timeout_s=_request_timeout(request_timeout),
-                    repeats=repeats,
-                    eval_task=task_info(eval_task).name,
-                    eval_dataset=str(eval_dataset.resolve()) if eval_dataset else None,
-                    eval_limit=eval_limit,
-                    srtctl_root=_abs(srtctl_root),
-                    recipe_concurrencies=not sweep_filters.picks_concurrencies,
-                    agentic_duration_s=duration,
-                    trace=str(trace.resolve()) if trace else None,
-                    synth=synth,
-                    engine_args=_split_args(engine_args),
-                    engine_env=_env_pairs(engine_env),
-                    tree_script=tree_script,
-                    sim_realtime=sim_realtime,
-                ),
-                filters=_filter_dict(sweep_filters),
-                srt_slurm=tuple(srt_slurm or ()),
-                adaptive=adaptive_flags.options().as_dict() if adaptive_flags.adaptive else None,
-            )
-        request = build_request(
-            options, project, deployments, preview=dry_run, stop=StopRequest(), simulator=open_job
-        )
-        if options.backend is Backend.SRTCTL:
-            from inferbench.launch.srtplan import eval_gap
-
-            gap = eval_gap(request.deployments, options.plan, Path(options.root))
-            if gap:
-                Console(stderr=True, highlight=False, soft_wrap=True).print(
-                    f"[yellow]warning:[/] {gap}"
-                )
-        if options.adaptive is not None:
-            _run_adaptive(request, options.adaptive, runs_dir, adaptive_flags.all_points, dry_run)
-            return
-        if dry_run:
-            if _print_plans(request):
-                raise typer.Exit(1)
-            return
-        summary = run_with_progress(request)
-        render_summary(summary)
-        exit_if_interrupted(summary, runs_dir)
-        if not summary.ok:
+        project, deployments = load_deployments(root, sweep_filters)
+    request = build_request(
+        options, project, deployments, preview=dry_run, stop=StopRequest(), simulator=open_job
+    )
+    _warn_eval_gap(request, options)
+    if options.adaptive is not None:
+        _run_adaptive(request, options.adaptive, args.runs_dir, adaptive_flags.all_points, dry_run)
+        return
+    if dry_run:
+        if _print_plans(request):
             raise typer.Exit(1)
+        return
+    summary = run_with_progress(request)
+    render_summary(summary)
+    exit_if_interrupted(summary, args.runs_dir)
+    if not summary.ok:
+        raise typer.Exit(1)
 
-    @app.command("plan")
-    @with_options
-    def plan_cmd(
-        ctx: typer.Context,
-        selector: str | None = typer.Argument(
-            None,
-            metavar="SELECTOR",
-            help="Config-key glob or fingerprint prefix (optional with --adaptive).",
-        ),
-        root: Path = _ROOT,
-        *,
-        filters: FilterOptions,
-        adaptive_flags: AdaptiveFlags,
-        backend: Backend = _BACKEND,
-        engine: Engine = _ENGINE,
-        cluster: str = _CLUSTER,
-        srt_slurm: list[str] | None = SRT_SLURM,
-        srtctl_root: Path = _SRTCTL_ROOT,
-        fmt: str = typer.Option(
-            "text", "--format", help="text, or json: the plans as one JSON list."
-        ),
-        engine_args: str = _ENGINE_ARGS,
-        engine_env: list[str] = _ENGINE_ENV,
-        tree_script: bool = _TREE_SCRIPT,
-        sim_realtime: bool = _SIM_REALTIME,
-    ) -> None:
-        """Print the deployment plans of the selected jobs (nothing runs); exit 1 when one
-        of them cannot be planned. `--adaptive`: what an adaptive run would measure first,
-        every point's prediction with its interval, and the projected sweep."""
-        from inferbench.launch.planner import PlanOptions
-        from inferbench.launch.session import RunOptions, build_request
-        from inferbench.launch.sweep import load_deployments, select
 
-        _check_plan_args(ctx, fmt, selector, adaptive_flags.adaptive)
-        sweep_filters = filters.sweep_filters()
-        project, deployments = load_deployments(root, sweep_filters, selector)
-        if adaptive_flags.adaptive:
-            chosen = select(deployments, selector) if selector else deployments
-            _plan_adaptive(chosen, adaptive_flags)
-            return
-        assert selector is not None  # checked before the tree was read
-        chosen = select(deployments, selector)
-        options = RunOptions(
-            root=root,
-            backend=backend,
-            engine=engine,
-            cluster=cluster,
-            srt_slurm=tuple(srt_slurm or ()),
-            plan=PlanOptions(
-                srtctl_root=_abs(srtctl_root),
-                recipe_concurrencies=not sweep_filters.picks_concurrencies,
-                engine_args=_split_args(engine_args),
-                engine_env=_env_pairs(engine_env),
-                tree_script=tree_script,
-                sim_realtime=sim_realtime,
-            ),
-        )
-        request = build_request(options, project, chosen, preview=True)
-        if _print_plans(request, as_json=fmt == "json"):
-            raise typer.Exit(1)
+def _resumed(
+    ctx: typer.Context, args: RunArgs, asked: RunOptions, adaptive: bool
+) -> tuple[RunOptions, Project, list[Deployment]]:
+    """`--resume`: the run's own options (a flag typed beside it that disagrees is refused),
+    its tree and the deployments it was started with."""
+    from inferbench.config.project import load_project
+    from inferbench.launch.resume import load_saved_run, resume_options
 
-    @app.command("demo")
-    def demo_cmd(
-        runs_dir: Path = typer.Option(
-            Path("runs"),
-            "--runs-dir",
-            parser=output_folder("--runs-dir"),
-            help="Where runs are kept.",
-        ),
-        root: Path = typer.Option(None, "--root", help="Tree to demo (default: examples/)."),
-    ) -> None:
-        """The main job: check examples/, run a small sweep on the simulator, store, report."""
-        _demo(root, runs_dir)
+    assert args.resume is not None
+    saved = load_saved_run(args.runs_dir, args.resume)
+    options = resume_options(saved, asked, _given(ctx))
+    _refuse_adaptive_flag(adaptive, options.adaptive, args.resume)
+    return options, load_project(options.root), saved.deployments
+
+
+def _warn_eval_gap(request: RunRequest, options: RunOptions) -> None:
+    if options.backend is not Backend.SRTCTL:
+        return
+    from inferbench.launch.srtplan import eval_gap
+
+    gap = eval_gap(request.deployments, options.plan, Path(options.root))
+    if gap:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]warning:[/] {gap}")
+
+
+@with_options
+def plan_cmd(
+    ctx: typer.Context,
+    selector: str | None = typer.Argument(
+        None,
+        metavar="SELECTOR",
+        help="Config-key glob or fingerprint prefix (optional with --adaptive).",
+    ),
+    root: Path = _ROOT,
+    *,
+    filters: FilterOptions,
+    adaptive_flags: AdaptiveFlags,
+    launch: LaunchArgs,
+    srt_slurm: list[str] | None = SRT_SLURM,
+    fmt: str = typer.Option("text", "--format", help="text, or json: the plans as one JSON list."),
+) -> None:
+    """Print the deployment plans of the selected jobs (nothing runs); exit 1 when one
+    of them cannot be planned. `--adaptive`: what an adaptive run would measure first,
+    every point's prediction with its interval, and the projected sweep."""
+    from inferbench.launch.session import build_request
+    from inferbench.launch.sweep import load_deployments, select
+
+    _check_plan_args(ctx, fmt, selector, adaptive_flags.adaptive)
+    sweep_filters = filters.sweep_filters()
+    project, deployments = load_deployments(root, sweep_filters, selector)
+    if adaptive_flags.adaptive:
+        chosen = select(deployments, selector) if selector else deployments
+        _plan_adaptive(chosen, adaptive_flags)
+        return
+    assert selector is not None  # checked before the tree was read
+    chosen = select(deployments, selector)
+    options = launch_options(root, launch, sweep_filters, tuple(srt_slurm or ()))
+    request = build_request(options, project, chosen, preview=True)
+    if _print_plans(request, as_json=fmt == "json"):
+        raise typer.Exit(1)
+
+
+def demo_cmd(
+    runs_dir: Path = typer.Option(
+        Path("runs"),
+        "--runs-dir",
+        parser=output_folder("--runs-dir"),
+        help="Where runs are kept.",
+    ),
+    root: Path = typer.Option(None, "--root", help="Tree to demo (default: examples/)."),
+) -> None:
+    """The main job: check examples/, run a small sweep on the simulator, store, report."""
+    _demo(root, runs_dir)
 
 
 def _demo(root: Path | None, runs_dir: Path) -> None:
@@ -601,57 +478,6 @@ def _run_adaptive(
         )
         _console.print(f"resume it with: {command}", markup=False)
         raise typer.Exit(130)
-
-
-def _split_args(text: str) -> tuple[str, ...]:
-    import shlex
-
-    try:
-        return tuple(shlex.split(text))
-    except ValueError as exc:
-        raise typer.BadParameter(
-            f"{exc} in {text!r}; quote each flag as a shell would", param_hint="--engine-args"
-        ) from None
-
-
-def _env_pairs(items: list[str]) -> dict[str, str]:
-    from inferbench.core.redact import looks_secret
-
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.isidentifier():
-            raise typer.BadParameter(
-                f"{item!r} is not NAME=VALUE (e.g. VLLM_CPU_KVCACHE_SPACE=4)",
-                param_hint="--engine-env",
-            )
-        if looks_secret(name):
-            raise typer.BadParameter(
-                f"{name} looks like a secret, and run.json keeps --engine-env values; export it"
-                " in the environment instead (the server inherits it)",
-                param_hint="--engine-env",
-            )
-        out[name] = value
-    return out
-
-
-def _request_timeout(seconds: float | None) -> float | None:
-    from inferbench.core.errors import InputError, Location
-
-    if seconds is not None and not 0 < seconds <= MAX_REQUEST_TIMEOUT_S:  # NaN too
-        raise InputError(
-            f"must be above 0 and at most {MAX_REQUEST_TIMEOUT_S:g} seconds, got {seconds:g}",
-            location=Location(key="--request-timeout"),
-            hint="give the seconds one request may take, e.g. --request-timeout 120",
-        )
-    return seconds
-
-
-MAX_REQUEST_TIMEOUT_S = 86_400.0  # a day: past it a value is a typo, not a timeout
-
-
-def _abs(path: Path | None) -> str | None:
-    return None if path is None else str(path.resolve())
 
 
 def _print_plans(request: RunRequest, as_json: bool = False) -> int:

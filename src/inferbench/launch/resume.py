@@ -10,10 +10,9 @@ two experiments in one run.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from inferbench.config.srt_slurm_refs import absolute_source
 from inferbench.core.errors import InputError, Location
@@ -25,22 +24,29 @@ from inferbench.launch.planner import PlanOptions
 from inferbench.launch.rundir import RunDir, read_run_info, run_dir
 from inferbench.launch.session import RunOptions
 
-# The settings a flag can give, as run.json keeps them, and the flag that gives each.
-FLAGS = {
-    "root": "--root",
-    "backend": "--backend",
-    "engine": "--engine",
-    "cluster": "--cluster",
-    "filters": "the sweep filters",
-    "retries": "--retries",
-    "fail_fast": "--fail-fast",
-    "max_jobs": "--max-jobs",
-    "max_prompts": "--max-prompts",
-    "repeats": "--repeats",
-    "request_timeout": "--request-timeout",
-    "engine_args": "--engine-args",
-    "engine_env": "--engine-env",
-    "sim_realtime": "--sim-realtime",
+
+@dataclass(frozen=True)
+class _Setting:
+    flag: str  # the flag that gives it, as a message names it
+    value: Callable[[RunOptions], object]  # where RunOptions holds it, as run.json keeps it
+
+
+# The settings a flag can give: a resume refuses a flag that changes one (in this order).
+SETTINGS = {
+    "root": _Setting("--root", lambda o: str(Path(o.root).resolve())),
+    "backend": _Setting("--backend", lambda o: str(o.backend)),
+    "engine": _Setting("--engine", lambda o: str(o.engine) if o.engine else None),
+    "cluster": _Setting("--cluster", lambda o: o.cluster),
+    "retries": _Setting("--retries", lambda o: o.retries),
+    "fail_fast": _Setting("--fail-fast", lambda o: o.fail_fast),
+    "max_jobs": _Setting("--max-jobs", lambda o: o.max_jobs),
+    "max_prompts": _Setting("--max-prompts", lambda o: o.plan.max_prompts),
+    "repeats": _Setting("--repeats", lambda o: o.plan.repeats),
+    "request_timeout": _Setting("--request-timeout", lambda o: o.plan.request_timeout_s),
+    "engine_args": _Setting("--engine-args", lambda o: list(o.plan.engine_args)),
+    "engine_env": _Setting("--engine-env", lambda o: dict(o.plan.engine_env)),
+    "sim_realtime": _Setting("--sim-realtime", lambda o: o.plan.sim_realtime),
+    "filters": _Setting("the sweep filters", lambda o: o.filters),
 }
 
 
@@ -60,27 +66,35 @@ class SavedRun:
         """The RunOptions the run was started with, resuming it. `srt_slurm` / `srtctl_root`
         given replace the saved ones (where the sources are, not what runs: they may have
         moved); not given, the saved ones stay."""
-        info, settings = self.info, self.info.settings
-        plan = PlanOptions(**settings.plan)
+        options = options_of(self.info, runs_dir)
         if srtctl_root is not None:
-            plan = replace(plan, srtctl_root=str(srtctl_root.resolve()))
-        return RunOptions(
-            root=Path(info.root),
-            backend=Backend(info.backend),
-            engine=Engine(info.engine) if info.engine else None,
-            runs_dir=runs_dir,
-            resume=info.run_id,
-            retries=settings.retries,
-            fail_fast=settings.fail_fast,
-            max_jobs=settings.max_jobs,
-            cluster=info.cluster,
-            plan=plan,
-            local=LocalOptions(**settings.local),
-            slurm_poll_s=settings.slurm_poll_s,
-            filters=dict(info.filters),
-            srt_slurm=tuple(absolute_source(s) for s in srt_slurm) or settings.srt_slurm,
-            adaptive=settings.adaptive,
-        )
+            plan = replace(options.plan, srtctl_root=str(srtctl_root.resolve()))
+            options = replace(options, plan=plan)
+        if srt_slurm:
+            options = replace(options, srt_slurm=tuple(absolute_source(s) for s in srt_slurm))
+        return options
+
+
+def options_of(info: RunInfo, runs_dir: Path = Path("runs")) -> RunOptions:
+    """The RunOptions run.json says the run was started with (resuming it)."""
+    settings = info.settings
+    return RunOptions(
+        root=Path(info.root),
+        backend=Backend(info.backend),
+        engine=Engine(info.engine) if info.engine else None,
+        runs_dir=runs_dir,
+        resume=info.run_id,
+        retries=settings.retries,
+        fail_fast=settings.fail_fast,
+        max_jobs=settings.max_jobs,
+        cluster=info.cluster,
+        plan=PlanOptions(**settings.plan),
+        local=LocalOptions(**settings.local),
+        slurm_poll_s=settings.slurm_poll_s,
+        filters=dict(info.filters),
+        srt_slurm=settings.srt_slurm,
+        adaptive=settings.adaptive,
+    )
 
 
 def _deployments(run: RunDir) -> list[Deployment]:
@@ -111,42 +125,36 @@ def load_saved_run(runs_dir: Path, run_id: str) -> SavedRun:
     return SavedRun(run=run, info=info, deployments=_deployments(run))
 
 
-def _saved(info: RunInfo) -> dict[str, Any]:
-    return {
-        "root": info.root,
-        "backend": info.backend,
-        "engine": info.engine,
-        "cluster": info.cluster,
-        "filters": info.filters,
-        "retries": info.settings.retries,
-        "fail_fast": info.settings.fail_fast,
-        "max_jobs": info.settings.max_jobs,
-        "max_prompts": info.settings.plan.get("max_prompts"),
-        "repeats": info.settings.plan.get("repeats", 1),
-        "request_timeout": info.settings.plan.get("request_timeout_s"),
-        "engine_args": list(info.settings.plan.get("engine_args") or ()),
-        "engine_env": dict(info.settings.plan.get("engine_env") or {}),
-        "sim_realtime": bool(info.settings.plan.get("sim_realtime", False)),
-    }
-
-
 def _plain(value: object) -> object:
     """JSON's view of a value (tuples are lists, enums their strings), to compare with run.json."""
     return json.loads(json.dumps(value, default=str))
 
 
-def refuse_conflicts(info: RunInfo, given: Mapping[str, object]) -> None:
-    """InputError naming every setting in `given` (the flags typed beside --resume, in
-    run.json's terms) that disagrees with the run's own."""
-    saved = _saved(info)
-    unknown = sorted(set(given) - set(saved))
+def resume_options(saved: SavedRun, asked: RunOptions, given: Collection[str]) -> RunOptions:
+    """The run's own options, once none of the settings in `given` (typed beside --resume)
+    changes one. The srt-slurm sources and srtctl root `asked` names replace the saved ones
+    (they say where the sources are now, not what runs)."""
+    refuse_conflicts(saved.info, asked, given)
+    srtctl_root = asked.plan.srtctl_root
+    return saved.options(
+        asked.runs_dir,
+        srt_slurm=asked.srt_slurm,
+        srtctl_root=Path(srtctl_root) if srtctl_root is not None else None,
+    )
+
+
+def refuse_conflicts(info: RunInfo, asked: RunOptions, given: Collection[str]) -> None:
+    """InputError naming every setting in `given` (those the flags typed beside --resume
+    set, by their SETTINGS names) where `asked` disagrees with the run's own."""
+    unknown = sorted(set(given) - set(SETTINGS))
     if unknown:
         raise ValueError(f"not run settings: {unknown}")
-    wrong = [
-        f"{FLAGS[name]} {_plain(value)!r} (this run: {_plain(saved[name])!r})"
-        for name, value in given.items()
-        if _plain(value) != _plain(saved[name])
-    ]
+    saved = options_of(info)
+    wrong = []
+    for name, setting in SETTINGS.items():
+        want, have = _plain(setting.value(asked)), _plain(setting.value(saved))
+        if name in given and want != have:
+            wrong.append(f"{setting.flag} {want!r} (this run: {have!r})")
     if wrong:
         raise InputError(
             f"--resume {info.run_id} takes every setting from its run.json; these differ: "
