@@ -27,6 +27,7 @@ from inferbench.core.fsio import atomic_write_bytes
 from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
 from inferbench.results.dburl import store_url
 from inferbench.sim.request import DeploymentRequest, build_deployment, sweep_budget
+from inferbench.sim.serve_options import ServeOptions
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import SimDeployment
@@ -491,77 +492,13 @@ def calibrate_cmd(
 
 @sim_app.command("serve")
 @with_options
-def serve_cmd(
-    deployment: DeploymentOptions,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
-    port: int = typer.Option(8000, "--port", help="Port (0 picks a free one and prints it)."),
-    record_sends: Path | None = typer.Option(
-        None,
-        "--record-sends",
-        parser=output_file("--record-sends"),
-        help="JSONL of chunk send times.",
-    ),
-    fault_error_rate: float = typer.Option(
-        0.0, "--fault-error-rate", help="Share of requests answered 500."
-    ),
-    fault_stall_rate: float = typer.Option(
-        0.0, "--fault-stall-rate", help="Share of streams that stall."
-    ),
-    fault_drop_rate: float = typer.Option(
-        0.0, "--fault-drop-rate", help="Share of streams dropped mid-way."
-    ),
-    fault_empty_rate: float = typer.Option(
-        0.0, "--fault-empty-rate", help="Share of requests answered with no generated token."
-    ),
-    slow_start: float = typer.Option(
-        0.0, "--slow-start", help="Seconds before /health answers 200."
-    ),
-    crash_after: int | None = typer.Option(
-        None, "--crash-after", help="Exit after N finished requests."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the fault draws."),
-    step_time_factor: float = typer.Option(
-        1.0,
-        "--step-time-factor",
-        min=0.01,
-        max=100.0,
-        help="Every engine step takes this times as long (1.1: a 10% slower engine).",
-    ),
-) -> None:
+def serve_cmd(deployment: DeploymentOptions, options: ServeOptions) -> None:
     """Serve the simulated engine over HTTP (OpenAI completions/chat, /health, /metrics)."""
-    from inferbench.bench.arguments import validated
-    from inferbench.sim.server import ServeOptions, serve_until_stopped
+    from inferbench.sim.server import serve_until_stopped
 
     dep = build_deployment(deployment.request(), serving=True)
     for warning in dep.warnings:
         sys.stderr.write(f"inferbench sim: warning: {warning}\n")
-    options = validated(
-        ServeOptions,
-        {
-            "": "--port",
-            "host": "--host",
-            "port": "--port",
-            "record_sends": "--record-sends",
-            "fault_error_rate": "--fault-error-rate",
-            "fault_stall_rate": "--fault-stall-rate",
-            "fault_drop_rate": "--fault-drop-rate",
-            "fault_empty_rate": "--fault-empty-rate",
-            "slow_start_s": "--slow-start",
-            "crash_after": "--crash-after",
-            "seed": "--seed",
-        },
-        host=host,
-        port=port,
-        record_sends=record_sends,
-        fault_error_rate=fault_error_rate,
-        fault_stall_rate=fault_stall_rate,
-        fault_drop_rate=fault_drop_rate,
-        fault_empty_rate=fault_empty_rate,
-        slow_start_s=slow_start,
-        crash_after=crash_after,
-        seed=seed,
-        step_time_factor=step_time_factor,
-    )
     _raise_fd_limit()
 
     async def main() -> None:

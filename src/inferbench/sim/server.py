@@ -17,15 +17,12 @@ import random
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import orjson
 from aiohttp import web
-from pydantic import Field
 
 from inferbench.core.fsio import atomic_write_bytes
-from inferbench.core.model import FrozenModel
 from inferbench.sim import protocol as proto
 from inferbench.sim.build import build_cluster
 from inferbench.sim.cache_metrics import render_cache_metrics
@@ -34,24 +31,7 @@ from inferbench.sim.driver import RealTimeDriver
 from inferbench.sim.metrics import ServerMetrics
 from inferbench.sim.prefix import token_block_hashes
 from inferbench.sim.scheduler import Seq
-
-
-class ServeOptions(FrozenModel):
-    """How the simulated server listens and which faults it injects."""
-
-    host: str = "127.0.0.1"
-    port: int = Field(8000, ge=0, le=65535)
-    fault_error_rate: float = Field(0.0, ge=0, le=1)  # answer 500 at once
-    fault_stall_rate: float = Field(0.0, ge=0, le=1)  # stop sending after the first chunk
-    fault_drop_rate: float = Field(0.0, ge=0, le=1)  # close the connection mid-stream
-    # answer at once, successfully, with no generated token (a disaggregated deployment
-    # whose KV transfer failed looks like this to a client: NVIDIA/srt-slurm#429)
-    fault_empty_rate: float = Field(0.0, ge=0, le=1)
-    slow_start_s: float = Field(0.0, ge=0)  # /health is 503 until this has elapsed
-    crash_after: int | None = Field(None, ge=1)  # exit the process after N finished requests
-    record_sends: Path | None = None
-    seed: int = 0
-    step_time_factor: float = Field(1.0, gt=0)  # every engine step this times as long
+from inferbench.sim.serve_options import ServeOptions
 
 
 @dataclass(slots=True, eq=False)
