@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import signal
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,7 +22,7 @@ from inferbench.cli.fit import KEEP, Col, print_table
 from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted, working
-from inferbench.core.errors import InputError, Location
+from inferbench.core.errors import InputError
 from inferbench.core.fsio import atomic_write_bytes
 from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
 from inferbench.results.dburl import store_url
@@ -30,7 +30,9 @@ from inferbench.sim.request import DeploymentRequest, build_deployment, sweep_bu
 from inferbench.sim.serve_options import ServeOptions
 
 if TYPE_CHECKING:
+    from inferbench.sim.calibrate import FitReport, MeasuredPoint
     from inferbench.sim.deployment import SimDeployment
+    from inferbench.sim.holdout import GroupBy, HeldOutError
     from inferbench.sim.summary import EstimatePoint
     from inferbench.sim.topologies import TopologyPoint
 
@@ -402,7 +404,23 @@ def _sweep_row(p: TopologyPoint) -> tuple[str, ...]:
     )
 
 
+@dataclass(frozen=True)
+class StoreFilter:
+    """Which of the store's points `sim calibrate --db` fits."""
+
+    model_prefix: Annotated[
+        str | None,
+        typer.Option(
+            "--model-prefix", help="Store filter: model prefix (InferenceX's, e.g. dsr1)."
+        ),
+    ] = None
+    hardware: Annotated[str | None, typer.Option("--hardware", help="Store filter.")] = None
+    framework: Annotated[str | None, typer.Option("--framework", help="Store filter.")] = None
+    precision: Annotated[str | None, typer.Option("--precision", help="Store filter.")] = None
+
+
 @sim_app.command("calibrate")
+@with_options
 def calibrate_cmd(
     points: Path | None = typer.Argument(
         None, help="Points file: deployments (sweep jobs) with measured figures or result files."
@@ -416,12 +434,8 @@ def calibrate_cmd(
         callback=lambda v: None if v is None else store_url(v),
         help="Read measured points from this results database (URL or SQLite path) instead.",
     ),
-    model_prefix: str | None = typer.Option(
-        None, "--model-prefix", help="Store filter: model prefix (InferenceX's, e.g. dsr1)."
-    ),
-    hardware: str | None = typer.Option(None, "--hardware", help="Store filter."),
-    framework: str | None = typer.Option(None, "--framework", help="Store filter."),
-    precision: str | None = typer.Option(None, "--precision", help="Store filter."),
+    *,
+    where: StoreFilter,
     loo: bool = typer.Option(True, "--loo/--no-loo", help="Also report leave-one-out error."),
     holdout_by: list[str] = typer.Option(
         [],
@@ -434,28 +448,17 @@ def calibrate_cmd(
     file for `sim estimate --calibration` and `sim serve --calibration`."""
     from inferbench.core.fsio import write_output
     from inferbench.results.calibration_points import points_from_store
-    from inferbench.sim.calibrate import METRICS, dump_calibration, evaluate, load_points
-    from inferbench.sim.holdout import GROUP_BYS, GroupBy, holdout, prepare
+    from inferbench.sim.calibrate import dump_calibration, evaluate, load_points
+    from inferbench.sim.holdout import group_by, holdout, prepare
 
-    bys: list[GroupBy] = []
-    for by in holdout_by:
-        grouping = next((g for g in GROUP_BYS if g == by and g != "point"), None)
-        if grouping is None:
-            raise InputError(
-                f"--holdout {by!r} is not a grouping",
-                location=Location(key="--holdout"),
-                hint="use gpu, engine or gpu-engine",
-            )
-        bys.append(grouping)
+    bys = [group_by(by) for by in holdout_by]
     if (points is None) == (store is None):
         raise InputError("give a points file or --db URL (one of them)")
     if points is not None:
         measured = load_points(points)
     else:
         assert store is not None
-        filters = {"model_prefix": model_prefix, "hardware": hardware,
-                   "framework": framework, "precision": precision}  # fmt: skip
-        measured = points_from_store(store, **filters)
+        measured = points_from_store(store, **dataclasses.asdict(where))
     console = Console(highlight=False, stderr=True)
     progress = console.print if sys.stderr.isatty() else None
     prep = prepare(measured, progress)
@@ -464,7 +467,21 @@ def calibrate_cmd(
         by: {e.name: e for e in holdout(measured, by, prepared=prep, progress=progress).errors}
         for by in bys
     }
-    cal, fitted, held_out = report.calibration, report.predictions, report.loo
+    Console(highlight=False).print(_fit_table(measured, report, groups))
+    cal = report.calibration
+    write_output(output, dump_calibration(cal).encode(), "--output")
+    Console(highlight=False).print(f"wrote {output} ({len(cal.entries)} entries)", markup=False)
+
+
+def _fit_table(
+    measured: Sequence[MeasuredPoint],
+    report: FitReport,
+    groups: Mapping[GroupBy, Mapping[str, HeldOutError]],
+) -> Table:
+    """Each point's metrics: measured, fitted, left out (LOO) and held out by group."""
+    from inferbench.sim.calibrate import METRICS
+
+    fitted, held_out = report.predictions, report.loo
     table = Table(
         "point", "metric", "measured", "fit", "fit err", "LOO", "LOO err",
         *(f"out by {by} err" for by in groups),
@@ -485,9 +502,7 @@ def calibrate_cmd(
                 err = errors[pt.name].error(metric) if metric != "ttft_ms" else None
                 row.append("" if err is None else f"{err:+.0%}")
             table.add_row(*row)
-    Console(highlight=False).print(table)
-    write_output(output, dump_calibration(cal).encode(), "--output")
-    Console(highlight=False).print(f"wrote {output} ({len(cal.entries)} entries)", markup=False)
+    return table
 
 
 @sim_app.command("serve")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from inferbench.core.errors import InputError, Location
 from inferbench.sim.calibrate import (
     MeasuredPoint,
     Prediction,
@@ -32,6 +33,18 @@ from inferbench.sim.deployment import SimDeployment
 GroupBy = Literal["point", "gpu", "engine", "gpu-engine"]
 GROUP_BYS: tuple[GroupBy, ...] = ("point", "gpu", "engine", "gpu-engine")
 HELD_METRICS = ("tok_s_gpu", "interactivity")
+
+
+def group_by(text: str) -> GroupBy:
+    """A grouping `--holdout` names (every one but the single point, which LOO reports)."""
+    grouping = next((g for g in GROUP_BYS if g == text and g != "point"), None)
+    if grouping is None:
+        raise InputError(
+            f"--holdout {text!r} is not a grouping",
+            location=Location(key="--holdout"),
+            hint="use gpu, engine or gpu-engine",
+        )
+    return grouping
 
 
 @dataclass(frozen=True)
