@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -14,6 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from inferbench.cli.fit import KEEP, Col, print_table
+from inferbench.cli.options import with_options
 from inferbench.cli.outputs import output_file
 from inferbench.core.errors import InputError, Location
 from inferbench.results.dburl import store_url
@@ -26,7 +28,9 @@ from inferbench.results.store import (
 )
 
 if TYPE_CHECKING:
+    from inferbench.results.compare import Comparison
     from inferbench.results.evalcompare import EvalComparison
+    from inferbench.results.noise import NoiseModel
 
 results_app = typer.Typer(
     help="Store, list, export and compare benchmark results.", no_args_is_help=True
@@ -329,6 +333,47 @@ def _refuse_empty_export(count: int, what: str, run: str | None, tag: str | None
     )
 
 
+@dataclass(frozen=True)
+class NoiseFlags:
+    """How sure `results compare` must be before it calls a change."""
+
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="of each change's bootstrap interval (two-sided)")
+    ] = 0.95
+    min_samples: Annotated[
+        int,
+        typer.Option(
+            "--min-samples", min=2, help="requests a side needs for a metric to be judged"
+        ),
+    ] = 30
+    resamples: Annotated[
+        int,
+        typer.Option("--resamples", min=100, max=100_000, help="bootstrap draws (seeded)"),
+    ] = 1000
+
+    def model(self) -> NoiseModel:
+        from inferbench.results.noise import NoiseModel
+
+        return NoiseModel(
+            confidence=self.confidence, min_samples=self.min_samples, resamples=self.resamples
+        )
+
+
+@dataclass(frozen=True)
+class AccuracyRule:
+    """When an accuracy drop is a regression."""
+
+    accuracy_z: Annotated[
+        float,
+        typer.Option("--accuracy-z", help="an accuracy drop beyond z x stderr is a regression"),
+    ] = 1.96
+    accuracy_drop: Annotated[
+        float | None,
+        typer.Option("--accuracy-drop", help="instead: an absolute score drop (e.g. 0.02)"),
+    ] = None
+
+
+@with_options
 def compare(
     base: str = typer.Argument(
         ...,
@@ -343,15 +388,8 @@ def compare(
         help="tolerance: a change is a regression only when its whole confidence interval "
         "lies beyond it",
     ),
-    confidence: float = typer.Option(
-        0.95, "--confidence", help="of each change's bootstrap interval (two-sided)"
-    ),
-    min_samples: int = typer.Option(
-        30, "--min-samples", min=2, help="requests a side needs for a metric to be judged"
-    ),
-    resamples: int = typer.Option(
-        1000, "--resamples", min=100, max=100_000, help="bootstrap draws (seeded)"
-    ),
+    *,
+    noise_flags: NoiseFlags,
     fmt: str = typer.Option(
         "table", "--format", help="table, markdown, or json (every change with its interval)"
     ),
@@ -364,48 +402,51 @@ def compare(
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression", help="exit 1 on any regression (throughput or accuracy)"
     ),
-    accuracy_z: float = typer.Option(
-        1.96, "--accuracy-z", help="an accuracy drop beyond z x stderr is a regression"
-    ),
-    accuracy_drop: float | None = typer.Option(
-        None, "--accuracy-drop", help="instead: an absolute score drop (e.g. 0.02)"
-    ),
+    accuracy: AccuracyRule,
     verbose: bool = typer.Option(
         False, "--verbose", help="table: every metric's base, head and interval"
     ),
 ) -> None:
     """Per-point deltas between two sets of results (regressions first), and accuracy."""
-    from inferbench.cli.compare_table import print_comparison
-    from inferbench.report.markdown import comparison_markdown
-    from inferbench.results.compare import (
-        check_noise,
-        check_threshold,
-        compare_selectors,
-    )
-    from inferbench.results.noise import NoiseModel
+    from inferbench.results.compare import check_noise, check_threshold, compare_selectors
 
     if fmt not in ("table", "markdown", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table, markdown or json")
     check_threshold(threshold)  # a bad value is named before the store is opened
-    noise = check_noise(
-        NoiseModel(confidence=confidence, min_samples=min_samples, resamples=resamples)
-    )
+    noise = check_noise(noise_flags.model())
     store = open_store(db, create=False)
     cmp = compare_selectors(store, base, head, threshold=threshold, at=at, noise=noise)
-    acc, rule = _eval_comparison(store, base, head, accuracy_z, accuracy_drop)
+    acc, rule = _eval_comparison(store, base, head, accuracy.accuracy_z, accuracy.accuracy_drop)
+    _print_comparison(cmp, acc, rule, base, head, fmt, verbose)
+    acc_regressions = acc.count("regression") if acc is not None else 0
+    if fail_on_regression and (cmp.count("regression") or acc_regressions):
+        raise typer.Exit(1)
+
+
+def _print_comparison(
+    cmp: Comparison,
+    acc: EvalComparison | None,
+    rule: str,
+    base: str,
+    head: str,
+    fmt: str,
+    verbose: bool,
+) -> None:
     if fmt == "json":
         from inferbench.results.compare_json import comparison_document
 
         sys.stdout.buffer.write(comparison_document(cmp, acc, eval_rule=rule))
-    elif fmt == "markdown":
+        return
+    if fmt == "markdown":
+        from inferbench.report.markdown import comparison_markdown
+
         typer.echo(comparison_markdown(cmp), nl=False)
     else:
+        from inferbench.cli.compare_table import print_comparison
+
         print_comparison(Console(highlight=False), cmp, verbose=verbose)
-    if acc is not None and fmt != "json":
+    if acc is not None:
         _print_evals(acc, rule, base, head, fmt)
-    acc_regressions = acc.count("regression") if acc is not None else 0
-    if fail_on_regression and (cmp.count("regression") or acc_regressions):
-        raise typer.Exit(1)
 
 
 def _eval_comparison(
