@@ -183,7 +183,7 @@ def test_deployment_options_take_every_flag(monkeypatch: pytest.MonkeyPatch) -> 
 def test_estimate_and_serve_list_the_same_deployment_options() -> None:
     import typer
 
-    from inferbench.cli.sim import DeploymentOptions
+    from inferbench.sim.request import DeploymentRequest
 
     sim_group = typer.main.get_group(app).commands["sim"]
 
@@ -192,7 +192,7 @@ def test_estimate_and_serve_list_the_same_deployment_options() -> None:
         return {p.name or "": (p.default, getattr(p, "help", None)) for p in params}
 
     estimate, serve = options("estimate"), options("serve")
-    shared = set(DeploymentOptions.__dataclass_fields__)
+    shared = set(DeploymentRequest.model_fields)
     assert shared <= estimate.keys() and shared <= serve.keys()
     assert {k: estimate[k] for k in shared} == {k: serve[k] for k in shared}
     assert estimate["tp"] == (1, "Tensor parallel size (flags mode).")
@@ -207,17 +207,3 @@ def test_no_deployment_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]
         assert exc.value.code == 2, err
         assert "no deployment given" in err and "Traceback" not in err
         assert err.strip().count("\n") == 0
-
-
-def test_the_flags_are_the_library_requests_fields() -> None:
-    """`DeploymentOptions` declares the flags of `DeploymentRequest`: the same fields, in the
-    same order, with the same defaults (a list where Typer repeats a flag)."""
-    import dataclasses
-
-    from inferbench.cli.sim import DeploymentOptions
-    from inferbench.sim.request import DeploymentRequest
-
-    flags = DeploymentOptions().request()
-    assert flags == DeploymentRequest()
-    names = [f.name for f in dataclasses.fields(DeploymentOptions)]
-    assert names == [f.name for f in dataclasses.fields(DeploymentRequest)]

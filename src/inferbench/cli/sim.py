@@ -7,7 +7,7 @@ import dataclasses
 import signal
 import sys
 from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,7 +24,7 @@ from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted, working
 from inferbench.core.errors import InputError
 from inferbench.core.fsio import atomic_write_bytes
-from inferbench.core.limits import MAX_PROMPTS, MAX_SESSIONS, MAX_TOKENS
+from inferbench.core.limits import MAX_SESSIONS
 from inferbench.results.dburl import store_url
 from inferbench.sim.request import DeploymentRequest, build_deployment, sweep_budget
 from inferbench.sim.serve_options import ServeOptions
@@ -37,121 +37,6 @@ if TYPE_CHECKING:
     from inferbench.sim.topologies import TopologyPoint
 
 sim_app = typer.Typer(help="Embedded simulator: serve an OpenAI-compatible engine, or estimate.")
-
-
-@dataclass(frozen=True)
-class DeploymentOptions:
-    """`sim estimate`'s and `sim serve`'s flags for the library's DeploymentRequest (the same
-    fields): a recipe, a sweep job, or an aggregated deployment from flags."""
-
-    recipe: Annotated[
-        str | None, typer.Option("--recipe", help="srt-slurm recipe FILE[:selector].")
-    ] = None
-    job: Annotated[
-        str | None,
-        typer.Option("--job", help="Sweep job JSON (FILE, or FILE:INDEX for a list)."),
-    ] = None
-    model: Annotated[str | None, typer.Option("--model", help="Model id (flags mode).")] = None
-    gpu: Annotated[
-        str | None,
-        typer.Option("--gpu", help="GPU catalog name or runner label (overrides)."),
-    ] = None
-    model_spec: Annotated[
-        str | None, typer.Option("--model-spec", help="Catalog model to simulate (overrides).")
-    ] = None
-    isl: Annotated[
-        int | None, typer.Option("--isl", max=MAX_TOKENS, help="Input length (overrides).")
-    ] = None
-    osl: Annotated[
-        int | None, typer.Option("--osl", max=MAX_TOKENS, help="Output length (overrides).")
-    ] = None
-    concurrency: Annotated[
-        str | None,
-        typer.Option("--concurrency", help="Concurrencies, e.g. 64 or 4x8x16 (overrides)."),
-    ] = None
-    num_prompts: Annotated[
-        int | None,
-        typer.Option(
-            "--num-prompts",
-            max=MAX_PROMPTS,
-            help=f"Requests per concurrency (overrides; at most {MAX_PROMPTS:,}).",
-        ),
-    ] = None
-    catalog: Annotated[
-        list[Path], typer.Option("--catalog", help="Extra catalog YAML (repeatable).")
-    ] = field(default_factory=list)
-    precision: Annotated[
-        str, typer.Option("--precision", help="Weight precision (flags mode).")
-    ] = "bf16"
-    tp: Annotated[int, typer.Option("--tp", help="Tensor parallel size (flags mode).")] = 1
-    dp: Annotated[
-        int, typer.Option("--dp", help="Data parallel (attention) size (flags mode).")
-    ] = 1
-    pp: Annotated[int, typer.Option("--pp", help="Pipeline parallel size (flags mode).")] = 1
-    expert_parallel: Annotated[
-        bool, typer.Option("--expert-parallel", help="Enable expert parallel (flags mode).")
-    ] = False
-    workers: Annotated[int, typer.Option("--workers", help="Aggregated workers (flags mode).")] = 1
-    max_num_seqs: Annotated[
-        int, typer.Option("--max-num-seqs", help="Engine max-num-seqs (flags mode).")
-    ] = 256
-    max_num_batched_tokens: Annotated[
-        int, typer.Option("--max-num-batched-tokens", help="Engine token budget (flags mode).")
-    ] = 8192
-    max_model_len: Annotated[
-        int | None,
-        typer.Option(
-            "--max-model-len",
-            max=MAX_TOKENS,
-            help="Engine max-model-len (flags mode; sim serve's default: the model's context "
-            "from the catalog, never isl + osl).",
-        ),
-    ] = None
-    memory_fraction: Annotated[
-        float | None,
-        typer.Option(
-            "--memory-fraction",
-            help="Engine memory fraction: vLLM gpu-memory-utilization, SGLang "
-            "mem-fraction-static, TRT-LLM free_gpu_memory_fraction (flags mode).",
-        ),
-    ] = None
-    stream_interval: Annotated[
-        int | None,
-        typer.Option("--stream-interval", help="Tokens per streamed chunk (overrides)."),
-    ] = None
-    kv_cache_dtype: Annotated[
-        str | None,
-        typer.Option("--kv-cache-dtype", help="KV-cache dtype: bf16, fp8, fp4 (overrides)."),
-    ] = None
-    engine: Annotated[
-        str | None,
-        typer.Option("--engine", help="Engine to cost: vllm, sglang, trtllm (overrides)."),
-    ] = None
-    spec_draft_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--spec-draft-tokens", help="Speculative (MTP) draft tokens per step (overrides)."
-        ),
-    ] = None
-    spec_acceptance: Annotated[
-        float | None,
-        typer.Option(
-            "--spec-acceptance",
-            help="Acceptance rate of every draft position, 0..1 (default: 0.85 for the first, "
-            "0.84x less per later position; docs/simulator.md).",
-        ),
-    ] = None
-    calibration: Annotated[
-        str | None,
-        typer.Option(
-            "--calibration",
-            help="Calibration file from `sim calibrate`; 'none' for uncalibrated physics "
-            "(default: the packaged calibration).",
-        ),
-    ] = None
-
-    def request(self) -> DeploymentRequest:
-        return DeploymentRequest(**{**dataclasses.asdict(self), "catalog": tuple(self.catalog)})
 
 
 @dataclass(frozen=True)
@@ -200,7 +85,7 @@ class AgenticFlags:
 @sim_app.command("estimate")
 @with_options
 def estimate_cmd(
-    deployment: DeploymentOptions,
+    deployment: DeploymentRequest,
     files: PointFiles,
     sweep_topologies: bool = typer.Option(
         False,
@@ -229,16 +114,15 @@ def estimate_cmd(
     if fmt not in ("table", "json"):
         raise InputError(f"unknown --format {fmt!r}", hint="use table or json")
     as_json = fmt == "json"
-    request = deployment.request()
-    dep = build_deployment(request, sweeping=sweep_topologies)
+    dep = build_deployment(deployment, sweeping=sweep_topologies)
     check_point_output(files.result_file, "--output", len(dep.workload.concurrencies))
     console = Console(highlight=False, stderr=as_json)  # stdout holds only the JSON
     _print_warnings(dep, console)
     if sweep_topologies:
         from inferbench.sim.topologies import DEFAULT_CONCURRENCIES
 
-        concs = dep.workload.concurrencies if request.concurrency else DEFAULT_CONCURRENCIES
-        budget = sweep_budget(request, dep, gpu_budget)
+        concs = dep.workload.concurrencies if deployment.concurrency else DEFAULT_CONCURRENCIES
+        budget = sweep_budget(deployment, dep, gpu_budget)
         _sweep(dep, budget, concs, console, as_json=as_json)
         return
     if dep.cache is not None:  # an agentic job: trace lanes, prefix cache, DRAM tier
@@ -507,11 +391,11 @@ def _fit_table(
 
 @sim_app.command("serve")
 @with_options
-def serve_cmd(deployment: DeploymentOptions, options: ServeOptions) -> None:
+def serve_cmd(deployment: DeploymentRequest, options: ServeOptions) -> None:
     """Serve the simulated engine over HTTP (OpenAI completions/chat, /health, /metrics)."""
     from inferbench.sim.server import serve_until_stopped
 
-    dep = build_deployment(deployment.request(), serving=True)
+    dep = build_deployment(deployment, serving=True)
     for warning in dep.warnings:
         sys.stderr.write(f"inferbench sim: warning: {warning}\n")
     _raise_fd_limit()

@@ -7,45 +7,81 @@ speculation, calibration) apply to any of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import ConfigDict, Field
+
 from inferbench.core.errors import InputError
+from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS
+from inferbench.core.model import FrozenModel
 
 if TYPE_CHECKING:
     from inferbench.sim.deployment import SimDeployment
     from inferbench.sim.inputs import Overrides
 
 
-@dataclass(frozen=True)
-class DeploymentRequest:
-    recipe: str | None = None  # FILE[:selector]
-    job: str | None = None  # FILE or FILE:INDEX
-    model: str | None = None
-    gpu: str | None = None
-    model_spec: str | None = None
-    isl: int | None = None
-    osl: int | None = None
-    concurrency: str | None = None  # 64 or 4x8x16
-    num_prompts: int | None = None
-    catalog: tuple[Path, ...] = ()
-    precision: str = "bf16"
-    tp: int = 1
-    dp: int = 1
-    pp: int = 1
-    expert_parallel: bool = False
-    workers: int = 1
-    max_num_seqs: int = 256
-    max_num_batched_tokens: int = 8192
-    max_model_len: int | None = None
-    memory_fraction: float | None = None
-    stream_interval: int | None = None
-    kv_cache_dtype: str | None = None
-    engine: str | None = None
-    spec_draft_tokens: int | None = None
-    spec_acceptance: float | None = None
-    calibration: str | None = None
+class DeploymentRequest(FrozenModel):
+    """`sim estimate`'s and `sim serve`'s deployment options (each field's description is
+    its `--help`; `inferbench.cli.options` makes the options)."""
+
+    model_config = ConfigDict(protected_namespaces=())  # `model_spec` is a field
+
+    recipe: str | None = Field(None, description="srt-slurm recipe FILE[:selector].")
+    job: str | None = Field(None, description="Sweep job JSON (FILE, or FILE:INDEX for a list).")
+    model: str | None = Field(None, description="Model id (flags mode).")
+    gpu: str | None = Field(None, description="GPU catalog name or runner label (overrides).")
+    model_spec: str | None = Field(None, description="Catalog model to simulate (overrides).")
+    isl: int | None = Field(None, le=MAX_TOKENS, description="Input length (overrides).")
+    osl: int | None = Field(None, le=MAX_TOKENS, description="Output length (overrides).")
+    concurrency: str | None = Field(
+        None, description="Concurrencies, e.g. 64 or 4x8x16 (overrides)."
+    )
+    num_prompts: int | None = Field(
+        None,
+        le=MAX_PROMPTS,
+        description=f"Requests per concurrency (overrides; at most {MAX_PROMPTS:,}).",
+    )
+    catalog: tuple[Path, ...] = Field((), description="Extra catalog YAML (repeatable).")
+    precision: str = Field("bf16", description="Weight precision (flags mode).")
+    tp: int = Field(1, description="Tensor parallel size (flags mode).")
+    dp: int = Field(1, description="Data parallel (attention) size (flags mode).")
+    pp: int = Field(1, description="Pipeline parallel size (flags mode).")
+    expert_parallel: bool = Field(False, description="Enable expert parallel (flags mode).")
+    workers: int = Field(1, description="Aggregated workers (flags mode).")
+    max_num_seqs: int = Field(256, description="Engine max-num-seqs (flags mode).")
+    max_num_batched_tokens: int = Field(8192, description="Engine token budget (flags mode).")
+    max_model_len: int | None = Field(
+        None,
+        le=MAX_TOKENS,
+        description="Engine max-model-len (flags mode; sim serve's default: the model's "
+        "context from the catalog, never isl + osl).",
+    )
+    memory_fraction: float | None = Field(
+        None,
+        description="Engine memory fraction: vLLM gpu-memory-utilization, SGLang "
+        "mem-fraction-static, TRT-LLM free_gpu_memory_fraction (flags mode).",
+    )
+    stream_interval: int | None = Field(None, description="Tokens per streamed chunk (overrides).")
+    kv_cache_dtype: str | None = Field(
+        None, description="KV-cache dtype: bf16, fp8, fp4 (overrides)."
+    )
+    engine: str | None = Field(
+        None, description="Engine to cost: vllm, sglang, trtllm (overrides)."
+    )
+    spec_draft_tokens: int | None = Field(
+        None, description="Speculative (MTP) draft tokens per step (overrides)."
+    )
+    spec_acceptance: float | None = Field(
+        None,
+        description="Acceptance rate of every draft position, 0..1 (default: 0.85 for the "
+        "first, 0.84x less per later position; docs/simulator.md).",
+    )
+    calibration: str | None = Field(
+        None,
+        description="Calibration file from `sim calibrate`; 'none' for uncalibrated physics "
+        "(default: the packaged calibration).",
+    )
 
     @property
     def from_flags(self) -> bool:
