@@ -59,7 +59,6 @@ def sweep(
     # Imported here so `inferbench --help` stays fast.
     from inferbench.matrix.api import sweep_tree
     from inferbench.matrix.changed import ChangelogRun
-    from inferbench.matrix.output import github_to_json, jobs_to_json
 
     run = ChangelogRun(evals_only=evals_only, all_evals=all_evals, no_evals=no_evals)
     errors: list[ConfigError] = []
@@ -73,27 +72,41 @@ def sweep(
         warnings=warnings,
     )
     err = Console(stderr=True, highlight=False)
+    _write_jobs(jobs, fmt, output, err, changelog=changed_since is not None)
+    _summarize(jobs, warnings, errors, err)
+    if errors:
+        # one bad entry does not hide the others' jobs, but it is still bad input (exit 2),
+        # as InferenceX's generator refuses such a tree
+        raise typer.Exit(2)
+
+
+def _write_jobs(
+    jobs: list[Job], fmt: str, output: Path | None, err: Console, *, changelog: bool
+) -> None:
+    from inferbench.matrix.output import github_to_json, jobs_to_json
+
     if fmt == "json":
-        _emit(jobs_to_json(jobs, changelog=changed_since is not None), output)
+        _emit(jobs_to_json(jobs, changelog=changelog), output)
     elif fmt == "github":
-        _emit(github_to_json(jobs, changelog=changed_since is not None), output)
+        _emit(github_to_json(jobs, changelog=changelog), output)
     elif output is not None:
         console = Console(record=True, width=200, file=io.StringIO())
         _print_jobs(console, jobs, err)
         _emit(console.export_text(), output)
     else:
         _print_jobs(Console(highlight=False), jobs, err)
+
+
+def _summarize(
+    jobs: list[Job], warnings: list[ConfigError], errors: list[ConfigError], err: Console
+) -> None:
     multinode = sum(job.is_multinode for job in jobs)
     err.print(f"{len(jobs)} jobs ({len(jobs) - multinode} single-node, {multinode} multinode)")
     for warning in warnings:
         err.print(f"warning: {warning.render()} (swept as InferenceX does; run refuses it)",
                   markup=False)  # fmt: skip
-    # One bad entry does not hide the others' jobs, but it is still bad input (exit 2), as
-    # InferenceX's generator refuses such a tree.
     for error in errors:
         err.print(f"error: {error.render()} (entry not swept)", markup=False)
-    if errors:
-        raise typer.Exit(2)
 
 
 # Left out first when narrow: the fingerprint, spec decoding, topology, runner, eval mark;
