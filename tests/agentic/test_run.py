@@ -65,7 +65,7 @@ def test_plans_of_the_example_carry_offload_and_duration() -> None:
     from inferbench.launch.planner import PlanOptions, local_plan
 
     none, dram = sorted(_deployments(), key=lambda d: d.offload.tier != "none")
-    plan = local_plan(dram, Engine.VLLM)
+    plan = local_plan(dram, Engine("vllm"))
     argv = plan.processes[0].argv
     assert "--enable-prefix-caching" in argv and "--no-enable-prefix-caching" not in argv
     assert argv[argv.index("--kv_offloading_size") + 1] == str(
@@ -73,7 +73,7 @@ def test_plans_of_the_example_carry_offload_and_duration() -> None:
     )
     assert plan.bench.agentic is not None and plan.bench.agentic.duration_s == 3600
     assert plan.bench.agentic.max_model_len == 131072
-    short = local_plan(none, Engine.VLLM, PlanOptions(agentic_duration_s=30))
+    short = local_plan(none, Engine("vllm"), PlanOptions(agentic_duration_s=30))
     assert "--kv_offloading_backend" not in short.processes[0].argv
     assert short.bench.agentic is not None and short.bench.agentic.duration_s == 30
 

@@ -110,19 +110,19 @@ def _job(framework: str, image: str, **over: object) -> dict[str, object]:
     return job
 
 
-@pytest.mark.parametrize("engine", [Engine.VLLM, Engine.SGLANG])
+@pytest.mark.parametrize("engine", [Engine("vllm"), Engine("sglang")])
 @pytest.mark.parametrize("shape", [{}, {"pp": 2}, {"dp-attn": False, "ep": 1}])
 def test_single_node_flags_are_known_to_every_release(engine: Engine, shape: dict) -> None:
     """Every `--flag` of inferbench's command line, for each release inferbench has a
     table of (served name and staged weights included)."""
-    image = {"vllm": "vllm/vllm-openai:v{}", "sglang": "lmsysorg/sglang:v{}"}[engine.value]
-    for release in flag_tables()[engine.value]:
-        dep = deployment_from_dicts([_job(engine.value, image.format(release), **shape)])
+    image = {"vllm": "vllm/vllm-openai:v{}", "sglang": "lmsysorg/sglang:v{}"}[str(engine)]
+    for release in flag_tables()[str(engine)]:
+        dep = deployment_from_dicts([_job(str(engine), image.format(release), **shape)])
         argv = build_server(engine, engine_args(dep, model_path="/models/m"), job_file="j").argv
         flags = [a for a in argv if a.startswith("--")]
         assert flags
         for flag in flags:
-            verdict = judge_flag(engine.value, flag, dep.image)
+            verdict = judge_flag(str(engine), flag, dep.image)
             assert verdict is not None and verdict.known, (release, flag)
             assert verdict.release == release
 

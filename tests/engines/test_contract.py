@@ -5,14 +5,15 @@ of its own to fall out of step with the registry."""
 from __future__ import annotations
 
 import dataclasses
-from importlib import resources
 
 import pytest
-from ruamel.yaml import YAML
 
 from inferbench.config.engine_releases import flag_tables
-from inferbench.engines import ENGINES, EngineArgs, EngineSpec, Limit, find_engine
-from inferbench.launch.plan import Engine
+from inferbench.engines import Engine, EngineArgs, EngineSpec, Limit, engines, find_engine
+from inferbench.engines.registry import SIM_STAND_IN, engine, sim_costing
+from inferbench.engines.spec import ScriptNames
+
+ENGINES = engines()
 
 FIELDS = [f.name for f in dataclasses.fields(EngineSpec) if f.name != "not_applicable"]
 
@@ -67,10 +68,34 @@ def test_names_belong_to_one_engine_each() -> None:
 
 
 def test_the_engine_choice_is_the_registry() -> None:
-    assert {str(e) for e in Engine} == {spec.key for spec in ENGINES}
+    for spec in ENGINES:
+        assert Engine(spec.key) is Engine(spec.key) == spec.key
+    with pytest.raises(ValueError, match="'vllm2' is not one of 'vllm', 'sglang'"):
+        Engine("vllm2")
 
 
 def test_data_files_name_registered_engines() -> None:
     assert set(flag_tables()) <= {s.key for s in ENGINES}
-    text = resources.files("inferbench.sim").joinpath("engines.yaml").read_text("utf-8")
-    assert set(YAML(typ="safe").load(text)["engines"]) <= {s.key for s in ENGINES}
+
+
+@pytest.mark.parametrize("spec", ENGINES, ids=lambda s: s.key)
+def test_every_engine_is_costed_by_its_own_profile_or_says_whose(spec: EngineSpec) -> None:
+    """A profile, or a reason (held by the first test) and the stand-in named wherever the
+    simulator costs it: sim estimate's warnings, the plan, the run summary, outcome.json."""
+    costing, said = sim_costing(spec.key)
+    if spec.sim_profile is not None:
+        assert costing is spec and said is None
+        assert spec.sim_profile.sources, f"{spec.key}: say where the profile's values come from"
+    else:
+        assert "sim_profile" in spec.not_applicable
+        assert costing is engine(SIM_STAND_IN) and said is not None
+        assert said.endswith(f"costed as {costing.display}")
+    if spec.known_flags:  # an engine whose flags a job writes: the simulator reads them
+        assert spec.sim_readers is not None
+
+
+def test_script_names_are_plain_names() -> None:
+    with pytest.raises(ValueError, match="no plain command"):
+        ScriptNames(commands=("vllm;rm",), modules=())
+    with pytest.raises(ValueError, match="no plain command"):
+        ScriptNames(commands=(), modules=("a|b",))

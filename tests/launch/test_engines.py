@@ -21,7 +21,7 @@ def _argv(engine: Engine, **job: object) -> list[str]:
 
 
 def test_vllm_tp_argv() -> None:
-    argv = _argv(Engine.VLLM, tp=2, conc=64)
+    argv = _argv(Engine("vllm"), tp=2, conc=64)
     assert argv[:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
     flags = dict(zip(argv[3::2], argv[4::2], strict=False))
     assert flags["--tensor-parallel-size"] == "2"
@@ -32,7 +32,7 @@ def test_vllm_tp_argv() -> None:
 
 @pytest.mark.parametrize("tp", [8, 1])  # both DEP spellings: tp=N and tp=1, ep=N
 def test_dep_spellings_give_one_layout(tp: int) -> None:
-    argv = _argv(Engine.VLLM, tp=tp, ep=8, **{"dp-attn": True}, conc=256)
+    argv = _argv(Engine("vllm"), tp=tp, ep=8, **{"dp-attn": True}, conc=256)
     assert argv[argv.index("--tensor-parallel-size") + 1] == "1"
     assert argv[argv.index("--data-parallel-size") + 1] == "8"
     assert "--enable-expert-parallel" in argv
@@ -41,7 +41,7 @@ def test_dep_spellings_give_one_layout(tp: int) -> None:
 
 
 def test_sglang_dep_argv() -> None:
-    argv = _argv(Engine.SGLANG, tp=8, ep=8, **{"dp-attn": True}, conc=64)
+    argv = _argv(Engine("sglang"), tp=8, ep=8, **{"dp-attn": True}, conc=64)
     assert argv[1:3] == ["-m", "sglang.launch_server"]
     assert argv[argv.index("--model-path") + 1] == "meta-llama/Llama-3.1-8B-Instruct"
     assert argv[argv.index("--tp") + 1] == "8"
@@ -53,7 +53,7 @@ def test_sglang_dep_argv() -> None:
 
 def test_trtllm_argv_and_options_file() -> None:
     dep = deployment_from_dicts([job_dict(tp=4, ep=4, conc=16)])
-    plan = local_plan(dep, Engine.TRTLLM)
+    plan = local_plan(dep, Engine("trtllm"))
     argv = list(plan.processes[0].argv)
     assert argv[:2] == ["trtllm-serve", "meta-llama/Llama-3.1-8B-Instruct"]
     assert argv[argv.index("--tp_size") + 1] == "4"
@@ -78,7 +78,7 @@ def test_sim_plan_uses_port_zero_and_the_job_file(dep: object) -> None:
 def test_unknown_framework_falls_back_to_the_simulator() -> None:
     dep = deployment_from_dicts([job_dict(framework="tilert")])
     assert local_plan(dep).engine is Engine.SIM
-    assert local_plan(deployment_from_dicts([job_dict()])).engine is Engine.VLLM
+    assert local_plan(deployment_from_dicts([job_dict()])).engine is Engine("vllm")
 
 
 def test_atom_plan_as_the_tree_scripts_start_it() -> None:
@@ -86,7 +86,7 @@ def test_atom_plan_as_the_tree_scripts_start_it() -> None:
     job = job_dict(framework="atom", tp=8, ep=8, **{"dp-attn": True})
     plan = local_plan(deployment_from_dicts([job]))
     argv = plan.processes[0].argv
-    assert plan.engine is Engine.ATOM
+    assert plan.engine is Engine("atom")
     assert argv[:3] == ("python3", "-m", "atom.entrypoints.openai_server")
     assert argv[argv.index("--server-port") + 1] == "8000" and "--host" not in argv
     assert argv[argv.index("--tensor-parallel-size") + 1] == "8"
@@ -104,13 +104,13 @@ def test_multinode_job_refuses_a_local_gpu_engine() -> None:
     dep = deployment_from_dicts([job])
     assert dep.multinode and dep.concurrencies == (64, 128)
     with pytest.raises(InputError, match="srtctl"):
-        local_plan(dep, Engine.VLLM)
+        local_plan(dep, Engine("vllm"))
     assert local_plan(dep, Engine.SIM).engine is Engine.SIM
 
 
 def test_plan_is_deterministic_json(dep: object) -> None:
-    a = local_plan(dep, Engine.VLLM).to_json()  # type: ignore[arg-type]
-    assert a == local_plan(dep, Engine.VLLM).to_json()  # type: ignore[arg-type]
+    a = local_plan(dep, Engine("vllm")).to_json()  # type: ignore[arg-type]
+    assert a == local_plan(dep, Engine("vllm")).to_json()  # type: ignore[arg-type]
 
 
 EVIL = "x; rm -rf / #$(touch /tmp/inferbench-pwned)`id`"
@@ -118,7 +118,7 @@ EVIL = "x; rm -rf / #$(touch /tmp/inferbench-pwned)`id`"
 
 def test_malicious_model_cannot_inject(tmp_path: object) -> None:
     dep = deployment_from_dicts([job_dict(model=EVIL)])
-    for engine in (Engine.VLLM, Engine.SGLANG, Engine.TRTLLM):
+    for engine in (Engine("vllm"), Engine("sglang"), Engine("trtllm")):
         proc = local_plan(dep, engine).processes[0]
         assert EVIL in proc.argv  # one argv element, never split or interpreted
         # the rendered shell line, run by a real shell, hands the value back verbatim
@@ -131,7 +131,7 @@ def test_sbatch_script_quotes_everything(tmp_path: object) -> None:
     dep = deployment_from_dicts([job_dict(model=EVIL, image="nvcr.io/nvidia/x:1; reboot")])
     site = SlurmSite(partition="gpu; rm -rf /", gpus_per_node=8, container_runtime="pyxis")
     job_dir = "/scratch/run dir/$(id)"
-    plan = slurm_plan(dep, site, job_dir, Engine.VLLM, PlanOptions(port=8000))
+    plan = slurm_plan(dep, site, job_dir, Engine("vllm"), PlanOptions(port=8000))
     script = next(f for f in plan.files if f.name == "sbatch.sh").content
     assert "#SBATCH '--partition=gpu; rm -rf /'" in script
     assert "#SBATCH --gres=gpu:2" in script
@@ -143,7 +143,7 @@ def test_sbatch_script_quotes_everything(tmp_path: object) -> None:
 
 
 def test_sbatch_requests_no_gpus_on_a_cpu_cluster(dep: object) -> None:
-    plan = slurm_plan(dep, SlurmSite(), "/tmp/j", Engine.VLLM)  # type: ignore[arg-type]
+    plan = slurm_plan(dep, SlurmSite(), "/tmp/j", Engine("vllm"))  # type: ignore[arg-type]
     script = next(f for f in plan.files if f.name == "sbatch.sh").content
     assert "--gres" not in script
     assert plan.submit[:2] == ("sbatch", "--parsable")

@@ -25,7 +25,7 @@ def test_a_taken_port_is_left_for_a_free_one() -> None:
         taken.listen()
         busy = taken.getsockname()[1]
         site = SlurmSite(gpus_per_node=8, container_runtime="pyxis")
-        plan = slurm_plan(dep, site, "/scratch/j", Engine.VLLM, PlanOptions(port=busy))
+        plan = slurm_plan(dep, site, "/scratch/j", Engine("vllm"), PlanOptions(port=busy))
         assert _port_flag(plan.processes[0].argv) == [f"--port {busy}"]
         moved = on_free_port(plan)
         server = moved.processes[0]
@@ -41,7 +41,7 @@ def test_a_taken_port_is_left_for_a_free_one() -> None:
 
 def test_each_engine_spelling_of_the_port_flag_moves() -> None:
     dep = deployment_from_dicts([job_dict()])
-    for engine in (Engine.VLLM, Engine.SGLANG, Engine.TRTLLM, Engine.ATOM):
+    for engine in (Engine("vllm"), Engine("sglang"), Engine("trtllm"), Engine("atom")):
         plan = local_plan(dep, engine, PlanOptions(port=8000))
         moved = on_free_port(plan, pick=lambda host: 18123)
         argv = moved.processes[0].argv
@@ -53,7 +53,7 @@ def test_plans_it_cannot_move_stay_as_they_are() -> None:
     dep = deployment_from_dicts([job_dict()])
     sim = local_plan(dep, Engine.SIM)  # the simulator picks and prints its own port
     assert sim.processes[0].port == 0 and on_free_port(sim) == sim
-    real = local_plan(dep, Engine.VLLM, PlanOptions(port=8000))
+    real = local_plan(dep, Engine("vllm"), PlanOptions(port=8000))
     twice = real.model_copy(update={"processes": real.processes * 2})
     assert on_free_port(twice, pick=lambda host: 18123) == twice  # may name each other
     server = real.processes[0]

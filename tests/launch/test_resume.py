@@ -84,7 +84,7 @@ def test_conflicting_flags_are_refused_by_name(tmp_path: Path) -> None:
     info = load_saved_run(tmp_path / "runs", run.run_id).info
     same = RunOptions(root=tmp_path, filters={"max_conc": 2})
     refuse_conflicts(info, same, {"backend", "filters", "retries"})
-    other = RunOptions(root=tmp_path, engine=Engine.VLLM, retries=3, filters={"max_conc": 4})
+    other = RunOptions(root=tmp_path, engine=Engine("vllm"), retries=3, filters={"max_conc": 4})
     refuse_conflicts(info, other, set())  # a setting not typed beside --resume is the run's
     with pytest.raises(InputError) as err:
         refuse_conflicts(info, other, {"engine", "filters"})

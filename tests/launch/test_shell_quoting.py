@@ -112,7 +112,7 @@ def test_local_command_lines_parse_back_to_their_argv(
     dep = replace(
         deployment_from_dicts([job_dict(model=model or "m", conc=4)]), settings={"FOO": setting}
     )
-    for engine in (Engine.VLLM, Engine.SGLANG, Engine.TRTLLM, Engine.SIM):
+    for engine in (Engine("vllm"), Engine("sglang"), Engine("trtllm"), Engine.SIM):
         plan = local_plan(dep, engine, PlanOptions(model_path=model_path or None))
         for proc in plan.processes:
             words = shlex.split(proc.shell_line())

@@ -131,6 +131,32 @@ def test_run_engine_sim_draws_a_curve_on_the_virtual_clock(tmp_path: Path) -> No
     assert {s.record.identity.hardware_decode for s in stored} == {"h200"}
 
 
+def test_a_job_costed_as_another_engine_says_so_in_its_summary_and_outcome(
+    tmp_path: Path,
+) -> None:
+    """ATOM has no simulator profile: the simulator costs it as vLLM, and the run says so
+    where a reader looks (the plan's warning, the summary row, outcome.json), not only in the
+    server log."""
+    tree, runs = _tree(tmp_path / "tree"), tmp_path / "runs"
+    master = tree / "configs" / "nvidia-master.yaml"
+    master.write_text(master.read_text().replace("framework: vllm", "framework: atom"))
+    args = ("--root", str(tree), "--engine", "sim", "--runs-dir", str(runs), "--max-jobs", "1")
+    done = _cli(tmp_path, *args, timeout=90)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout + done.stderr
+    assert "warning: ATOM has no simulator profile: costed as vLLM" in out
+    said = "costed as vllm (its engine has no simulator profile)"
+    assert f"llama3.1-8b-bf16-h200-vllm: completed (3/3 ok), {said}" in out  # the progress line
+    (row,) = [line for line in out.splitlines() if "  completed  " in line]  # the summary's
+    assert row.split()[3] == "3/3" and said in row
+    job = _job_dir(runs)
+    outcome = json.loads((job / "outcome.json").read_text())
+    assert outcome["status"] == "completed" and outcome["costed_as"] == "vllm"
+    plan = Plan.model_validate_json((job / "plan.json").read_text())
+    assert plan.costed_as == "vllm"
+    assert plan.warnings == ("ATOM has no simulator profile: costed as vLLM",)
+
+
 def _options(tree: Path, runs: Path, **over: object) -> RunOptions:
     return RunOptions(root=tree, engine=Engine.SIM, runs_dir=runs, **over)  # type: ignore[arg-type]
 

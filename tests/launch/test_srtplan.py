@@ -88,7 +88,7 @@ def test_single_node_job_is_refused(seed: tuple) -> None:
 
 def test_plan_engine_is_the_recipe_backend(seed: tuple) -> None:
     project, dep = seed
-    assert srtctl_plan(dep, project, None, "/tmp/j").engine is Engine.VLLM
+    assert srtctl_plan(dep, project, None, "/tmp/j").engine is Engine("vllm")
 
 
 def test_apply_json_and_sa_bench_collection(tmp_path: Path) -> None:

@@ -102,7 +102,7 @@ def test_every_multinode_job_srtctl_could_run_is_planned(rendered: Rendered) -> 
     assert unexpected == [], "\n".join(unexpected[:20])
     scenarios = {d.scenario for d, _ in rendered.planned}
     assert scenarios == {"fixed-seq-len", "agentic-coding"}
-    engines = {p.engine.value for _, p in rendered.planned}
+    engines = {str(p.engine) for _, p in rendered.planned}
     assert engines == {"sglang", "vllm", "trtllm"}
 
 

@@ -78,6 +78,21 @@ def _cli_type(annotation: Any) -> Any:
     return annotation
 
 
+def _usage_errors(parse: Callable[[str], Any] | None) -> Callable[[str], Any] | None:
+    """`parse` whose ValueError is click's usage error, in its own words (Typer would run it
+    as a pydantic validator, which prefixes "Value error, ")."""
+    if parse is None:
+        return None
+
+    def parsed(value: str) -> Any:
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return parsed
+
+
 def field_option(name: str, field: FieldInfo, option: str) -> Any:
     """The `typer.Option` of one request-model field (`option`: its name in messages)."""
     if not field.description:
@@ -96,7 +111,7 @@ def field_option(name: str, field: FieldInfo, option: str) -> Any:
         help=field.description,
         hidden=flag.hidden,
         rich_help_panel=flag.panel,
-        parser=writes[flag.writes](option) if flag.writes else None,
+        parser=writes[flag.writes](option) if flag.writes else _usage_errors(flag.parse),
         min=low if isinstance(low, int | float) else None,
         max=high if isinstance(high, int | float) else None,
     )

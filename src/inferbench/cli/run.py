@@ -96,7 +96,8 @@ class _Lines(RunEvents):
 
     def job_finished(self, dep: Deployment, outcome: Outcome, points_ok: int) -> None:
         total = len(dep.concurrencies)
-        self.lines.say(f"{_label(dep)}: {outcome.status} ({points_ok}/{total} ok)")
+        costing = f", {_costing(outcome)}" if outcome.costed_as else ""
+        self.lines.say(f"{_label(dep)}: {outcome.status} ({points_ok}/{total} ok){costing}")
         self.lines.state(f"{self.started}/{self.total} jobs started")
 
 
@@ -121,6 +122,17 @@ def _evals_cell(evals: list[str]) -> Text:
     return Text("\n").join(lines)
 
 
+def _costing(outcome: Outcome) -> str:
+    """What the simulator costed the job as, where that is not the job's own engine."""
+    if outcome.costed_as is None:
+        return ""
+    return f"costed as {outcome.costed_as} (its engine has no simulator profile)"
+
+
+def _reason(outcome: Outcome) -> str:
+    return "; ".join(x for x in (_costing(outcome), outcome.reason) if x)
+
+
 def render_summary(summary: RunSummary, console: Console = _console) -> None:
     from inferbench.launch.evalstep import eval_statuses
 
@@ -135,7 +147,7 @@ def render_summary(summary: RunSummary, console: Console = _console) -> None:
             f"{summary.points_ok.get(dep.fingerprint, 0)}/{len(dep.concurrencies)}",
             _evals_cell(evals),
             str(outcome.attempt),
-            outcome.reason[:120],
+            _reason(outcome)[:120],
         ))  # fmt: skip
     for dep in summary.skipped:
         rows.append((_label(dep), dep.fingerprint[:12], "done earlier", "", "", "", ""))

@@ -14,8 +14,9 @@ nothing of Typer, so the library may declare flags without importing the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Writes = Literal["file", "folder"]
 
@@ -26,13 +27,16 @@ class Flag:
 
     `writes`: the option names a file (`-` is stdout) or a folder to write, checked before any
     work starts. `panel`: the `--help` section it is listed under. `hidden`: accepted, not
-    listed (another tool's flag that is refused with a reason).
+    listed (another tool's flag that is refused with a reason). `parse`: the value's type, made
+    from the text when the command line is read (a ValueError is a usage error naming the
+    option): for a type the command line does not know (`engines.choice.Engine`).
     """
 
     names: tuple[str, ...]
     panel: str | None
     hidden: bool
     writes: Writes | None
+    parse: Callable[[str], Any] | None
 
     def __init__(
         self,
@@ -40,6 +44,7 @@ class Flag:
         panel: str | None = None,
         hidden: bool = False,
         writes: Writes | None = None,
+        parse: Callable[[str], Any] | None = None,
     ) -> None:
         bad = [n for n in names if not n.startswith("-") or n.strip("-") == ""]
         if bad:
@@ -48,3 +53,4 @@ class Flag:
         object.__setattr__(self, "panel", panel)
         object.__setattr__(self, "hidden", hidden)
         object.__setattr__(self, "writes", writes)
+        object.__setattr__(self, "parse", parse)

@@ -64,6 +64,8 @@ class Outcome(FrozenModel):
     slurm_jobs: tuple[SlurmJobRecord, ...] = ()  # srtctl: every job submitted, in order
     base_url: str | None = None
     timings_s: dict[str, float] = Field(default_factory=dict)
+    # the simulator costed the job's engine as this one (it has no simulator profile)
+    costed_as: str | None = None
 
     @property
     def retryable(self) -> bool:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from inferbench.engines.layout import Spelling, WorkerLayout
 from inferbench.engines.server import EngineArgs, ServerCommand
-from inferbench.engines.spec import EngineSpec, Limit
-from inferbench.engines.values import FlagGetter, count_flag, switch_on
+from inferbench.engines.simprofile import DraftFlags, SimReaders
+from inferbench.engines.spec import EngineSpec, Limit, ScriptNames
+from inferbench.engines.values import FlagGetter, count_flag, flag_int, switch_on
 
 
 def layout(get: FlagGetter) -> WorkerLayout:
@@ -36,6 +37,21 @@ def server(args: EngineArgs, *, job_file: str = "", python: str | None = None) -
     argv += ["--max-num-seqs", str(SPEC.batch_limit(args.max_num_seqs, args.dp))]
     api_model = args.model if args.served_name else None
     return ServerCommand(argv=tuple(argv), api_model=api_model)
+
+
+def speculation(get: FlagGetter) -> DraftFlags | None:
+    """`--method mtp --num-speculative-tokens N`, as the tree's ATOM scripts write it."""
+    method = get("method")
+    if not method:
+        return None
+    return DraftFlags(str(method).lower(), flag_int(get("num-speculative-tokens")))
+
+
+def no_expert_slots(get: FlagGetter, experts: int) -> int:
+    return 0  # the tree's ATOM scripts write no expert load balancing
+
+
+SIM_READERS = SimReaders(speculation=speculation, expert_slots=no_expert_slots, unmodelled={})
 
 
 SPEC = EngineSpec(
@@ -82,5 +98,12 @@ SPEC = EngineSpec(
     },
     cache_metrics=None,
     env_prefixes=("ATOM_", "AITER_"),
-    not_applicable={"cache_metrics": "no Prometheus prefix-cache counters of ATOM are known"},
+    script=ScriptNames(commands=(), modules=("atom",)),
+    sim_profile=None,
+    sim_readers=SIM_READERS,
+    not_applicable={
+        "cache_metrics": "no Prometheus prefix-cache counters of ATOM are known",
+        "sim_profile": "no measured memory rule or overheads of ATOM yet: the simulator costs "
+        "it as vLLM, whose engine arguments its parser follows, and says so",
+    },
 )

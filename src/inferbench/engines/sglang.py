@@ -5,8 +5,9 @@ from __future__ import annotations
 from inferbench.engines.layout import Spelling, WorkerLayout
 from inferbench.engines.offload import sglang_offload
 from inferbench.engines.server import EngineArgs, ServerCommand
-from inferbench.engines.spec import CacheMetricNames, CacheTiers, EngineSpec, Limit
-from inferbench.engines.values import FlagGetter, count_flag, switch_on
+from inferbench.engines.simprofile import DraftFlags, KvAdmission, SimProfile, SimReaders
+from inferbench.engines.spec import CacheMetricNames, CacheTiers, EngineSpec, Limit, ScriptNames
+from inferbench.engines.values import FlagGetter, count_flag, flag_int, switch_on
 
 
 def layout(get: FlagGetter) -> WorkerLayout:
@@ -41,6 +42,58 @@ def server(args: EngineArgs, *, job_file: str = "", python: str | None = None) -
     if args.offload is not None:
         argv += sglang_offload(args.offload, tp=tp_size).argv
     return ServerCommand(argv=tuple(argv))
+
+
+def speculation(get: FlagGetter) -> DraftFlags | None:
+    """speculative-algorithm, with its steps (or its draft tokens, the first one included)."""
+    algo = get("speculative-algorithm")
+    if not algo:
+        return None
+    steps = flag_int(get("speculative-num-steps"))
+    tokens = flag_int(get("speculative-num-draft-tokens"))
+    return DraftFlags(str(algo).lower(), steps or (tokens - 1 if tokens and tokens > 1 else None))
+
+
+def expert_slots(get: FlagGetter, experts: int) -> int:
+    """ep-num-redundant-experts (placed and dispatched by its EPLB algorithm) or enable-eplb."""
+    extra = flag_int(get("ep-num-redundant-experts")) or 0
+    return experts + extra if extra > 0 or switch_on(get("enable-eplb")) else 0
+
+
+SIM_PROFILE = SimProfile(
+    memory="total",
+    memory_flag="mem-fraction-static",
+    default_memory_fraction=0.88,
+    activation_reserve_gb=0.0,
+    step_overhead_s=1.5e-3,
+    layer_overhead_s=2.0e-5,
+    kv_admission=KvAdmission(
+        init_ratio=0.7, min_ratio_factor=0.14, decay_steps=600, clip_tokens=4096, retract_steps=20
+    ),
+    sources={
+        "kv_admission": "SGLang PrefillAdder (srt/managers/schedule_policy.py): a request is "
+        "admitted while the free KV exceeds its prompt + min(max_new_tokens, 4096) + "
+        "new_token_ratio x each running request's min(remaining, 4096), first come first "
+        "served, stopping at the first that does not fit; new_token_ratio starts at "
+        "SGLANG_INIT_NEW_TOKEN_RATIO 0.7, decays over SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600 "
+        "decode steps to 0.14 of that (SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR), and after a "
+        "retraction is reset to (tokens decoded + SGLANG_RETRACT_DECODE_STEPS 20 per request) / "
+        "the requests' max_new_tokens (srt/environ.py defaults)",
+        "memory": 'SGLang server arguments: mem_fraction_static is "the fraction of the memory '
+        'used for static allocation (model weights and KV cache memory pool)"; activations and '
+        "CUDA graphs live in the rest",
+        "overheads": "starting values only; fitted per GPU by the default calibration",
+    },
+)
+SIM_READERS = SimReaders(
+    speculation=speculation,
+    expert_slots=expert_slots,
+    unmodelled={
+        "enable-two-batch-overlap": "two-batch overlap: communication is not hidden behind compute",
+        "enable-dp-lm-head": "a DP-sharded LM head",
+        "enable-single-batch-overlap": "single-batch overlap",
+    },
+)
 
 
 SPEC = EngineSpec(
@@ -122,4 +175,8 @@ SPEC = EngineSpec(
         cpu_kv_tokens=("sglang:hicache_host_used_tokens", "sglang:hicache_host_total_tokens"),
     ),
     env_prefixes=("SGLANG_",),
+    # sglang_router: SGLang's own router, started beside its servers
+    script=ScriptNames(commands=("sglang",), modules=("sglang", "sglang_router")),
+    sim_profile=SIM_PROFILE,
+    sim_readers=SIM_READERS,
 )

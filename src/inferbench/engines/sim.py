@@ -45,7 +45,14 @@ SPEC = EngineSpec(
     sim_flags={},
     cache_metrics=None,
     env_prefixes=(),
+    script=None,
+    sim_profile=None,
+    sim_readers=None,
     not_applicable={
+        "script": "no tree's script starts it: `run --engine sim` serves the job in its place",
+        "sim_profile": "it is the simulator: it costs the job's own engine by that engine's "
+        "profile",
+        "sim_readers": _SIMULATES,
         "serve_frameworks": "no framework names it: it runs any job that asks (--engine sim)",
         "known_flags": _SIMULATES,
         "flag_aliases": _SIMULATES,

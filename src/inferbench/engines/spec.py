@@ -1,13 +1,15 @@
 """What inferbench knows about one serving engine: the contract each engine module fills.
 
-One module per engine (`vllm.py`, `sglang.py`, `trtllm.py`, `atom.py`, `sim.py`) defines one
-`EngineSpec`; everything else asks the registry (`inferbench.engines.registry`) instead of
-keeping a table keyed by engine name. A field that does not apply to an engine is named in
-its `not_applicable` with the reason; the contract test holds every engine to this.
+One module per engine (`vllm.py`, `sglang.py`, `trtllm.py`, `atom.py`, `sim.py`, or one of
+another package that registers its own) defines one `EngineSpec`; everything else asks the
+registry (`inferbench.engines.registry`) instead of keeping a table keyed by engine name. A
+field that does not apply to an engine is named in its `not_applicable` with the reason; the
+contract test holds every engine to this.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -15,7 +17,10 @@ from typing import Literal, Protocol
 
 from inferbench.engines.layout import WorkerLayout
 from inferbench.engines.server import EngineArgs, ServerCommand
+from inferbench.engines.simprofile import SimProfile, SimReaders
 from inferbench.engines.values import FlagGetter
+
+_SCRIPT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 class Limit(StrEnum):
@@ -67,6 +72,23 @@ class CacheMetricNames:
 
 
 @dataclass(frozen=True)
+class ScriptNames:
+    """How a benchmark script starts the engine: the commands the tree-script stubs stand in
+    for while `plan` and `run` read what the script would start."""
+
+    commands: tuple[str, ...]  # executables that start its server (`vllm`, `trtllm-serve`)
+    modules: tuple[str, ...]  # `python3 -m <package>[.<module>]` packages that start a server
+    # servers a script starts beside the engine (its router): recorded as tools, kept up
+    services: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # each name becomes a stub's file name and a `case` pattern of a shell script
+        for name in (*self.commands, *self.modules, *self.services):
+            if not _SCRIPT_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is no plain command or package name")
+
+
+@dataclass(frozen=True)
 class EngineSpec:
     """One serving engine, as every stage of inferbench sees it."""
 
@@ -99,6 +121,11 @@ class EngineSpec:
     sim_flags: Mapping[str, str]  # simulator pool field -> the flag that sets it
     cache_metrics: CacheMetricNames | None
     env_prefixes: tuple[str, ...]  # environment variables the engine reads (kept in env.json)
+    script: ScriptNames | None  # how a tree's benchmark script starts it
+    # how the simulator costs it (None: costed as `registry.SIM_STAND_IN`, said in the plan,
+    # the summary and outcome.json) and what it reads from its flags beyond `sim_flags`
+    sim_profile: SimProfile | None
+    sim_readers: SimReaders | None
     not_applicable: Mapping[str, str] = field(default_factory=dict)  # field -> why not
 
     def spelled(self, name: str) -> str:

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from inferbench.engines.layout import Spelling, WorkerLayout
 from inferbench.engines.server import EngineArgs, ServerCommand
-from inferbench.engines.spec import EngineSpec, Limit
-from inferbench.engines.values import FlagGetter, count_flag, switch_on
+from inferbench.engines.simprofile import (
+    SimProfile,
+    SimReaders,
+    as_mapping,
+    key_of,
+    speculative_config,
+)
+from inferbench.engines.spec import EngineSpec, Limit, ScriptNames
+from inferbench.engines.values import FlagGetter, count_flag, flag_int, switch_on
 
 EXTRA_OPTIONS_FILE = "trtllm-extra-llm-api-options.yaml"
 RENDERED_DIR = "rendered"  # where a plan's files are written, relative to the server's cwd
@@ -42,6 +49,37 @@ def server(args: EngineArgs, *, job_file: str = "", python: str | None = None) -
         f"  max_batch_size: {args.cudagraph_max_bs}\n"
     )
     return ServerCommand(argv=tuple(argv), files={EXTRA_OPTIONS_FILE: options}, api_model=api_model)
+
+
+def expert_slots(get: FlagGetter, experts: int) -> int:
+    """moe_config.load_balancer.num_slots: the slots per layer (never fewer than the experts)."""
+    moe = as_mapping(get("moe-config")) or {}
+    slots = flag_int(key_of(as_mapping(key_of(moe, "load_balancer")) or {}, "num_slots"))
+    return max(slots, experts) if slots else 0
+
+
+SIM_PROFILE = SimProfile(
+    memory="after_weights",
+    memory_flag="free_gpu_memory_fraction",
+    default_memory_fraction=0.9,
+    activation_reserve_gb=1.0,
+    step_overhead_s=1.0e-3,
+    layer_overhead_s=2.0e-5,
+    chunked_prefill=False,
+    sources={
+        "memory": "TensorRT-LLM KvCacheConfig: free_gpu_memory_fraction is the fraction of the "
+        "GPU memory free after the model is loaded that the KV cache takes; default 0.9",
+        "chunked_prefill": "TensorRT-LLM LLM API arguments (tensorrt_llm/llmapi/llm_args.py): "
+        "enable_chunked_prefill defaults to False; its micro-batch scheduler then schedules a "
+        "context request whole, and stops at the first one that does not fit max_num_tokens",
+        "batch_wait": "TensorRT-LLM PyExecutor._waiting_requests: with batch_wait_timeout_iters "
+        "and batch_wait_max_tokens_ratio set (both default 0, off), context requests are held "
+        "while generation requests run, until the step's tokens reach ratio x max_num_tokens or "
+        "the hold has lasted timeout iterations; not with attention DP",
+        "overheads": "starting values only; fitted per GPU by the default calibration",
+    },
+)
+SIM_READERS = SimReaders(speculation=speculative_config, expert_slots=expert_slots, unmodelled={})
 
 
 SPEC = EngineSpec(
@@ -100,6 +138,10 @@ SPEC = EngineSpec(
     },
     cache_metrics=None,
     env_prefixes=("TRTLLM_", "TLLM_"),
+    # the tree's TRT-LLM scripts start trtllm-serve through `mpirun -n 1`
+    script=ScriptNames(commands=("trtllm-serve", "mpirun"), modules=("tensorrt_llm",)),
+    sim_profile=SIM_PROFILE,
+    sim_readers=SIM_READERS,
     not_applicable={
         "cache_metrics": "trtllm-serve's /metrics is per-iteration JSON, not Prometheus prefix-"
         "cache counters",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from inferbench.engines.layout import Spelling, WorkerLayout
 from inferbench.engines.offload import vllm_offload
 from inferbench.engines.server import EngineArgs, ServerCommand
-from inferbench.engines.spec import CacheMetricNames, CacheTiers, EngineSpec, Limit
+from inferbench.engines.simprofile import SimProfile, SimReaders, eplb_slots, speculative_config
+from inferbench.engines.spec import CacheMetricNames, CacheTiers, EngineSpec, Limit, ScriptNames
 from inferbench.engines.values import FlagGetter, count_flag, switch_on
 
 
@@ -39,6 +40,32 @@ def server(args: EngineArgs, *, job_file: str = "", python: str | None = None) -
         return ServerCommand(argv=tuple(argv))
     extra = vllm_offload(args.offload, tp=args.tp, gpus=args.gpus, port=args.port)
     return ServerCommand(argv=(*argv, *extra.argv), env=extra.env, files=extra.files)
+
+
+# the simulator's costing of vLLM; the overheads are starting values only, fitted per GPU by
+# the default calibration
+SIM_PROFILE = SimProfile(
+    memory="total",
+    memory_flag="gpu-memory-utilization",
+    default_memory_fraction=0.9,
+    activation_reserve_gb=1.0,
+    step_overhead_s=1.5e-3,
+    layer_overhead_s=2.0e-5,
+    sources={
+        "memory": 'vLLM engine arguments: gpu_memory_utilization is "the fraction of GPU memory '
+        'to be used for the model executor", weights, activations (measured by a profiling '
+        "run) and KV cache together; default 0.9",
+        "overheads": "starting values only; fitted per GPU by the default calibration",
+    },
+)
+SIM_READERS = SimReaders(
+    speculation=speculative_config,
+    expert_slots=eplb_slots,
+    unmodelled={
+        "decode-context-parallel-size": "decode context parallelism",
+        "prefill-context-parallel-size": "prefill context parallelism",
+    },
+)
 
 
 SPEC = EngineSpec(
@@ -126,4 +153,7 @@ SPEC = EngineSpec(
         cpu_kv_tokens=None,
     ),
     env_prefixes=("VLLM_",),
+    script=ScriptNames(commands=("vllm",), modules=("vllm",), services=("vllm-router",)),
+    sim_profile=SIM_PROFILE,
+    sim_readers=SIM_READERS,
 )

@@ -19,6 +19,7 @@ from pydantic import Field
 from inferbench.core.errors import InputError, Location
 from inferbench.core.flags import Flag
 from inferbench.core.model import FrozenModel
+from inferbench.engines.registry import engine_keys
 from inferbench.launch.plan import Backend, Engine
 
 if TYPE_CHECKING:  # `inferbench --help` reads the options without loading the launcher
@@ -33,7 +34,11 @@ class LaunchArgs(FrozenModel):
     """How `plan` and `run` serve each job."""
 
     backend: Backend = Field(Backend.LOCAL, description="Where jobs run.")
-    engine: Engine | None = Field(None, description="Serve with this engine (sim: the simulator).")
+    engine: Annotated[Engine | None, Flag("--engine", parse=Engine)] = Field(
+        None,
+        description=f"Serve with this engine: {', '.join(engine_keys())} (sim: the simulator; "
+        "an engine a package registers is one too).",
+    )
     cluster: str | None = Field(None, description="Catalog cluster (slurm/srtctl backends).")
     srtctl_root: Path | None = Field(
         None, description="srt-slurm checkout srtctl submits from (srtctl_root)."

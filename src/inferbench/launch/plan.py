@@ -15,18 +15,11 @@ from pydantic import Field
 
 from inferbench.bench.preset import SA_BENCH
 from inferbench.core.model import FrozenModel
+from inferbench.engines.choice import Engine
 from inferbench.launch.treescript.model import ScriptPlan
 
 if TYPE_CHECKING:
     from inferbench.bench.settings import ClientOptions
-
-
-class Engine(StrEnum):
-    SIM = "sim"
-    VLLM = "vllm"
-    SGLANG = "sglang"
-    TRTLLM = "trtllm"
-    ATOM = "atom"
 
 
 class Backend(StrEnum):
@@ -145,6 +138,8 @@ class Plan(FrozenModel):
     notes: tuple[str, ...] = ()  # assumptions the planner made, for the reader
     warnings: tuple[str, ...] = ()  # what was asked for and will not happen (printed loudly)
     script: ScriptPlan | None = None  # run through the tree's own benchmark script instead
+    # the simulator costs the job's engine as this one: it has no simulator profile of its own
+    costed_as: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"

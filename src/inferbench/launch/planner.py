@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from inferbench.bench.preset import SA_BENCH
 from inferbench.core.errors import InputError, Location
 from inferbench.core.job import short_fingerprint
+from inferbench.engines.registry import sim_costing
 from inferbench.evals.spec import eval_context_length
 from inferbench.launch.deployment import Deployment
 from inferbench.launch.plan import (
@@ -159,8 +160,14 @@ def local_plan(
         bench = bench.model_copy(update={"model": cmd.api_model})
     notes = list(args.notes)
     warnings: list[str] = []
+    costed_as: str | None = None
     if chosen is Engine.SIM and detect_engine(dep) is not Engine.SIM:
         notes.append(f"simulating {dep.framework} on {dep.runner} instead of starting it")
+    if chosen is Engine.SIM:
+        costing, stand_in = sim_costing(dep.framework)
+        if stand_in is not None:
+            warnings.append(stand_in)
+            costed_as = costing.key
     if chosen is Engine.SIM and (options.engine_args or options.engine_env):
         warnings.append("engine arguments are for a real engine; the simulator ignores them")
     return Plan(
@@ -173,6 +180,7 @@ def local_plan(
         bench=bench,
         notes=tuple(notes),
         warnings=tuple(warnings),
+        costed_as=costed_as,
     )
 
 

@@ -81,7 +81,7 @@ def options_of(info: RunInfo, runs_dir: Path = Path("runs")) -> RunOptions:
     return RunOptions(
         root=Path(info.root),
         backend=Backend(info.backend),
-        engine=Engine(info.engine) if info.engine else None,
+        engine=_saved_engine(info.engine, info.run_id),
         runs_dir=runs_dir,
         resume=info.run_id,
         retries=settings.retries,
@@ -162,3 +162,17 @@ def refuse_conflicts(info: RunInfo, asked: RunOptions, given: Collection[str]) -
             location=Location(key="--resume"),
             hint=f"drop them (`inferbench run --resume {info.run_id}`), or start a new run",
         )
+
+
+def _saved_engine(key: str | None, run_id: str) -> Engine | None:
+    """The run's `--engine`; one no longer registered (its package uninstalled) is refused."""
+    if not key:
+        return None
+    try:
+        return Engine(key)
+    except ValueError as exc:
+        raise InputError(
+            f"run {run_id} was started with --engine {key}: {exc}",
+            location=Location(key="engine"),
+            hint="install the package that registers it again, or start a new run",
+        ) from None

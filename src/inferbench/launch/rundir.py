@@ -44,11 +44,12 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
 # KEY, SECRET, PASSWORD, HEADERS, ...) is redacted whatever this list says, and so is any
 # configured API key found inside another value.
 # the GPU stack's, Slurm's allocation and the offline switch, then every engine's own
-_ENV_KEEP = re.compile(
-    "^("
-    + "|".join(("CUDA_", "NCCL_", "SLURM_JOB", "SLURM_NODELIST", "HF_HUB_OFF", *env_prefixes()))
-    + ")"  # fmt: skip
-)
+_ENV_KEEP_BASE = ("CUDA_", "NCCL_", "SLURM_JOB", "SLURM_NODELIST", "HF_HUB_OFF")
+
+
+def _env_keep(name: str) -> bool:
+    """Whether env.json keeps `name` (read at each use: an engine may be registered later)."""
+    return name.startswith((*_ENV_KEEP_BASE, *env_prefixes()))
 
 
 def utc_now() -> str:
@@ -183,7 +184,7 @@ def environment_record(
     env = {
         k: REDACTED if looks_secret(k) else redact(v)
         for k, v in sorted(os.environ.items())
-        if _ENV_KEEP.match(k)
+        if _env_keep(k)
     }
     return EnvRecord.model_validate(
         {

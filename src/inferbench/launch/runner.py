@@ -158,6 +158,7 @@ def _outcome(
         slurm_jobs=tuple(result.slurm_jobs),
         base_url=result.base_url,
         timings_s={k: round(v, 4) for k, v in result.timings_s.items()},
+        costed_as=plan.costed_as if plan else None,
     )
 
 

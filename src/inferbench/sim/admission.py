@@ -3,26 +3,17 @@ its whole output and a share (`new_token_ratio`) of what every running request m
 still generate; the share decays while decoding goes well and jumps after a retraction.
 
 After SGLang's PrefillAdder (managers/schedule_policy.py) and NewTokenRatioTracker; the
-constants are SGLang's defaults (srt/environ.py), held in engines.yaml.
+constants are SGLang's defaults (srt/environ.py), held in its engine module
+(`inferbench.engines.sglang`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import Field
+from inferbench.engines.simprofile import KvAdmission
 
-from inferbench.core.model import FrozenModel
-
-
-class KvAdmission(FrozenModel):
-    """The constants of SGLang's admission (SGLANG_* environment defaults)."""
-
-    init_ratio: float = Field(0.7, gt=0, le=1)  # SGLANG_INIT_NEW_TOKEN_RATIO
-    min_ratio_factor: float = Field(0.14, gt=0, le=1)  # SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
-    decay_steps: int = Field(600, ge=1)  # SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
-    clip_tokens: int = Field(4096, ge=1)  # SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
-    retract_steps: int = Field(20, ge=0)  # SGLANG_RETRACT_DECODE_STEPS
+__all__ = ["KvAdmission", "NewTokenRatio"]
 
 
 class NewTokenRatio:

@@ -1,7 +1,7 @@
 """Calibration files: fitted efficiency parameters per (GPU, engine), and their lookup.
 
 A calibration file (YAML) holds entries keyed by GPU (a catalog key, a vendor such as
-`nvidia` or `amd`, or `*`) and engine (an engines.yaml key or `*`); each entry sets a few
+`nvidia` or `amd`, or `*`) and engine (an engine registry key or `*`); each entry sets a few
 `EfficiencyParams` fields. A deployment takes the most specific entry that matches:
 (gpu, engine), (vendor, engine), (gpu, *), (vendor, *), (*, engine), (*, *). The packaged
 default calibration (calibration_default.yaml) is fitted on published measurements;

@@ -46,7 +46,7 @@ class PoolSpec(FrozenModel):
     stream_interval: int = Field(1, ge=1)
     speculation: Speculation | None = None
     expert_slots: int = Field(0, ge=0)  # expert slots per MoE layer with EPLB on; 0: off
-    chunked_prefill: bool | None = None  # None: the engine's default (engines.yaml)
+    chunked_prefill: bool | None = None  # None: the engine's default (its `SimProfile`)
     batch_wait_iters: int = Field(0, ge=0)  # TRT-LLM batch_wait_timeout_iters
     batch_wait_tokens_ratio: float = Field(0.0, ge=0, le=1)  # batch_wait_max_tokens_ratio
 
@@ -100,7 +100,7 @@ class SimDeployment(FrozenModel):
     decode: PoolSpec  # the aggregated pool when mode is aggregated
     workload: SimWorkload
     efficiency: EfficiencyParams = EfficiencyParams()
-    engine: str = "vllm"  # an engines.yaml key
+    engine: str = "vllm"  # the registry key of the engine whose simulator profile costs it
     source: str = "flags"
     # what the job asks for that the model does not cover; printed and written to results
     warnings: tuple[str, ...] = ()

@@ -1,57 +1,33 @@
-"""Serving engines as the simulator costs them (engines.yaml): memory rule and overheads."""
+"""Serving engines as the simulator costs them: each engine's `SimProfile` (its module under
+`inferbench.engines`), by the framework or backend type a job names."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
-from typing import Literal
-
-from pydantic import Field
-from ruamel.yaml import YAML
+from collections.abc import Mapping
 
 from inferbench.core.errors import InputError
-from inferbench.core.model import FrozenModel
-from inferbench.engines.registry import find_engine
-from inferbench.sim.admission import KvAdmission
+from inferbench.engines.registry import engines, find_engine, sim_costing
+from inferbench.engines.simprofile import SimProfile
 
 
-class EngineProfile(FrozenModel):
-    """One engine: how it reads its memory fraction, and its overheads before calibration."""
-
-    key: str  # the engine's registry key (inferbench.engines)
-    memory: Literal["total", "after_weights"]
-    memory_flag: str
-    default_memory_fraction: float = Field(gt=0, le=1)
-    activation_reserve_gb: float = Field(ge=0)
-    step_overhead_s: float = Field(ge=0)
-    layer_overhead_s: float = Field(ge=0)
-    chunked_prefill: bool = True  # whether a prompt may be split over steps by default
-    kv_admission: KvAdmission | None = None  # SGLang's reservation; None: blocks for the chunk
-    sources: dict[str, str]
+def engine_profiles() -> Mapping[str, SimProfile]:
+    """Every registered engine that has a simulator profile, by key."""
+    return {s.key: s.sim_profile for s in engines() if s.sim_profile is not None}
 
 
-@lru_cache(maxsize=1)
-def engine_profiles() -> dict[str, EngineProfile]:
-    text = resources.files("inferbench.sim").joinpath("engines.yaml").read_text("utf-8")
-    data = YAML(typ="safe").load(text)["engines"]
-    return {key: EngineProfile.model_validate({"key": key, **body}) for key, body in data.items()}
-
-
-def engine_profile(name: str) -> EngineProfile:
-    """The engine a framework name (`sglang`, `dynamo-trt`, `vllm`, ...) runs."""
+def engine_profile(name: str) -> SimProfile:
+    """The profile of the engine a framework name (`sglang`, `dynamo-trt`, `vllm`, ...) runs."""
     spec = find_engine(name)
-    profile = engine_profiles().get(spec.key) if spec is not None else None
-    if profile is not None:
-        return profile
+    if spec is not None and spec.sim_profile is not None:
+        return spec.sim_profile
     raise InputError(
-        f"unknown engine {name!r}",
+        f"unknown engine {name!r}" if spec is None else f"{spec.display} has no simulator profile",
         hint=f"use one of {', '.join(sorted(engine_profiles()))} (or a Dynamo front of one)",
     )
 
 
-def known_engine(name: str) -> str | None:
-    """The engine key for `name`, or None when the simulator does not know it."""
-    try:
-        return engine_profile(name).key
-    except InputError:
-        return None
+def costing_engine(name: str) -> tuple[str, str | None]:
+    """The key of the engine whose profile costs what `name` runs, and the sentence saying so
+    when that is another engine (no profile of its own, or no engine inferbench knows)."""
+    spec, stand_in = sim_costing(name)
+    return spec.key, stand_in

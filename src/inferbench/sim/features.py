@@ -1,16 +1,18 @@
 """What a job asks of the engine beyond layout and limits: speculative decoding, and the
 flags the simulator does not model (each becomes a warning in the output and result file).
+Each engine's module reads its own flags (`EngineSpec.sim_readers`); this costs what they say.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from inferbench.catalog.schema import ModelSpec
 from inferbench.core.errors import InputError
-from inferbench.engines.values import flag_int, switch_on
+from inferbench.engines.registry import find_engine
+from inferbench.engines.simprofile import SimReaders
+from inferbench.engines.values import FlagGetter, flag_int, switch_on
 from inferbench.sim.perf import Speculation
 
 # Acceptance of the first draft token when the job does not give one: DeepSeek-V3 Technical
@@ -31,61 +33,22 @@ DEFAULT_ACCEPTANCE_DECAY = 0.84
 DEFAULT_DRAFT_TOKENS = 1
 _COSTED_METHODS = frozenset({"mtp", "nextn", "eagle", "eagle3", "deepseek_mtp", "qwen3_next_mtp"})
 
-# flag -> what the simulator leaves out when the flag turns it on (per engine's spelling)
-_UNMODELLED: Mapping[str, str] = {
-    "enable-two-batch-overlap": "two-batch overlap: communication is not hidden behind compute",
-    "enable-dp-lm-head": "a DP-sharded LM head",
-    "decode-context-parallel-size": "decode context parallelism",
-    "prefill-context-parallel-size": "prefill context parallelism",
-    "enable-single-batch-overlap": "single-batch overlap",
-}
 
-FlagGetter = Callable[[str], Any]
-
-
-def _as_mapping(value: Any) -> Mapping[str, Any] | None:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
-    return value if isinstance(value, Mapping) else None
-
-
-def _key(mapping: Mapping[str, Any], name: str) -> Any:
-    for key, value in mapping.items():
-        if str(key).replace("-", "_").lower() == name:
-            return value
-    return None
+def _readers(engine: str) -> SimReaders:
+    spec = find_engine(engine)
+    if spec is None or spec.sim_readers is None:
+        raise InputError(f"no flags of engine {engine!r} are known to the simulator")
+    return spec.sim_readers
 
 
 def speculation_from_flags(
     engine: str, get: FlagGetter, model: ModelSpec, acceptance: Acceptance
 ) -> tuple[Speculation | None, list[str]]:
     """The speculative decoding an engine's flags turn on, and warnings about its costing."""
-    method: str | None = None
-    drafts: int | None = None
-    if engine == "sglang":
-        algo = get("speculative-algorithm")
-        if algo:
-            method = str(algo).lower()
-            steps = flag_int(get("speculative-num-steps"))
-            tokens = flag_int(get("speculative-num-draft-tokens"))
-            drafts = steps or (tokens - 1 if tokens and tokens > 1 else None)
-    else:
-        config = _as_mapping(get("speculative-config"))
-        if config:
-            method = str(
-                _key(config, "method") or _key(config, "decoding_type") or "draft_model"
-            ).lower()
-            drafts = flag_int(
-                _key(config, "num_speculative_tokens")
-                or _key(config, "num_nextn_predict_layers")
-                or _key(config, "max_draft_len")
-            )
-    if method is None:
+    drafting = _readers(engine).speculation(get)
+    if drafting is None:
         return None, []
-    return _speculation(method, drafts, model, acceptance)
+    return _speculation(drafting.method, drafting.drafts, model, acceptance)
 
 
 def speculation_from_job(
@@ -147,32 +110,14 @@ def _speculation(
 
 def expert_slots_from_flags(engine: str, get: FlagGetter, model: ModelSpec) -> int:
     """Physical expert slots per MoE layer when the flags turn on expert-parallel load
-    balancing (EPLB), else 0. Spellings: TRT-LLM `moe_config.load_balancer.num_slots`;
-    SGLang `ep-num-redundant-experts` (placed and dispatched by its EPLB algorithm) or
-    `enable-eplb`; vLLM `enable-eplb` with `num-redundant-experts` (or `eplb-config`'s
-    `num_redundant_experts`)."""
-    if not model.is_moe:
-        return 0
-    if engine == "trtllm":
-        moe = _as_mapping(get("moe-config")) or {}
-        balancer = _as_mapping(_key(moe, "load_balancer")) or {}
-        slots = flag_int(_key(balancer, "num_slots"))
-        return max(slots, model.experts) if slots else 0
-    if engine == "sglang":
-        extra = flag_int(get("ep-num-redundant-experts")) or 0
-        on = extra > 0 or switch_on(get("enable-eplb"))
-        return model.experts + extra if on else 0
-    if not switch_on(get("enable-eplb")):
-        return 0
-    config = _as_mapping(get("eplb-config")) or {}
-    extra = flag_int(get("num-redundant-experts") or _key(config, "num_redundant_experts")) or 0
-    return model.experts + extra
+    balancing (EPLB), else 0 (each engine's own spelling: its `SimReaders`)."""
+    return _readers(engine).expert_slots(get, model.experts) if model.is_moe else 0
 
 
-def unmodelled_flags(get: FlagGetter) -> list[str]:
+def unmodelled_flags(engine: str, get: FlagGetter) -> list[str]:
     """Warnings for flags that turn on something the simulator does not model."""
     out: list[str] = []
-    for flag, what in _UNMODELLED.items():
+    for flag, what in _readers(engine).unmodelled.items():
         value = get(flag)
         if value is None:
             continue

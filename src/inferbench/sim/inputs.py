@@ -26,7 +26,7 @@ from inferbench.engines.values import flag_int, switch_on
 from inferbench.sim.caching import cache_from_job
 from inferbench.sim.calibration import efficiency_for
 from inferbench.sim.deployment import Mode, PoolSpec, SimDeployment, SimWorkload, validate
-from inferbench.sim.engines import known_engine
+from inferbench.sim.engines import costing_engine
 from inferbench.sim.features import (
     expert_slots_from_flags,
     speculation_from_flags,
@@ -202,7 +202,7 @@ def from_recipe(spec: str, overrides: Overrides) -> SimDeployment:
             flag_engine, flags.get, model, overrides.spec_acceptance
         )
         drafting = _override_drafts(drafting, overrides, model)
-        notes += unmodelled_flags(flags.get)
+        notes += unmodelled_flags(flag_engine, flags.get)
         warnings += [f"{mode}: {n}" if len(modes) > 1 else n for n in notes]
         slots = expert_slots_from_flags(flag_engine, flags.get, model)
         pools["decode" if mode == "aggregated" else mode] = _pool(
@@ -462,10 +462,9 @@ def _build(
         update["kv_cache_dtype"] = parse_precision(overrides.kv_cache_dtype, where="kv-cache-dtype")
     if update:
         pools = {role: pool.model_copy(update=update) for role, pool in pools.items()}
-    engine_key = known_engine(engine)
-    if engine_key is None:
-        warnings = [*warnings, f"engine {engine!r} is not modelled: costed as vLLM"]
-        engine_key = "vllm"
+    engine_key, stand_in = costing_engine(engine)
+    if stand_in is not None:
+        warnings = [*warnings, stand_in]
     prec: Precision = parse_precision(precision)
     dep = SimDeployment(
         name=name,

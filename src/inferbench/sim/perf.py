@@ -37,7 +37,7 @@ class EfficiencyParams(FrozenModel):
     """The fractions of the roofline a real engine reaches, and fixed overheads.
 
     Defaults are the engine-neutral starting point; `inferbench.sim.engines` sets the
-    per-engine ones (engines.yaml) and a calibration file replaces the fitted ones.
+    per-engine ones (each engine's `SimProfile`) and a calibration file replaces the fitted ones.
     """
 
     gemm_efficiency: float = Field(

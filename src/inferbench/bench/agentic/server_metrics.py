@@ -18,7 +18,7 @@ from collections import defaultdict
 from prometheus_client.parser import text_string_to_metric_families
 
 from inferbench.core.model import FrozenModel
-from inferbench.engines import ENGINES, CacheMetricNames
+from inferbench.engines import CacheMetricNames, engines
 
 Samples = dict[str, dict[tuple[tuple[str, str], ...], float]]
 
@@ -96,11 +96,11 @@ def _rate(num: float | None, den: float | None) -> float | None:
 
 def _engine_names(after: Samples) -> tuple[str, CacheMetricNames] | None:
     """The engine whose cache metrics the scrape holds (its hit counter, else its prefix)."""
-    engines = [(spec.key, spec.cache_metrics) for spec in ENGINES if spec.cache_metrics]
-    for key, names in engines:
+    known = [(spec.key, spec.cache_metrics) for spec in engines() if spec.cache_metrics]
+    for key, names in known:
         if names.hit_tokens in after or names.hit_tokens + "_total" in after:
             return key, names
-    for key, names in engines:
+    for key, names in known:
         if any(name.startswith(names.prefix) for name in after):
             return key, names
     return None
@@ -109,7 +109,7 @@ def _engine_names(after: Samples) -> tuple[str, CacheMetricNames] | None:
 def cache_metrics(before: Samples, after: Samples) -> ServerCacheMetrics:
     found = _engine_names(after)
     if found is None:
-        prefixes = " or ".join(spec.cache_metrics.prefix for spec in ENGINES if spec.cache_metrics)
+        prefixes = " or ".join(s.cache_metrics.prefix for s in engines() if s.cache_metrics)
         return ServerCacheMetrics(error=f"no {prefixes} metrics exported")
     engine, n = found
 

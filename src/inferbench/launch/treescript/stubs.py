@@ -1,7 +1,8 @@
 """Stand-ins put first on PATH while a benchmark script is run to see what it starts.
 
-Engines (`vllm`, `sglang`, `trtllm-serve`, `mpirun`, `python3 -m <engine package>`) record
-their argv and environment, then stay up like a server until their process group is killed.
+Engines (the commands and `python3 -m` packages each registered engine's `ScriptNames` lists:
+`vllm`, `sglang`, `trtllm-serve`, `mpirun`, `python3 -m sglang...`) record their argv and
+environment, then stay up like a server until their process group is killed.
 What must not run on a planning machine (downloads, installs, GPU tools, `curl` health polls,
 `sleep`, `python3 -m pip`, `python3 -m lm_eval`) records and succeeds at once; `curl`
 succeeding is the server answering ready. Every other `python3`/`python` call runs the real
@@ -21,13 +22,13 @@ import sys
 from pathlib import Path
 
 from inferbench.core.fsio import make_executable
+from inferbench.engines.registry import engines
 
 CAPTURE_DIR_VAR = "INFERBENCH_CAPTURE_DIR"
-ENGINE_BINARIES = ("vllm", "sglang", "trtllm-serve", "mpirun")
-# servers a script starts beside its engine: recorded as tools, up until the group is killed
-SERVICES = ("mooncake_master", "vllm-router")
-# `python3 -m <package>...` that starts a server (the sglang router too)
-ENGINE_PACKAGES = ("sglang", "sglang_router", "vllm", "atom", "tensorrt_llm", "dynamo")
+# Not engines, so in no EngineSpec: Dynamo fronts any engine (`python3 -m dynamo.sglang`),
+# and Mooncake's master is a KV store several engines' scripts start beside their servers.
+FRONT_PACKAGES = ("dynamo",)
+SHARED_SERVICES = ("mooncake_master",)
 # `python3 -m <module>` that installs or talks to the (stubbed) server: recorded, not run
 CLIENT_MODULES = ("pip", "lm_eval")
 TOOLS = (
@@ -133,8 +134,26 @@ def _tool() -> str:
     return _stub(_TOOL_BODY)
 
 
+def engine_commands() -> tuple[str, ...]:
+    """Executables that start an engine's server, of every registered engine."""
+    return tuple(dict.fromkeys(c for s in engines() if s.script for c in s.script.commands))
+
+
+def engine_packages() -> tuple[str, ...]:
+    """`python3 -m <package>...` packages that start a server (routers and fronts too)."""
+    modules = (m for s in engines() if s.script for m in s.script.modules)
+    return tuple(dict.fromkeys((*modules, *FRONT_PACKAGES)))
+
+
+def services() -> tuple[str, ...]:
+    """Servers a script starts beside its engine: recorded as tools, up until the group is
+    killed."""
+    extra = (name for s in engines() if s.script for name in s.script.services)
+    return tuple(dict.fromkeys((*SHARED_SERVICES, *extra)))
+
+
 def _python(real: str, sleep: str) -> str:
-    packages = "|".join(f"{p}|{p}.*" for p in ENGINE_PACKAGES)
+    packages = "|".join(f"{p}|{p}.*" for p in engine_packages())
     clients = "|".join(CLIENT_MODULES)
     python = shlex.quote(real)
     return _stub(
@@ -188,9 +207,9 @@ def write_stubs(folder: Path, path: str) -> None:
     """Write the stubs into `folder` (to go first on PATH); `path` is the PATH they shadow."""
     folder.mkdir(parents=True, exist_ok=True)
     sleep = shutil.which("sleep", path=path) or "/bin/sleep"
-    scripts = {name: _engine(sleep) for name in ENGINE_BINARIES}
+    scripts = {name: _engine(sleep) for name in engine_commands()}
     service = _stub(f'record tool "$@"\nexec {shlex.quote(sleep)} 86400\n')
-    scripts.update({name: service for name in SERVICES})
+    scripts.update({name: service for name in services()})
     scripts.update({name: _tool() for name in TOOLS})
     python = _python(real_python(path), sleep)
     scripts.update({"python3": python, "python": python})
