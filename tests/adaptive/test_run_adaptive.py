@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,9 @@ def test_interrupted_adaptive_run_resumes_from_its_measurements(tmp_path: Path) 
     out = _cli("run", "--resume", cut.run.run_id, "--runs-dir", str(runs), cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "round 3: measuring" in out.stdout  # it goes on where it stopped
+    # progress in rounds: a job reopened for the points its round chose is not a retry
+    assert "(round 3)" in out.stdout and "attempt" not in out.stdout, out.stdout
+    assert re.search(r"round \d+ completed, \d+ of its \d+ points measured so far", out.stdout)
     final = json.loads((run / "adaptive.json").read_text())
     assert final["done"] and final["rounds"][:2] == first["rounds"][:2]
     after = _mtimes(run)

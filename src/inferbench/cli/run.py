@@ -41,9 +41,10 @@ class _Progress(RunEvents):
     """Rich progress (a terminal): one bar over the jobs; each finished point printed above
     it."""
 
-    def __init__(self, progress: Progress, total: int) -> None:
+    def __init__(self, progress: Progress, total: int, round_no: int | None = None) -> None:
         self.progress = progress
         self.task = progress.add_task("jobs", total=total)
+        self.round_no = round_no
 
     def planned(self, dep: Deployment, plan: Plan) -> None:
         for warning in plan.warnings:
@@ -52,7 +53,7 @@ class _Progress(RunEvents):
             )
 
     def job_started(self, dep: Deployment, attempt: int, todo: int) -> None:
-        extra = f" (attempt {attempt})" if attempt > 1 else ""
+        extra = _pass_name(attempt, self.round_no)
         self.progress.update(self.task, description=f"{_label(dep)}{extra}: {todo} points")
 
     def point_done(self, dep: Deployment, point: PointOutcome) -> None:
@@ -67,9 +68,10 @@ class _Lines(RunEvents):
     """Progress lines (a log): each job start, point and job end, timestamped, and the job
     running now repeated at least every 10 s."""
 
-    def __init__(self, lines: LineProgress, total: int) -> None:
+    def __init__(self, lines: LineProgress, total: int, round_no: int | None = None) -> None:
         self.lines = lines
         self.total = total
+        self.round_no = round_no
         self.started = 0
         self.head = ""
         self.todo = 0
@@ -82,8 +84,8 @@ class _Lines(RunEvents):
             self.lines.say(f"{_label(dep)}: warning: {warning}")
 
     def job_started(self, dep: Deployment, attempt: int, todo: int) -> None:
-        self.started += attempt == 1
-        extra = f" (attempt {attempt})" if attempt > 1 else ""
+        self.started += attempt == 1 or self.round_no is not None
+        extra = _pass_name(attempt, self.round_no)
         self.head, self.todo = f"job {self.started}/{self.total} {_label(dep)}{extra}", todo
         self._state()
         self.lines.say(f"{self.head}: started, {todo} points")
@@ -97,8 +99,22 @@ class _Lines(RunEvents):
     def job_finished(self, dep: Deployment, outcome: Outcome, points_ok: int) -> None:
         total = len(dep.concurrencies)
         costing = f", {_costing(outcome)}" if outcome.costed_as else ""
-        self.lines.say(f"{_label(dep)}: {outcome.status} ({points_ok}/{total} ok){costing}")
+        if self.round_no is None:
+            self.lines.say(f"{_label(dep)}: {outcome.status} ({points_ok}/{total} ok){costing}")
+        else:  # a round runs the points it chose; the job's others ran in earlier rounds
+            self.lines.say(
+                f"{_label(dep)}: round {self.round_no} {outcome.status}, "
+                f"{points_ok} of its {total} points measured so far{costing}"
+            )
         self.lines.state(f"{self.started}/{self.total} jobs started")
+
+
+def _pass_name(attempt: int, round_no: int | None) -> str:
+    """ " (round 3)" in an adaptive run (each round reopens the job for the points it
+    chose: not a retry), " (attempt 2)" for a retry, else nothing."""
+    if round_no is not None:
+        return f" (round {round_no})"
+    return f" (attempt {attempt})" if attempt > 1 else ""
 
 
 def _label(dep: Deployment) -> str:
@@ -160,9 +176,9 @@ def render_summary(summary: RunSummary, console: Console = _console) -> None:
     console.print(f"run directory: {summary.run.path}", markup=False)
 
 
-def run_with_progress(request: RunRequest) -> RunSummary:
+def run_with_progress(request: RunRequest, round_no: int | None = None) -> RunSummary:
     """Run with a progress bar (lines in a log); the first Ctrl-C asks the run to stop after
-    its current point, the second stops it at once."""
+    its current point, the second stops it at once. `round_no`: an adaptive run's round."""
     total = min(len(request.deployments), request.max_jobs or len(request.deployments))
     if log_mode():
         with LineProgress(_console.file) as lines:
@@ -171,7 +187,7 @@ def run_with_progress(request: RunRequest) -> RunSummary:
                 lines.say("stopping after the current point (Ctrl-C again to stop at once)")
 
             with graceful_sigint(request.stop, said):
-                return execute_run(request, _Lines(lines, total))
+                return execute_run(request, _Lines(lines, total, round_no))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeElapsedColumn(), console=_console) as progress:
 
@@ -181,7 +197,7 @@ def run_with_progress(request: RunRequest) -> RunSummary:
             )
 
         with graceful_sigint(request.stop, on_first):
-            return execute_run(request, _Progress(progress, total))
+            return execute_run(request, _Progress(progress, total, round_no))
 
 
 def exit_if_interrupted(summary: RunSummary, runs_dir: Path) -> None:
@@ -465,14 +481,18 @@ def _run_adaptive(
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
+    current = [0]  # the round being measured, for the progress lines
+
     def on_round(n: int, a: Assessment) -> None:
+        current[0] = n
         chosen = a.chosen
         if chosen:
             names = ", ".join(f"{c.label} conc {c.concurrency}" for c in chosen)
             _console.print(f"round {n}: measuring {len(chosen)}: {names}", markup=False)
 
     outcome = execute_adaptive(
-        request, AdaptiveOptions.from_dict(settings), run_with_progress, on_round,
+        request, AdaptiveOptions.from_dict(settings),
+        lambda req: run_with_progress(req, current[0]), on_round,
         lambda m: err.print(m, markup=False),
     )  # fmt: skip
     render_assessment(
