@@ -198,3 +198,19 @@ def test_env_json_redacts_secret_names_whatever_the_allow_list(
     assert env["NCCL_DEBUG_NOTE"] == f"run with {REDACTED}"
     assert env["CUDA_VISIBLE_DEVICES"] == "0,1"
     assert "other-token" not in json.dumps(env) and KEY not in json.dumps(env)
+
+
+def test_secrets_inside_the_extra_body_are_redacted_when_written() -> None:
+    """issue 40: a key inside --extra-body reached the result file."""
+    from inferbench.bench.settings import RequestOptions
+    from inferbench.core.redact import redact_tree
+
+    body = {"api_key": "sk-1", "top_k": 1, "max_tokens_hint": 3, "x": [{"password": "pw-2"}]}
+    tree, found = redact_tree(body)
+    assert tree == {"api_key": "[redacted]", "top_k": 1, "max_tokens_hint": 3,
+                    "x": [{"password": "[redacted]"}]}  # fmt: skip
+    assert found == ("sk-1", "pw-2")
+    options = RequestOptions(extra_body=body)
+    assert "sk-1" not in options.model_dump_json() and "pw-2" not in str(options.model_dump())
+    assert options.extra_body["api_key"] == "sk-1"  # still sent
+    assert set(options.secrets()) == {"sk-1", "pw-2"}

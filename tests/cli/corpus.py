@@ -713,8 +713,10 @@ def all_cases() -> list[Case]:
         *bound_cases(),
         *round3_cases(),
         *round4_cases(),
+        *round5_cases(),
     ]
 
 
 from .corpus_round3 import round3_cases  # noqa: E402 - it imports this module's tables
 from .corpus_round4 import round4_cases  # noqa: E402
+from .corpus_round5 import round5_cases  # noqa: E402

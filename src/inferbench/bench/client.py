@@ -73,8 +73,12 @@ def prepare_request(
 Transport = FastTransport | AiohttpTransport
 
 
-def open_transport(endpoint: Endpoint, options: ClientOptions, concurrency: int) -> Transport:
-    """The connection pool for one worker; the API key lives only in its headers."""
+def open_transport(
+    endpoint: Endpoint, options: ClientOptions, concurrency: int, secrets: tuple[str, ...] = ()
+) -> Transport:
+    """The connection pool for one worker; the API key lives only in its headers. What the
+    server sends back is redacted of the endpoint's secrets and of `secrets` (those of the
+    request body: `RequestOptions.secrets`)."""
     headers = endpoint.headers()
     transport: Transport
     if options.http_client == "aiohttp":
@@ -88,7 +92,8 @@ def open_transport(endpoint: Endpoint, options: ClientOptions, concurrency: int)
             options.connect_timeout_s,
             kernel_stamps=options.receive_stamps == "kernel",
         )
-    transport.redact = endpoint.redactor()  # the URL's password too, not only the headers
+    # the URL's password too, not only the headers
+    transport.redact = endpoint.redactor().plus(secrets)
     return transport
 
 

@@ -61,7 +61,7 @@ from inferbench.bench.workload import (
 )
 from inferbench.core.errors import InputError, Location
 from inferbench.core.flags import Flag
-from inferbench.core.limits import MAX_PROMPTS, MAX_TOKENS, MAX_WORKERS
+from inferbench.core.limits import MAX_PROMPTS, MAX_SEED, MAX_TOKENS, MAX_WORKERS
 from inferbench.core.model import FrozenModel
 from inferbench.core.printable import printable
 
@@ -172,7 +172,7 @@ class BenchArgs(FrozenModel):
     random_prefix_len: int | None = Field(
         None, le=MAX_TOKENS, description="one prefix shared by every prompt"
     )
-    seed: int = Field(0, description="seed of the prompts, lengths and arrivals")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="seed of the prompts, lengths and arrivals")
     workers: int | None = Field(None, le=MAX_WORKERS, description="client processes (default auto)")
     ignore_eos: bool = Field(False, description="the default; sa-bench's flag")
     no_ignore_eos: bool = Field(False, description="let the server stop at end-of-sequence")

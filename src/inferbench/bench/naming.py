@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from inferbench.core.errors import InputError
-from inferbench.core.fsio import is_stream, output_target
+from inferbench.core.fsio import check_output_file, is_stream
 
 
 def point_stem(concurrency: int | None, request_rate: float | None = None) -> str:
@@ -54,7 +54,7 @@ def check_point_output(path: Path | None, option: str, points: int) -> None:
     per-point names (`out_conc4.json`) would be files beside a device or in /dev."""
     if path is None:
         return
-    output_target(path, option)
+    check_output_file(path, option)
     if points > 1 and is_stream(path):
         raise InputError(
             f"{option} {path} is a stream, and {points} points need a file each",

@@ -16,18 +16,21 @@ from pydantic import (
     Field,
     ModelWrapValidatorHandler,
     PrivateAttr,
+    field_serializer,
     field_validator,
     model_validator,
 )
 
 from inferbench.bench.preset import SA_BENCH
 from inferbench.core.errors import InputError, Location
+from inferbench.core.limits import MAX_SEED
 from inferbench.core.model import FrozenModel
 from inferbench.core.redact import (
     API_KEY_VARS,
     Redactor,
     basic_auth,
     query_secrets,
+    redact_tree,
     split_userinfo,
 )
 
@@ -151,6 +154,31 @@ class RequestOptions(FrozenModel):
     )
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("extra_body")
+    @classmethod
+    def _client_owns(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """The client measures streamed responses of the length the workload asks: a body
+        that turns streaming off (no TTFT, no ITL; the whole answer arrives at once, after
+        up to the request timeout) or sets another length would measure something else."""
+        if value.get("stream", True) is not True:
+            raise ValueError(
+                "stream: the client measures streamed responses (TTFT and ITL need one);"
+                " leave stream out of --extra-body"
+            )
+        for key in ("max_tokens", "max_completion_tokens"):
+            if key in value:
+                raise ValueError(f"{key}: set the output length with --osl (it is recorded)")
+        return value
+
+    @field_serializer("extra_body")
+    def _redacted(self, value: dict[str, Any]) -> object:
+        # a key (api_key, token, ...) sent to the server is never written down
+        return redact_tree(value)[0]
+
+    def secrets(self) -> tuple[str, ...]:
+        """The secret texts of the extra body (a server may echo them back)."""
+        return redact_tree(self.extra_body)[1]
+
 
 class ClientOptions(FrozenModel):
     """How the client behaves; recorded in every result file."""
@@ -170,4 +198,4 @@ class ClientOptions(FrozenModel):
     )
     max_failure_rate: float = Field(default=SA_BENCH.max_failure_rate, ge=0, le=1)
     detail: bool = Field(default=False, description="keep per-request ttfts/itls/texts")
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)

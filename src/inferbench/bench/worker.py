@@ -98,13 +98,14 @@ class _Run:
         self.stopping = False
         # measured requests sent and not yet answered: (request, scheduled, sent)
         self.in_flight: dict[object, tuple[PreparedRequest, float, float]] = {}
+        self.warming: dict[object, tuple[PreparedRequest, float, float]] = {}  # warm-ups
 
     async def send(
         self, req: PreparedRequest, scheduled: float, measured: bool = True
     ) -> RequestRecord:
         key = object()
-        if measured:  # left here if the send is cancelled: `interrupted` records it
-            self.in_flight[key] = (req, scheduled, self.clock.now())
+        # left here if the send is cancelled: `interrupted` records it
+        (self.in_flight if measured else self.warming)[key] = (req, scheduled, self.clock.now())
         if self._send is not None:
             record = await self._send(req, scheduled)
         else:
@@ -118,6 +119,7 @@ class _Run:
                 worker=self.task.worker,
             )
         self.in_flight.pop(key, None)
+        self.warming.pop(key, None)
         return record
 
     def interrupted(self, why: str) -> None:
@@ -203,6 +205,30 @@ class _Run:
             self.outbox.emit(batch)
 
 
+def _grace(task: WorkerTask) -> float:
+    return min(task.client.request_timeout_s, DURATION_GRACE_S)
+
+
+async def _warmed_up(run: _Run, warm: list[PreparedRequest]) -> bool:
+    """Run the warm-ups; False when --duration's bound (duration + grace) cut them (a stalled
+    server would hold them for the request timeout, 600 s). The warm-ups cut in flight are
+    then the point's failed requests, and no window is measured."""
+    duration = run.task.point.duration_s
+    if duration is None:
+        await run.warm_up(warm)
+        return True
+    warming = asyncio.create_task(run.warm_up(warm))
+    done, _ = await asyncio.wait({warming}, timeout=duration + _grace(run.task))
+    if done:
+        warming.result()
+        return True
+    run.stopping = True
+    run.in_flight.update(run.warming)  # recorded as interrupted, with the reason
+    warming.cancel()
+    await asyncio.gather(warming, return_exceptions=True)
+    return False
+
+
 async def run_worker(
     task: WorkerTask,
     outbox: Outbox,
@@ -221,7 +247,9 @@ async def run_worker(
     gc.collect()
     gc.freeze()
     transport = (
-        open_transport(task.endpoint, task.client, task.concurrency or len(measured))
+        open_transport(
+            task.endpoint, task.client, task.concurrency or len(measured), task.request.secrets()
+        )
         if send is None
         else None
     )
@@ -238,15 +266,16 @@ async def run_worker(
         on_stop(stop)
     flusher = asyncio.create_task(run.flusher())
     try:
-        if warm:
-            await run.warm_up(warm)
+        if warm and not await _warmed_up(run, warm):
+            why = f"warm-up still running {_grace(task) + (task.point.duration_s or 0):g} s"
+            why += " after it began: the window was not measured"
         t0 = await outbox.ready()
         if task.offsets is None:
             main = asyncio.create_task(run.closed_loop(measured, t0))
         else:
             main = asyncio.create_task(run.open_loop(measured, task.offsets, t0))
         if task.point.duration_s is not None:
-            grace = min(task.client.request_timeout_s, DURATION_GRACE_S)
+            grace = _grace(task)
             end = t0 + task.point.duration_s + grace
             done, _ = await asyncio.wait({main}, timeout=max(0.0, end - clock.now()))
             if not done:  # a stalled server: the point ends at its duration all the same

@@ -23,6 +23,7 @@ from ruamel.yaml.error import YAMLError
 
 from inferbench.catalog.schema import PRECISION_SPELLINGS, GpuSpec, ModelSpec, Precision
 from inferbench.core.errors import InputError, Location
+from inferbench.core.fsread import MAX_CONFIG_BYTES, read_text_file
 
 CATALOG_ENV = "INFERBENCH_CATALOG"
 _PRECISION_SUFFIX = re.compile(
@@ -104,6 +105,9 @@ def _lookup(name: str, table: dict[str, Any], aliases_of: Any) -> Any:
     return None
 
 
+_HINT = "write `gpus: {NAME: {...}}` and/or `models: {ORG/NAME: {...}}`, as the packaged catalogs"
+
+
 def _read_yaml(path: Path, text: str) -> dict[str, Any]:
     try:
         data = YAML(typ="safe").load(text)
@@ -123,16 +127,25 @@ def _read_yaml(path: Path, text: str) -> dict[str, Any]:
         raise InputError(
             "a catalog file is a mapping with `gpus:` and/or `models:`",
             location=Location(path),
+            hint=_HINT,
         )
     return data
 
 
 def _entries(path: Path, data: dict[str, Any], section: str, kind: type[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, body in (data.get(section) or {}).items():
+    table = data.get(section) or {}
+    if not isinstance(table, dict):
+        raise InputError(
+            f"`{section}:` must map names to entries", location=Location(path, key=section),
+            hint=_HINT,
+        )  # fmt: skip
+    for key, body in table.items():
         if not isinstance(body, dict):
             raise InputError(
-                "entry must be a mapping", location=Location(path, key=f"{section}.{key}")
+                "entry must be a mapping",
+                location=Location(path, key=f"{section}.{key}"),
+                hint=_HINT,
             )
         try:
             out[str(key)] = kind.model_validate({"key": str(key), **body})
@@ -142,6 +155,7 @@ def _entries(path: Path, data: dict[str, Any], section: str, kind: type[Any]) ->
             raise InputError(
                 f"invalid catalog entry: {err['msg']}",
                 location=Location(path, key=f"{section}.{key}" + (f".{field}" if field else "")),
+                hint="see the packaged hardware.yaml and models.yaml for every field",
             ) from None
     return out
 
@@ -157,12 +171,8 @@ def _load(extra: tuple[str, ...]) -> Catalog:
     ]
     for item in extra:
         path = Path(item)
-        try:
-            sources.append((path, path.read_text("utf-8")))
-        except OSError as exc:
-            raise InputError(
-                f"cannot read catalog file: {exc.strerror}", location=Location(path)
-            ) from None
+        # bounded, and text that is not UTF-8 named as such (a binary file is no catalog)
+        sources.append((path, read_text_file(path, MAX_CONFIG_BYTES, what="catalog file")))
     for path, text in sources:
         data = _read_yaml(path, text)
         gpus.update(_entries(path, data, "gpus", GpuSpec))

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from inferbench.core.fsio import check_output_folder, output_target
+from inferbench.core.fsio import check_output_file, check_output_folder
 
 
 def _text(value: object) -> str:
@@ -21,11 +21,12 @@ def _text(value: object) -> str:
 
 
 def output_file(option: str) -> Callable[[object], Path]:
-    """The parser of an option naming a file to write (`-` is stdout)."""
+    """The parser of an option naming a file to write (`-` is stdout) in a folder that
+    exists."""
 
     def parse(value: object) -> Path:
         text = _text(value)
-        output_target(text, option)
+        check_output_file(text, option)
         return Path(text)
 
     return parse

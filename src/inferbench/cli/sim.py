@@ -24,7 +24,7 @@ from inferbench.cli.outputs import output_file, output_folder
 from inferbench.cli.progress import counted, working
 from inferbench.core.errors import InputError
 from inferbench.core.fsio import atomic_write_bytes
-from inferbench.core.limits import MAX_SESSIONS
+from inferbench.core.limits import MAX_SEED, MAX_SESSIONS
 from inferbench.results.dburl import store_url
 from inferbench.sim.request import DeploymentRequest, build_deployment, sweep_budget
 from inferbench.sim.serve_options import ServeOptions
@@ -98,7 +98,7 @@ def estimate_cmd(
         "--gpu-budget",
         help="GPUs for --sweep-topologies (default: the deployment's, at least one node).",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the sampled lengths."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed of the sampled lengths."),
     fmt: str = typer.Option(
         "table",
         "--format",

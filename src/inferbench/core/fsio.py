@@ -142,6 +142,19 @@ def output_target(path: Path | str, option: str | None = None) -> OutputTarget:
     )
 
 
+def check_output_file(path: Path | str, option: str | None = None) -> OutputTarget:
+    """`output_target` of a file the user named. A folder of its path that does not exist
+    is made when the file is written, and said so now (on stderr), never made without a
+    word: a typo in it would otherwise scatter outputs in new folders unnoticed."""
+    target = output_target(path, option)
+    folder = Path(os.fspath(path)).parent
+    if target.kind is TargetKind.FILE and not os.path.lexists(folder):
+        named = f"{option} {printable(os.fspath(path))}" if option else printable(os.fspath(path))
+        sys.stderr.write(f"note: {named}: folder {printable(str(folder))} does not exist;"
+                         " it is made when the file is written\n")  # fmt: skip
+    return target
+
+
 def check_output_folder(path: Path | str, option: str | None = None) -> Path:
     """`path` as a folder to write files into: missing (made later) or a directory (a symlink
     to one is followed); anything else is an InputError naming `option`."""

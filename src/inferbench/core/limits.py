@@ -15,12 +15,14 @@ MAX_TURNS = 10_000_000  # turns of one synthetic trace set (sessions x mean turn
 MAX_WORKERS = 1024  # client processes of one bench
 MAX_ENGINE_INT = 2**31 - 1  # a parallelism or count handed to an engine's int flag
 MAX_DURATION_S = 7 * 86_400.0  # seconds of one point (a week; InferenceX's agentic: 3600)
+MAX_SEED = 2**63 - 1  # a seed is 0 ..; numpy's generators and a JSON int both take it
 
 __all__ = [
     "MAX_CONCURRENCY",
     "MAX_DURATION_S",
     "MAX_ENGINE_INT",
     "MAX_PROMPTS",
+    "MAX_SEED",
     "MAX_SESSIONS",
     "MAX_TOKENS",
     "MAX_TURNS",

@@ -61,6 +61,47 @@ class Redactor:
     def optional(self, text: str | None) -> str | None:
         return None if text is None else self(text)
 
+    def plus(self, values: Iterable[str]) -> Redactor:
+        """This redactor with `values` as secrets too."""
+        return Redactor.of([*self.secrets, *values])
+
+
+def redact_tree(value: object) -> tuple[object, tuple[str, ...]]:
+    """(`value`, a JSON-like tree such as a request's extra body, with every text, list or
+    map under a secret-looking key replaced by `[redacted]`; the secret texts found). A
+    number or flag stays: `max_tokens: 16` is no secret, `api_key: "sk-..."` is."""
+    found: list[str] = []
+
+    def walk(node: object) -> object:
+        if isinstance(node, dict):
+            out: dict[object, object] = {}
+            for key, item in node.items():
+                if looks_secret(str(key)) and not _plain(item):
+                    found.extend(_texts(item))
+                    out[key] = REDACTED
+                else:
+                    out[key] = walk(item)
+            return out
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        return node
+
+    return walk(value), tuple(dict.fromkeys(t for t in found if t))
+
+
+def _plain(value: object) -> bool:
+    return value is None or isinstance(value, bool | int | float)
+
+
+def _texts(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in _texts(item)]
+    if isinstance(value, list):
+        return [t for item in value for t in _texts(item)]
+    return []
+
 
 def split_userinfo(url: str) -> tuple[str, str | None]:
     """(`url` without `user:password@`, the decoded `user:password` or None)."""

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from inferbench.config.srt_slurm_refs import absolute_source
 from inferbench.core.errors import InputError, Location
@@ -23,6 +24,8 @@ from inferbench.launch.plan import Backend, Engine
 from inferbench.launch.planner import PlanOptions
 from inferbench.launch.rundir import RunDir, read_run_info, run_dir
 from inferbench.launch.session import RunOptions
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,10 @@ class SavedRun:
 def options_of(info: RunInfo, runs_dir: Path = Path("runs")) -> RunOptions:
     """The RunOptions run.json says the run was started with (resuming it)."""
     settings = info.settings
+    saved = runs_dir / info.run_id / "run.json"
     return RunOptions(
         root=Path(info.root),
-        backend=Backend(info.backend),
+        backend=_saved(saved, "backend", lambda: Backend(info.backend)),
         engine=_saved_engine(info.engine, info.run_id),
         runs_dir=runs_dir,
         resume=info.run_id,
@@ -88,8 +92,8 @@ def options_of(info: RunInfo, runs_dir: Path = Path("runs")) -> RunOptions:
         fail_fast=settings.fail_fast,
         max_jobs=settings.max_jobs,
         cluster=info.cluster,
-        plan=PlanOptions(**settings.plan),
-        local=LocalOptions(**settings.local),
+        plan=_saved(saved, "settings.plan", lambda: PlanOptions(**settings.plan)),
+        local=_saved(saved, "settings.local", lambda: LocalOptions(**settings.local)),
         slurm_poll_s=settings.slurm_poll_s,
         filters=dict(info.filters),
         srt_slurm=settings.srt_slurm,
@@ -162,6 +166,20 @@ def refuse_conflicts(info: RunInfo, asked: RunOptions, given: Collection[str]) -
             location=Location(key="--resume"),
             hint=f"drop them (`inferbench run --resume {info.run_id}`), or start a new run",
         )
+
+
+def _saved(path: Path, key: str, build: Callable[[], T]) -> T:
+    """A setting of run.json as the type it is, or an InputError naming the key (a run.json
+    edited by hand, or written by another version, may hold anything)."""
+    try:
+        return build()
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"cannot be resumed: {str(exc).splitlines()[0]}",
+            location=Location(file=path, key=key),
+            hint="run.json was edited or written by another inferbench version: start a"
+            " new run (or resume with the version that started it)",
+        ) from None
 
 
 def _saved_engine(key: str | None, run_id: str) -> Engine | None:

@@ -36,6 +36,7 @@ from sqlalchemy.exc import (
 )
 
 from inferbench.core.errors import InferbenchError, InputError, Location
+from inferbench.core.limits import MAX_TOKENS
 from inferbench.core.outcome import StoredOutcome
 from inferbench.results.evalrecord import EvalRecord, eval_record_from_json
 from inferbench.results.migrations import (
@@ -49,6 +50,11 @@ from inferbench.results.migrations import (
     records,
 )
 from inferbench.results.predicted import PredictedPoint
+from inferbench.results.readonly import (
+    add_temporary_tables,
+    is_read_only_error,
+    readable_as_latest,
+)
 from inferbench.results.record import Record, content_hash, record_from_json
 from inferbench.results.samples import PointSamples
 
@@ -94,6 +100,17 @@ class RecordFilter:
     isl: int | None = None
     osl: int | None = None
     official: bool | None = None
+
+    def __post_init__(self) -> None:
+        # a length past any stored one selects nothing; past 64 bits the database refuses it
+        for name in ("isl", "osl"):
+            value = getattr(self, name)
+            if value is not None and not 1 <= value <= MAX_TOKENS:
+                raise InputError(
+                    f"{value}: no point has that {name}",
+                    location=Location(key=f"--{name}"),
+                    hint=f"give a length from 1 to {MAX_TOKENS}",
+                )
 
 
 def _filtered(stmt: _Select, flt: RecordFilter | None) -> _Select:
@@ -188,16 +205,29 @@ class Store:
         except DBAPIError as exc:
             raise _store_error(exc, self.url) from None
 
-    def _migrate(self) -> None:
+    def _migrate(self, have: int, reading: bool) -> None:
         """Migrate under the schema lock: a second process opening the same new store waits,
-        then finds it migrated."""
+        then finds it migrated. A read-only SQLite store opened for `reading` is read as it
+        is where it lacks only tables (`inferbench.results.readonly`)."""
         try:
             with self.engine.connect() as conn:
                 lock_for_migration(conn)
                 migrate(conn)
                 conn.commit()
         except DBAPIError as exc:
-            raise _store_error(exc, self.url) from None
+            detail = str(exc.orig or exc)
+            if not (reading and self.engine.dialect.name == "sqlite"):
+                raise _store_error(exc, self.url) from None
+            if not is_read_only_error(detail):
+                raise _store_error(exc, self.url) from None
+            if not readable_as_latest(have):
+                raise StoreError(
+                    f"database {_redact(self.url)} has schema v{have}, older than this"
+                    f" inferbench (v{LATEST}), and is read-only: it cannot be upgraded to be read",
+                    hint="make it writable once (the next command upgrades it), or copy it to"
+                    " a writable folder and read the copy",
+                ) from None
+            add_temporary_tables(self.engine, have)
 
     def write(self, batch: Sequence[Record], outcomes: Sequence[StoredOutcome] = ()) -> WriteCounts:
         """Upsert records by natural key and outcomes by (run, job), all in one transaction.
@@ -613,10 +643,30 @@ def _store_error(exc: DBAPIError, url: str) -> StoreError:
             hint="point --db at a results store; a damaged one: move it away and run"
             " `inferbench results ingest` again on the run directories",
         )
+    if url.startswith("sqlite"):  # a file: no server, URL or password to blame
+        return StoreError(
+            f"cannot use database {_redact(url)}: {detail}", hint=_sqlite_hint(detail)
+        )
     return StoreError(
         f"cannot use database {_redact(url)}: {detail}",
         hint="check that the server is running and the URL, user and password are right",
     )
+
+
+def _sqlite_hint(detail: str) -> str:
+    text = detail.lower()
+    if is_read_only_error(text):
+        return (
+            "the database file, its folder or its disk is read-only: it can be read, not"
+            " written; make them writable, or write to another --db"
+        )
+    if "full" in text:  # "database or disk is full"
+        return "free some space on that disk, or write to another --db"
+    if "unable to open" in text:
+        return "check that the file's folder exists and can be written (SQLite adds a journal)"
+    if "i/o" in text:
+        return "the disk failed a read or write: check it (dmesg), or use another --db"
+    return "check the database file and its permissions, or use another --db"
 
 
 # What SQLite says of a file that is not a database, or a damaged one.
@@ -642,7 +692,7 @@ def open_store(
                 hint="upgrade inferbench",
             )
         if have < LATEST:
-            store._migrate()
+            store._migrate(have, reading=not create)
     except (SQLAlchemyError, UnicodeError, ValueError) as exc:  # a host name idna refuses, ...
         raise StoreError(f"cannot use database {_redact(url)}: {exc}") from None
     return store

@@ -13,6 +13,7 @@ from typing import Annotated
 from pydantic import Field
 
 from inferbench.core.flags import Flag
+from inferbench.core.limits import MAX_SEED
 from inferbench.core.model import FrozenModel
 
 
@@ -44,7 +45,7 @@ class ServeOptions(FrozenModel):
     crash_after: int | None = Field(  # exit the process after N finished requests
         None, ge=1, description="Exit after N finished requests."
     )
-    seed: int = Field(0, description="Seed of the fault draws.")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the fault draws.")
     step_time_factor: float = Field(  # every engine step this times as long
         1.0,
         ge=0.01,

@@ -10,10 +10,11 @@ engine scheduled it, so a client's timing error can be measured against it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import errno
 import itertools
 import os
 import random
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -22,7 +23,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from inferbench.core.fsio import atomic_write_bytes
+from inferbench.core.errors import InputError, Location
+from inferbench.core.fsio import WriteFailed, write_output
 from inferbench.sim import protocol as proto
 from inferbench.sim.build import build_cluster
 from inferbench.sim.cache_metrics import render_cache_metrics
@@ -134,7 +136,12 @@ class SimServer:
         )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.options.host, self.options.port, backlog=8192)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            await self.driver.stop()
+            raise _listen_error(self.options.host, self.options.port, exc) from None
         host, port = self._runner.addresses[0][:2]
         self.url = f"http://{host}:{port}"
         return self.url
@@ -156,7 +163,8 @@ class SimServer:
             )
             for r, c, n, s, t, w in self.sends
         ]
-        atomic_write_bytes(self.options.record_sends, b"\n".join(lines) + b"\n" if lines else b"")
+        data = b"\n".join(lines) + b"\n" if lines else b""
+        write_output(self.options.record_sends, data, "--record-sends")
 
     def summary(self) -> str:
         """One line of what the server did: requests, peak streams, chunk lateness."""
@@ -432,6 +440,28 @@ async def _json_errors(request: web.Request, handler: Any) -> web.StreamResponse
         return _error(exc.status, exc.reason, kind)
 
 
+def _listen_error(host: str, port: int, exc: OSError) -> InputError:
+    """Why the server cannot listen, blamed on the option to change."""
+    why = exc.strerror or str(exc)
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return InputError(
+            f"{host!r}: cannot listen there: {why}",
+            location=Location(key="--host"),
+            hint="give an address of this machine, e.g. 127.0.0.1 (loopback)",
+        )
+    if exc.errno == errno.EADDRINUSE:
+        hint = "pick another port, or --port 0 for a free one"
+    elif exc.errno == errno.EACCES:
+        hint = "ports below 1024 need privileges: pick one above, or --port 0"
+    else:
+        hint = "check --host and --port"
+    return InputError(
+        f"{port}: cannot listen on {host}:{port}: {why}",
+        location=Location(key="--port"),
+        hint=hint,
+    )
+
+
 async def serve_until_stopped(
     dep: SimDeployment, options: ServeOptions, stop: asyncio.Event, on_ready: Any = None
 ) -> SimServer:
@@ -443,6 +473,10 @@ async def serve_until_stopped(
     try:
         await stop.wait()
     finally:
-        with contextlib.suppress(Exception):
+        try:
             await server.close()
+        except WriteFailed:
+            raise  # --record-sends could not be written (disk full, read-only): say so
+        except Exception:
+            pass
     return server

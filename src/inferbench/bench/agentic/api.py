@@ -112,7 +112,10 @@ async def replay_measured(
     )
     if not options.scrape_metrics or not before:
         return Measured(run, None, None)
-    (start, start_error), (end, end_error) = before[0], await scrape_text(endpoint.base_url)
+    start, start_error = before[0]
+    if start is None:  # nothing to difference: no second wait on a server that did not answer
+        return Measured(run, ServerCacheMetrics(error=start_error or "GET /metrics: no text"), None)
+    end, end_error = await scrape_text(endpoint.base_url)
     if start is None or end is None:
         error = start_error or end_error or "GET /metrics: no text"
         return Measured(run, ServerCacheMetrics(error=error), None)

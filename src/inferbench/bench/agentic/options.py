@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from inferbench.core.limits import MAX_DURATION_S
+from inferbench.core.limits import MAX_DURATION_S, MAX_SEED
 from inferbench.core.model import FrozenModel
 
 
@@ -30,7 +30,7 @@ class ReplayOptions(FrozenModel):
     cache_bust: bool = Field(
         default=True, description="fresh tokens per session instance and run (no shared cache)"
     )
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     id_low: int = Field(default=1000, ge=0)
     id_high: int = Field(default=30000, gt=1)
     scrape_metrics: bool = Field(

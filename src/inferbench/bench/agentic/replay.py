@@ -278,6 +278,8 @@ class _Replay:
         self.stop_at = float("inf")
         self.stopping = False
         self.cut_reason = STOPPED  # why a turn cut off in flight failed
+        self.warmup_cut = False  # the warm-ups ran past the duration's bound and were cut
+        self.warming: set[asyncio.Task[SessionRecord]] = set()
         self.sent = 0
         self.failed = 0
         self._tries: dict[bytes, PrefixTrie] = {}
@@ -362,7 +364,19 @@ class _Replay:
 
     async def lane(self, lane: int, barrier: asyncio.Barrier) -> None:
         for _ in range(self.options.warmup_sessions):
-            await _Session(self, lane, self._next_number(), self._next_trace(), False).run()
+            if self.warmup_cut:
+                break
+            session = _Session(self, lane, self._next_number(), self._next_trace(), False)
+            warm = asyncio.create_task(session.run())
+            self.warming.add(warm)
+            try:
+                await warm
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not self.warmup_cut or (current is not None and current.cancelling()):
+                    raise  # the lane itself is stopped (Ctrl-C)
+            finally:
+                self.warming.discard(warm)
         await barrier.wait()
         await self.window_open.wait()
         wanted = self.options.sessions
@@ -374,15 +388,38 @@ class _Replay:
             self.run.sessions.append(session.record)
             await session.run()
 
+    async def _warm_up(self, waiter: asyncio.Task[int], lanes: list[asyncio.Task[None]]) -> None:
+        """Wait for every lane's warm-up sessions. With --duration they are bounded too, by
+        the duration and its grace (a stalled server would hold them for the request
+        timeout, 600 s): past it they are cut and no window opens, the run incomplete."""
+        duration = self.options.duration_s
+        limit = None
+        if duration is not None:
+            limit = duration + min(self.client.request_timeout_s, DURATION_GRACE_S)
+        done, _ = await asyncio.wait(
+            [waiter, *lanes], timeout=limit, return_when=asyncio.FIRST_COMPLETED
+        )
+        if not done:
+            self.warmup_cut = True
+            self.cut_reason = f"warm-up still running {limit:g} s after it began"
+            self.run.stopped_reason = (
+                f"the warm-up sessions were still running {limit:g} s after they began"
+                " (--duration and its grace): cut, and no window measured"
+            )
+            self.stopping = True
+            for warm in list(self.warming):
+                warm.cancel()
+            await asyncio.wait([waiter, *lanes], return_when=asyncio.FIRST_COMPLETED)
+        for t in lanes:  # a lane that crashed during warm-up: surface it
+            if t.done() and t.exception() is not None:
+                raise t.exception()  # type: ignore[misc]
+
     async def main(self) -> None:
         lanes = self.options.lanes
         barrier = asyncio.Barrier(lanes + 1)
         tasks = [asyncio.create_task(self.lane(i, barrier)) for i in range(lanes)]
         waiter = asyncio.create_task(barrier.wait())
-        await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
-        for t in tasks:  # a lane that crashed during warm-up: surface it
-            if t.done() and t.exception() is not None:
-                raise t.exception()  # type: ignore[misc]
+        await self._warm_up(waiter, tasks)
         await waiter
         if self.on_window_start is not None:
             await self.on_window_start()
@@ -425,7 +462,7 @@ async def replay(
     `on_request(sent, failed)` follows every finished request (for a progress display)."""
     request = request or RequestOptions()
     client = client or ClientOptions()
-    transport = open_transport(endpoint, client, options.lanes)
+    transport = open_transport(endpoint, client, options.lanes, request.secrets())
     state = _Replay(endpoint, traces, options, request, client, transport, text)
     state.on_window_start = on_window_start
     state.on_request = on_request

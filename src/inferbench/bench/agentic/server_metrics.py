@@ -50,7 +50,14 @@ def parse_metrics(text: str) -> Samples:
     return dict(out)
 
 
-async def scrape_text(base_url: str, timeout_s: float = 10.0) -> tuple[str | None, str | None]:
+# A /metrics page answers in milliseconds; a stalled server must not add much to a replay
+# that --duration bounds (two 10 s waits made one end 58 s after a 5 s window).
+SCRAPE_TIMEOUT_S = 5.0
+
+
+async def scrape_text(
+    base_url: str, timeout_s: float = SCRAPE_TIMEOUT_S
+) -> tuple[str | None, str | None]:
     """The `/metrics` text of the server at `base_url` and None, or None and why not."""
     import aiohttp  # here: the result-file model above is read without the HTTP client
 

@@ -28,7 +28,7 @@ import numpy as np
 import orjson
 from pydantic import Field, model_validator
 
-from inferbench.core.limits import MAX_SESSIONS, MAX_TOKENS, MAX_TURNS
+from inferbench.core.limits import MAX_SEED, MAX_SESSIONS, MAX_TOKENS, MAX_TURNS
 from inferbench.core.model import FrozenModel
 
 _MAX_TURNS_PER_SESSION = 10_000
@@ -39,7 +39,7 @@ class SynthSpec(FrozenModel):
     like sessions=1e8 is refused at once instead of filling memory."""
 
     sessions: int = Field(default=16, ge=1, le=MAX_SESSIONS)
-    seed: int = Field(default=0, ge=0, le=2**63 - 1)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     turns: float = Field(default=12.0, ge=1, le=_MAX_TURNS_PER_SESSION)
     max_turns: int = Field(default=64, ge=1, le=_MAX_TURNS_PER_SESSION)
     first_input: int = Field(default=6000, ge=1, le=MAX_TOKENS)
