@@ -177,8 +177,9 @@ def ingest_runs(args: argparse.Namespace, tmp: Path, cli: list[str]) -> None:
     for rep in range(args.repeats):
         for db in databases:
             for name, src in trees.items():
-                if db == "sqlite":
-                    url = f"sqlite:///{tmp / f'ingest-{rep}-{len(samples)}.sqlite'}"
+                if db == "sqlite":  # a fresh file for every run
+                    slug = name.replace(" ", "-")
+                    url = f"sqlite:///{tmp / f'ingest-{rep}-{slug}.sqlite'}"
                 else:
                     drop_store_tables(args.pg_url)
                     url = args.pg_url
