@@ -184,7 +184,8 @@ def _batches_by_entry(rows: Rows, tree: Path) -> Rows:
 
 
 def _no_agentic_evals(rows: Rows) -> Rows:
-    """Before #2267 an agentic row had no run-eval, and --evals-only marked no agentic row."""
+    """Before #1947 (SWE-bench evals) an agentic row had no run-eval, and --evals-only marked
+    no agentic row."""
     return [
         {k: v for k, v in row.items() if k != "run-eval"} if _agentic(row) else row
         for row in rows
@@ -269,8 +270,8 @@ FORMAT_CHANGES = (
         with_tree=_batches_by_entry,
     ),
     FormatChange(
-        "476d0d24b668bb72736a3b5b2fcd363967a4e0fa",
-        "agentic rows carry run-eval and --evals-only marks agentic rows (2026-07-18, #2267)",
+        "2952491274bdef874e72ce2dbf6488c429e8227e",
+        "agentic rows carry run-eval and --evals-only marks agentic rows (2026-07-16, #1947)",
         _no_agentic_evals,
     ),
     FormatChange(

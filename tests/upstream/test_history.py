@@ -36,6 +36,7 @@ ERAS: tuple[tuple[str, str, str], ...] = (
     ("eb3dfa6b5", "scenarios:, agentic `offloading:` and scenario `duration:`", ""),
     ("dc7695b09", "runners.yaml labels:, configs/, kv-offload-backend: <name>", ""),
     ("f46b4e5b0", "multinode agentic rows in batches of 4, sized DRAM only single-node", ""),
+    ("d85fa13fc", "agentic evals (#1947), multinode agentic rows still in batches", ""),
     ("86d7a413d", "agentic evals, before the worker tags carried ep and dpa", ""),
     ("843c6254f", "the bundle's head", ""),
 )
