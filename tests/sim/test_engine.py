@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
 from inferbench.catalog import Precision, load_catalog
 from inferbench.sim.admission import KvAdmission
 from inferbench.sim.deployment import SimDeployment
 from inferbench.sim.engine import EngineLimits, SimCluster, Worker
 from inferbench.sim.estimate import estimate
+from inferbench.sim.inputs import Overrides, from_recipe
 from inferbench.sim.perf import EfficiencyParams, Parallelism, StepModel
 from inferbench.sim.scheduler import Seq
 
-from .conftest import small_deployment
+from .conftest import SEED_RECIPE, small_deployment
 
 
 def _worker(blocks: int, *, max_num_seqs: int = 64, budget: int = 2048, **policy: object) -> Worker:
@@ -205,3 +210,30 @@ def test_pareto_keeps_only_undominated_points() -> None:
 
     points = [p("a", 100, 10), p("b", 80, 30), p("c", 70, 20), p("d", 50, 40)]
     assert [x.topology for x in pareto(points)] == ["a", "b", "d"]
+
+
+def test_decode_steps_run_in_one_go_give_the_same_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decode-only steps run without the event loop: the very same token times and steps."""
+    seed = from_recipe(str(SEED_RECIPE), Overrides())
+    for dep, conc in ((small_deployment(), 16), (seed, 64)):
+        skipped = [0]
+
+        def counted(
+            worker: Worker,
+            horizon: float,
+            skipped: list[int] = skipped,
+            run_steps: Callable[[Worker, float], None] = Worker.run_decode_steps,
+        ) -> None:
+            before = len(worker.step_times)
+            run_steps(worker, horizon)
+            skipped[0] += len(worker.step_times) - before
+
+        with monkeypatch.context() as patch:
+            patch.setattr(Worker, "run_decode_steps", counted)
+            fast = estimate(dep, conc, num_prompts=3 * conc)
+        with monkeypatch.context() as patch:
+            patch.setattr(SimCluster, "run_decode_steps", lambda self, quiet_until: None)
+            exact = estimate(dep, conc, num_prompts=3 * conc)
+        assert skipped[0] > fast.steps / 4  # most steps of these runs only decode
+        assert (fast.steps, fast.duration_s) == (exact.steps, exact.duration_s)
+        assert [s.token_times() for s in fast.seqs] == [s.token_times() for s in exact.seqs]

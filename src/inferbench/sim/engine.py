@@ -96,7 +96,8 @@ class Worker:
         for rank in self.ranks:
             batch, chunks = rank.schedule(step)
             batches.append(batch)
-            if chunks or not rank.nothing_due(step):
+            finishing = rank.finish_heap  # `not rank.nothing_due(step)`, inlined
+            if chunks or (finishing and finishing[0][0] <= step):
                 completing.append((rank, chunks))
             if rank.loading_admitted:
                 loading.extend(rank.loading_admitted)
@@ -111,6 +112,33 @@ class Worker:
             self.busy_until = now + duration
             self.busy_time += duration
         return loading
+
+    def run_decode_steps(self, horizon: float) -> None:
+        """Run, in one go, the decode-only steps that would start before `horizon`.
+
+        Such a step's end changes nothing but the clock (no token reaches a listener that
+        is not per-token, no sequence joins, finishes or is preempted), so ending it and
+        starting the next without the cluster's event loop gives the very same steps;
+        the caller guarantees nothing else happens before `horizon`."""
+        ranks = self.ranks
+        if self.step_time_factor <= 0:  # a zero-time step leaves the worker idle instead
+            return
+        while self.busy_until is not None and self.busy_until < horizon and not self._completing:
+            step = len(self.step_times) + 1
+            decoding = 0
+            for rank in ranks:
+                if not rank.decode_only(step):
+                    return
+                decoding += rank.decode_count
+            if not decoding:
+                return
+            start = self.busy_until
+            self.step_times.append(start)  # the running step ends ...
+            # ... and the next starts (`try_start`, whose every rank takes its decode path)
+            duration = self.model.step_time([r.schedule(step)[0] for r in ranks])
+            duration *= self.step_time_factor
+            self.busy_until = start + duration
+            self.busy_time += duration
 
     def finish(self) -> tuple[float, list[Seq], list[Seq]]:
         """End the running step: (end time, finished sequences, sequences that prefilled)."""
@@ -221,6 +249,24 @@ class SimCluster:
             started_at = due
         if started_at != now:  # nothing changed since the last start at `now`
             self._start_idle(now)
+
+    def run_decode_steps(self, quiet_until: float) -> None:
+        """Let each worker run its decode-only steps up to the next event anywhere else: a
+        step end that completes something, a KV arrival, or `quiet_until`, before which
+        the caller submits nothing. Only for listeners that do not hear every token."""
+        if self.listener is not None and self.listener.per_token:
+            return
+        for worker in self.workers:
+            if worker.busy_until is None:
+                continue
+            horizon = quiet_until
+            if self._transfers and self._transfers[0][0] < horizon:
+                horizon = self._transfers[0][0]
+            for other in self.workers:
+                due = other.busy_until
+                if other is not worker and due is not None and due < horizon:
+                    horizon = due
+            worker.run_decode_steps(horizon)
 
     def _start_idle(self, now: float) -> None:
         for worker in self.workers:

@@ -9,6 +9,7 @@ HTTP and no sleeping: time jumps from one engine event to the next.
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -154,6 +155,7 @@ def estimate(
             if launched < total:
                 launch(now)
         finishes.done.clear()
+        cluster.run_decode_steps(pending[0][0] if pending else math.inf)
     done.sort(key=lambda s: s.rid)
     return EstimateRun(
         concurrency=concurrency,

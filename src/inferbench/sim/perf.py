@@ -287,6 +287,28 @@ class StepModel:
         self._link_bw = link * 1e9 * link_eff
         self._route_p = model.experts_per_token / model.experts if model.is_moe else 0.0
         self._comm_fixed, self._comm_per_token = self._comm_coefficients()
+        # what every step reads, gathered once: `_decode_roofline_step`'s inlined rank, and
+        # the expert terms of each worker token count seen (`_expert_terms`)
+        self._decode_constants = (
+            not (self._window or self._compressed or self._cwindow),
+            self._topk,
+            self._state_bytes,
+            self._dense_flops_per_token,
+            self._state_flops_per_token,
+            self._dense_flops_s,
+            self._full_attn_flops,
+            self._attn_flops_s,
+            self.kv_bytes_per_token_gpu,
+            self._full_kv_bytes_per_token,
+            self._mem_bw,
+            self._comm_fixed,
+            self._comm_per_token,
+            self._layer_fixed,
+            eff.seq_overhead_s,
+            eff.chunk_overhead_s,
+        )
+        self._worker_terms: dict[int, tuple[float, float, float]] = {}
+        self._capped_rank_times: dict[int, dict[int, float]] = {}
 
     @property
     def weight_bytes_per_gpu(self) -> float:
@@ -470,43 +492,53 @@ class StepModel:
             worker_tokens += b.prefill_tokens + b.decode_seqs
         if worker_tokens == 0:
             return 0.0
-        # the routed experts are shared by all ranks: their cost is the worker's, computed once
-        expert_compute = worker_tokens * self._expert_flops_per_token / self._expert_flops_s
-        expert_memory = 0.0
-        if self._route_p:
-            touched = 1.0 - (1.0 - self._route_p) ** worker_tokens
-            expert_memory = self.expert_weight_bytes * touched
-        slowest = 0.0
+        terms = self._worker_terms.get(worker_tokens)
+        if terms is None:
+            terms = self._worker_terms[worker_tokens] = self._expert_terms(worker_tokens)
         if self._window or self._topk or self._state_bytes or self._compressed:
-            return self._decode_roofline_step(batches, worker_tokens, expert_compute, expert_memory)
+            return self._decode_roofline_step(batches, worker_tokens, terms)
+        expert_compute, expert_memory, expert_fixed = terms
+        slowest = busiest = 0.0
+        seq_s, chunk_s = self.eff.seq_overhead_s, self.eff.chunk_overhead_s
         for b in batches:
+            n = b.decode_seqs
             if b.prefill_tokens:
                 t = self.rank_times(b, worker_tokens)[0]
+            elif not n:
+                t = 0.0
             else:  # the common case, a plain decode batch, inlined
-                n = b.decode_seqs
-                if not n:
-                    t = 0.0
-                else:
-                    ctx = b.decode_ctx_tokens
-                    compute = (
-                        n * self._dense_flops_per_token / self._dense_flops_s
-                        + expert_compute
-                        + ctx * self._full_attn_flops / self._attn_flops_s
-                    )
-                    memory = (
-                        self._dense_read_bytes
-                        + expert_memory
-                        + (ctx + n) * self.kv_bytes_per_token_gpu
-                    ) / self._mem_bw
-                    t = (
-                        (compute if compute > memory else memory)
-                        + self._comm_fixed
-                        + self._comm_per_token * n
-                        + self._layer_fixed
-                    )
+                ctx = b.decode_ctx_tokens
+                compute = (
+                    n * self._dense_flops_per_token / self._dense_flops_s
+                    + expert_compute
+                    + ctx * self._full_attn_flops / self._attn_flops_s
+                )
+                memory = (
+                    self._dense_read_bytes + expert_memory + (ctx + n) * self.kv_bytes_per_token_gpu
+                ) / self._mem_bw
+                t = (
+                    (compute if compute > memory else memory)
+                    + self._comm_fixed
+                    + self._comm_per_token * n
+                    + self._layer_fixed
+                )
             if t > slowest:
                 slowest = t
-        return slowest * self.par.pp + self._overhead_time(batches, worker_tokens)
+            seqs = seq_s * (n + b.prefill_seqs) + chunk_s * b.prefill_seqs
+            if seqs > busiest:
+                busiest = seqs
+        return slowest * self.par.pp + (self.eff.step_overhead_s + busiest + expert_fixed)
+
+    def _expert_terms(self, worker_tokens: int) -> tuple[float, float, float]:
+        """The parts of a step that depend on the worker's token count alone, computed once
+        per count (steps repeat counts): the routed experts' compute and the weight bytes
+        of the experts touched, shared by every rank, and the per-expert fixed time of all
+        pipeline stages."""
+        compute = worker_tokens * self._expert_flops_per_token / self._expert_flops_s
+        memory = 0.0
+        if self._route_p:
+            memory = self.expert_weight_bytes * (1.0 - (1.0 - self._route_p) ** worker_tokens)
+        return compute, memory, self.expert_fixed_time(worker_tokens) * self.par.pp
 
     def _overhead_time(self, batches: list[RankBatch], worker_tokens: float) -> float:
         """A step's time beyond its rooflines: the fixed part, the per-sequence part and the
@@ -526,67 +558,81 @@ class StepModel:
         return max(seq * (b.decode_seqs + b.prefill_seqs) + chunk * b.prefill_seqs for b in batches)
 
     def _decode_roofline_step(
-        self,
-        batches: list[RankBatch],
-        worker_tokens: int,
-        expert_compute: float,
-        expert_memory: float,
+        self, batches: list[RankBatch], worker_tokens: int, terms: tuple[float, float, float]
     ) -> float:
         """`step_time` for models with sparse, sliding-window, linear or compressed layers.
 
         A decode-only rank of a model with sparse attention (top-k) or linear-attention
         state is `rank_times` of it inlined: the very same operations in the same order,
-        so the same floats, without a call and a tuple per rank and step.
+        so the same floats, without a call and a tuple per rank and step. Once a rank's
+        mean context exceeds top-k, its time depends on its sequence count and the worker's
+        token count alone, and is computed once per pair.
         """
-        inline = not (self._window or self._compressed or self._cwindow)
-        topk, state = self._topk, self._state_bytes
+        expert_compute, expert_memory, expert_fixed = terms
+        (
+            inline,
+            topk,
+            state,
+            dense_fpt,
+            state_fpt,
+            dense_s,
+            attn_f,
+            attn_s,
+            kv_bpt,
+            full_kv,
+            mem_bw,
+            comm_fixed,
+            comm_pt,
+            layer_fixed,
+            seq_s,
+            chunk_s,
+        ) = self._decode_constants
         memory_base = self._dense_read_bytes
         if self._route_p:
             memory_base += expert_memory
-        dense_fpt, state_fpt, dense_s = (
-            self._dense_flops_per_token,
-            self._state_flops_per_token,
-            self._dense_flops_s,
-        )
-        attn_f, attn_s, kv_bpt, full_kv = (
-            self._full_attn_flops,
-            self._attn_flops_s,
-            self.kv_bytes_per_token_gpu,
-            self._full_kv_bytes_per_token,
-        )
-        mem_bw, comm_fixed, comm_pt, layer_fixed = (
-            self._mem_bw,
-            self._comm_fixed,
-            self._comm_per_token,
-            self._layer_fixed,
-        )
-        slowest = 0.0
+        # a capped sparse rank's time, by its sequence count, for this worker token count
+        capped = self._capped_rank_times.setdefault(worker_tokens, {})
+        slowest = busiest = 0.0
         for b in batches:
             n = b.decode_seqs
             if b.prefill_tokens or not n or not inline:
                 t = self.rank_times(b, worker_tokens)[0]
             else:
                 ctx = b.decode_ctx_tokens
+                full_ctx: float
+                known = None
                 if topk:
                     avg = ctx / n
-                    full_ctx = n * (topk if topk < avg else avg)  # min(avg, topk)
+                    if topk < avg:  # min(avg, topk) is topk: the time depends on n alone
+                        full_ctx = n * topk
+                        known = capped.get(n)
+                    else:
+                        full_ctx = n * avg
                 else:
                     full_ctx = ctx
-                compute = (
-                    (n * dense_fpt + n * state_fpt) / dense_s
-                    + expert_compute
-                    + full_ctx * attn_f / attn_s
-                )
-                memory = memory_base
-                memory += n * kv_bpt + full_ctx * full_kv
-                memory += 2.0 * n * state
-                memory /= mem_bw
-                t = (compute if memory <= compute else memory) + (
-                    comm_fixed + comm_pt * n + layer_fixed
-                )
+                if known is not None:
+                    t = known
+                else:
+                    compute = (
+                        (n * dense_fpt + n * state_fpt) / dense_s
+                        + expert_compute
+                        + full_ctx * attn_f / attn_s
+                    )
+                    memory = memory_base
+                    memory += n * kv_bpt + full_ctx * full_kv
+                    memory += 2.0 * n * state
+                    memory /= mem_bw
+                    t = (compute if memory <= compute else memory) + (
+                        comm_fixed + comm_pt * n + layer_fixed
+                    )
+                    if topk and topk < avg:
+                        capped[n] = t
             if t > slowest:
                 slowest = t
-        return slowest * self.par.pp + self._overhead_time(batches, worker_tokens)
+            seqs = seq_s * (n + b.prefill_seqs) + chunk_s * b.prefill_seqs
+            if seqs > busiest:
+                busiest = seqs
+        return slowest * self.par.pp + (self.eff.step_overhead_s + busiest + expert_fixed)
 
     def _spec_step_time(self, batches: list[RankBatch]) -> float:
         spec = self.spec

@@ -126,7 +126,7 @@ class RankScheduler:
         self.decode_count = 0
         self._ctx_base = 0  # sum over decode seqs of prompt + g0 - s0
         self._residue = [0] * pool.block_size
-        self._finish: list[tuple[int, int, Seq]] = []
+        self.finish_heap: list[tuple[int, int, Seq]] = []
         self.preemptions = 0
         self.prefill_chunks = 0  # chunks scheduled so far (a prompt prefilled whole is one)
         self.scheduled_seqs = 0  # sequences scheduled so far, summed over steps
@@ -160,7 +160,7 @@ class RankScheduler:
         self.decode_count += 1
         self._ctx_base += seq.prompt + seq.g0 - seq.s0
         self._residue[self._residue_of(seq)] += 1
-        heapq.heappush(self._finish, (seq.finish_step, seq.rid, seq))
+        heapq.heappush(self.finish_heap, (seq.finish_step, seq.rid, seq))
 
     def _leave_decode(self, seq: Seq, step: int) -> None:
         """Take `seq` out of the aggregate before step `step`; settle its tokens and blocks."""
@@ -391,16 +391,30 @@ class RankScheduler:
             prefill_seqs=seqs,
         )
 
+    def decode_only(self, step: int) -> bool:
+        """Step `step` would only decode: nothing waits, prefills, joins or finishes here,
+        and the blocks the decoding sequences need are free (no preemption), so `schedule`
+        takes its decode-only path and the step's end changes nothing but the clock."""
+        heap = self.finish_heap
+        return (
+            not self.ready
+            and not self.waiting
+            and not self.prefilling
+            and self.prefix is None
+            and not (heap and heap[0][0] <= step)
+            and self._residue[(-step) % self.pool.block_size] <= self.pool.free
+        )
+
     def nothing_due(self, step: int) -> bool:
         """No decode sequence finishes at step `step` (its chunks aside)."""
-        heap = self._finish
+        heap = self.finish_heap
         return not heap or heap[0][0] > step
 
     def complete(
         self, step: int, chunks: list[tuple[Seq, int]], end: float
     ) -> tuple[list[Seq], list[Seq]]:
         """End step `step`: (sequences that finished, prefills that produced a token)."""
-        heap = self._finish
+        heap = self.finish_heap
         if not chunks and (not heap or heap[0][0] > step):
             return _NONE, _NONE
         finished: list[Seq] = []
