@@ -61,6 +61,7 @@ def _gap(candidates: Sequence[Candidate], truth: dict[str, Measurement], got: se
     return worst
 
 
+@pytest.mark.slow  # a simulation study: tens of seconds of CPU
 def test_adaptive_sweep_skips_points_and_recovers_the_frontier() -> None:
     candidates, sims, model = _setup()
     truth = _truth()
@@ -189,6 +190,7 @@ def test_surface_held_out_errors_agree_with_sim_holdout() -> None:
             assert abs(x - y) <= 0.05 + 0.25 * max(x, y), (pair, metric, x, y)
 
 
+@pytest.mark.slow  # a simulation study: tens of seconds of CPU
 def test_replay_over_a_fully_measured_grid() -> None:
     """Replayed over points measured in full, the adaptive sweep reads only what it chooses
     and reports its frontier's gap to the full set's."""
@@ -207,6 +209,7 @@ def test_replay_over_a_fully_measured_grid() -> None:
     assert done.frontier_error <= 0.03
 
 
+@pytest.mark.slow  # a simulation study: tens of seconds of CPU
 def test_local_correction_kriges_the_skipped_points_of_a_measured_pair() -> None:
     """With `local`, an unmeasured point of a pair with measured neighbours is predicted from
     their residuals (its spread says so), and the sweep still recovers the frontier."""
